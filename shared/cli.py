@@ -1,0 +1,91 @@
+"""The ``donebell`` command: a thin dispatcher that imports only what the subcommand needs.
+
+``donebell hook ...`` runs inside the agent's turn, so it is dispatched on ``sys.argv`` before
+argparse or any third-party module loads (see ``tests/test_import_cost.py``). Every other
+subcommand lives in its own module with its own argument parser; this file maps names to them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+VERSION = "0.1.0"
+
+#: subcommand -> "module:function"; each function takes the remaining argv and returns an exit code.
+COMMANDS: dict[str, str] = {
+    "run": "donebell.supervisor.run:main",
+    "worker": "donebell.workers.roles:main",
+    "status": "donebell.supervisor.status:main",
+    "hook": "donebell.workers.hooks:main",
+    "install": "donebell.supervisor.install:main_install",
+    "uninstall": "donebell.supervisor.install:main_uninstall",
+    "doctor": "donebell.supervisor.doctor:main",
+    "test": "donebell.workers.sendtest:main",
+    "explain": "donebell.workers.explain:main",
+    "config": "donebell.shared.config_cli:main",
+}
+
+USAGE = """usage: donebell <command> [options]
+
+commands:
+  run                      run the supervisor in the foreground (systemd/launchd/Task Scheduler entry)
+  worker ROLE [--once] [--debug]
+                           run one role: delivery | local-scanner | remote-scanner | maintenance
+  status [--json]          read the roles' health files
+  hook codex-stop|codex-notify|claude
+                           ingest an agent hook (reads stdin / argv; never blocks the agent)
+  install|uninstall [--codex] [--claude] [--service systemd|launchd|task-scheduler|none]
+  doctor                   check config, hooks, service and server
+  test                     send one test notification through the outbox
+  explain ID               why did (or didn't) a thread/session/event notify?
+  config init|show|check|path
+
+options: --version, --help
+"""
+
+
+def _resolve(spec: str) -> object:
+    module_name, func_name = spec.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            return None  # this part of donebell is not built yet
+        raise
+    return getattr(module, func_name, None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0 if args else 2
+    if args[0] == "--version":
+        sys.stdout.write(f"donebell {VERSION}\n")
+        return 0
+    command = args[0]
+    spec = COMMANDS.get(command)
+    if spec is None:
+        sys.stderr.write(f"donebell: unknown command '{command}'\n{USAGE}")
+        return 2
+    if command == "hook":
+        # A hook never hurts the agent: even an import failure exits 0 (the hook logs it).
+        try:
+            func = _resolve(spec)
+        except Exception as exc:  # noqa: BLE001
+            sys.stderr.write(f"donebell hook: internal error: {type(exc).__name__}: {exc}\n")
+            return 0
+        if func is None:
+            return 0
+    else:
+        func = _resolve(spec)
+    if func is None:
+        sys.stderr.write(f"donebell {command}: not built yet in this version\n")
+        return 2
+    result = func(args[1:])  # type: ignore[operator]
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

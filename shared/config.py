@@ -1,0 +1,202 @@
+"""The validated configuration (pydantic-settings): JSON file + ``DONEBELL_<KEY>`` overrides.
+
+Workers load this; the hook path uses :mod:`donebell.shared.configfile` instead (stdlib only).
+A wrong value is refused with one line that names the key and the file (:class:`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import secrets
+import stat
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from donebell.shared import configfile
+from donebell.shared.paths import config_path
+
+DEFAULT_SERVER = "https://ntfy.sh"
+TOPIC_ALPHABET = "-_" + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+#: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
+LEGACY_UNUSED_KEYS = frozenset(
+    {
+        "goal_poll_seconds",
+        "subagent_classification_grace_seconds",
+        "suppress_subagents",
+        "watch_discovery_seconds",
+        "watch_cursor_batch_size",
+        "worker_sqlite_path",
+    }
+)
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; ``str()`` is one line naming the key and the file."""
+
+
+class WatchRoot(BaseModel):
+    """An extra Codex home to scan (WSL distro, share, other user's home)."""
+
+    path: str
+    origin: str | None = None
+    sqlite_path: str | None = None
+
+
+NonNegative = Field(ge=0)
+
+
+class Settings(BaseSettings):
+    """Every configuration key, its default, and what it means (the docs are generated from this)."""
+
+    model_config = SettingsConfigDict(env_prefix="DONEBELL_", extra="ignore", validate_default=True)
+
+    server: str = Field(DEFAULT_SERVER, description="ntfy server base URL.")
+    topic: str = Field("", description="ntfy topic to publish to ([-_A-Za-z0-9]{1,64}).")
+    token: SecretStr | None = Field(None, description="ntfy access token (Bearer). Secret.")
+    username: str | None = Field(None, description="ntfy user for Basic auth.")
+    password: SecretStr | None = Field(None, description="ntfy password for Basic auth. Secret.")
+    allow_insecure_auth: bool = Field(False, description="Allow credentials over plain http:// to a non-loopback host.")
+    priority: int = Field(3, ge=1, le=5, description="ntfy priority 1-5; 3 (default) is omitted from the request.")
+    tags: list[str] = Field(default_factory=lambda: ["white_check_mark"], description="ntfy tags for a finished task.")
+    max_message_chars: int = Field(180, ge=0, description="Maximum characters of the final-message excerpt.")
+    include_message: bool = Field(False, description="Send the final assistant message excerpt (checked at send time).")
+    include_thread_title: bool = Field(False, description="Use the Codex thread title as the notification title.")
+    include_task_link: bool = Field(False, description="Add a click link to the Codex task (canonical UUIDs only).")
+    include_task_link_action: bool = Field(False, description="Also add a 'view' action with the task link.")
+    markdown: bool = Field(False, description="Send Markdown as-is instead of reducing it to one plain line.")
+    include_full_path: bool = Field(False, description="Add the working directory to the body.")
+    include_stats: bool = Field(False, description="Add the task's duration and token use to the body.")
+    idle_detection_mode: Literal["strict", "balanced", "off"] = Field(
+        "strict", description="strict: never notify on unverifiable evidence; balanced: may after the grace; off: every turn."
+    )
+    idle_grace_seconds: float = Field(2.0, ge=0, description="Quiet window: the rollout must stay unchanged this long.")
+    idle_probe_grace_seconds: float = Field(120.0, ge=0, description="How long unknown evidence is retried.")
+    unknown_retry_max_seconds: float = Field(60.0, ge=0, description="Cap of the exponential retry interval for unknown evidence.")
+    goal_aware: bool = Field(True, description="Hold the notification while a Codex goal is active.")
+    subagent_orphan_seconds: float = Field(1800.0, ge=0, description="After this, a silent running child no longer holds its root.")
+    suppress_technical_turns: bool = Field(True, description="Suppress watcher/notify turns without user and final messages.")
+    watch_rollouts: bool = Field(True, description="Tail Codex rollout files as a safety net for missed hooks.")
+    watch_scan_seconds: float = Field(60.0, gt=0, description="Periodic full rescan of the hot set (file events wake sooner).")
+    watch_initial_replay_seconds: float = Field(300.0, ge=0, description="Replay a newly found rollout only if modified this recently.")
+    watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
+    watch_remote_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one remote scan run.")
+    timeout_seconds: float = Field(10.0, gt=0, description="HTTP timeout of one delivery attempt.")
+    max_attempts: int = Field(0, ge=0, description="Dead-letter after this many attempts; 0 retries forever.")
+    retry_max_seconds: float = Field(900.0, gt=0, description="Cap of the delivery backoff.")
+    sent_retention_days: float = Field(14.0, ge=0, description="Keep sent/ and suppressed/ receipts this long.")
+    dead_retention_days: float = Field(30.0, ge=0, description="Keep dead/ letters this long.")
+    enable_claude_code: bool = Field(True, description="Accept Claude Code hook events.")
+    origin: str = Field("", description="Label of this machine in the body (default: the host name).")
+    chain_notify: list[str] | None = Field(None, description="The user's previous Codex notify program, run first.")
+
+    @field_validator("topic")
+    @classmethod
+    def _topic(cls, value: str) -> str:
+        if value and (len(value) > 64 or any(c not in TOPIC_ALPHABET for c in value)):
+            raise ValueError("must match [-_A-Za-z0-9]{1,64}")
+        return value
+
+    @field_validator("server")
+    @classmethod
+    def _server(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Explicit values (the file's, passed as init kwargs by load()) lose to the environment.
+        return (env_settings, init_settings)
+
+    def redacted(self) -> dict[str, Any]:
+        """All keys with secrets replaced by ``"**********"`` (or null when unset)."""
+        data = self.model_dump(mode="json")
+        for name in ("token", "password"):
+            data[name] = "**********" if getattr(self, name) is not None else None
+        return data
+
+
+KNOWN_KEYS = frozenset(Settings.model_fields)
+
+
+class Loaded(BaseModel):
+    """A loaded configuration plus what ``config check`` reports about it."""
+
+    settings: Settings
+    path: Path
+    exists: bool
+    unused_legacy: list[str] = []
+    warnings: list[str] = []
+
+
+def load(path: Path | None = None) -> Loaded:
+    """Load and validate; raise :class:`ConfigError` with one clear line on any problem."""
+    try:
+        path, data = configfile.read_file(path)
+    except configfile.ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
+    data = data or {}
+    warnings: list[str] = []
+    unused = sorted(k for k in data if k in LEGACY_UNUSED_KEYS)
+    for key in sorted(k for k in data if k not in KNOWN_KEYS and k not in LEGACY_UNUSED_KEYS):
+        close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        warnings.append(f"{path}: unknown key '{key}' ignored{hint}")
+    known = {k: v for k, v in data.items() if k in KNOWN_KEYS}
+    try:
+        settings = Settings(**known)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "?"
+        env_name = f"DONEBELL_{key.split('.')[0].upper()}"
+        origin = env_name if env_name in os.environ else str(path)
+        raise ConfigError(f"config error in {origin}: {key}: {err['msg']}") from None
+    if data and (settings.token or settings.password):
+        _refuse_loose_secret_file(path)
+    return Loaded(settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings)
+
+
+def _refuse_loose_secret_file(path: Path) -> None:
+    if sys.platform == "win32" or not path.exists():
+        return
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ConfigError(
+            f"config error in {path}: token/password: the file is readable by others (mode {mode:04o}); "
+            f"run: chmod 600 {path}"
+        )
+
+
+def random_topic() -> str:
+    """``donebell-`` + 22 unguessable URL-safe characters."""
+    return "donebell-" + "".join(secrets.choice(TOPIC_ALPHABET[2:] + "-_") for _ in range(22))
+
+
+def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tuple[Path, bool]:
+    """Write a fresh config (0600, dirs 0700) if none exists; ``(path, created)``."""
+    path = path or config_path()
+    if path.exists():
+        return path, False
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    body = configfile.json.dumps({"server": server, "topic": random_topic()}, indent=2) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(body)
+    return path, True
+
+
+def subscribe_url(settings: Settings) -> str:
+    return f"{settings.server}/{settings.topic}"

@@ -1,0 +1,98 @@
+"""Read the raw configuration (JSON file + ``DONEBELL_<KEY>`` overrides) with the stdlib only.
+
+The hook path uses this light reader for the few keys it needs; long-running workers validate
+the whole configuration with :mod:`donebell.shared.config` (pydantic-settings), which applies the
+same file and the same overrides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from donebell.shared.paths import config_path
+
+ENV_PREFIX = "DONEBELL_"
+#: Environment variables with the prefix that are not configuration keys.
+NON_KEY_ENV = {"DONEBELL_CONFIG", "DONEBELL_STATE_DIR", "DONEBELL_CRASH_AT", "DONEBELL_CLOCK_OFFSET"}
+
+
+class ConfigFileError(Exception):
+    """The config file exists but cannot be read as a JSON object."""
+
+
+def read_file(path: Path | None = None) -> tuple[Path, dict[str, Any] | None]:
+    """``(path, data)``; data is None when the file does not exist.
+
+    A UTF-8 BOM is accepted (Windows editors write one).
+    """
+    path = path or config_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return path, None
+    except OSError as exc:
+        raise ConfigFileError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigFileError(f"{path}: not valid UTF-8 JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError(f"{path}: the top level must be a JSON object")
+    return path, data
+
+
+def env_overrides(known_keys: set[str] | None = None) -> dict[str, Any]:
+    """``DONEBELL_<KEY>=value`` pairs as config entries; JSON values are parsed (bools, lists)."""
+    out: dict[str, Any] = {}
+    for name, value in os.environ.items():
+        if not name.startswith(ENV_PREFIX) or name in NON_KEY_ENV:
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if known_keys is not None and key not in known_keys:
+            continue
+        out[key] = parse_env_value(value)
+    return out
+
+
+def parse_env_value(value: str) -> Any:
+    """``true``/``false``/numbers/JSON lists and objects parse; anything else stays a string."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    if value.strip()[:1] in ("[", "{", '"') or _is_number(value.strip()):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def load_light(keys: tuple[str, ...], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The named keys from file + environment, falling back to ``defaults``; never raises.
+
+    Used by hooks, which must not fail the agent over a config problem: a broken file counts
+    as absent here (the worker's full validation reports it loudly).
+    """
+    try:
+        _, data = read_file()
+    except ConfigFileError:
+        data = None
+    merged = dict(defaults)
+    for source in (data or {}, env_overrides(set(keys))):
+        for key in keys:
+            if key in source:
+                merged[key] = source[key]
+    return merged

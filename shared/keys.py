@@ -1,0 +1,43 @@
+"""Event identity: one deterministic key per (provider, thread/session, turn/prompt).
+
+The same key names a turn in pending/, outbox/, sent/, suppressed/ and dead/, so a hook, the
+legacy notify and the rollout scanner reporting the same turn converge on one record.
+Standard library only: the hook path imports this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Literal
+
+Provider = Literal["codex", "claude"]
+KEY_NAMESPACE = "donebell/v1"
+_HEX = frozenset("0123456789abcdef")
+
+
+def event_key(provider: Provider, conversation_id: str, turn_id: str) -> str:
+    """SHA-256 hex of ``donebell/v1|<provider>|<thread-or-session>|<turn-or-prompt>``."""
+    material = f"{KEY_NAMESPACE}|{provider}|{conversation_id}|{turn_id}"
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def identity(provider: Provider, conversation_id: object, turn_id: object) -> tuple[str, bool]:
+    """Return ``(key, weak)``: deterministic when both ids are non-empty strings, else random.
+
+    A weak (random) key cannot deduplicate repeated signals; records carry
+    ``weak_identity: true`` so that limitation stays visible.
+    """
+    if isinstance(conversation_id, str) and conversation_id and isinstance(turn_id, str) and turn_id:
+        return event_key(provider, conversation_id, turn_id), False
+    return secrets.token_hex(32), True
+
+
+def sequence_id(provider: str, key: str) -> str:
+    """The ntfy ``sequence_id`` every delivery attempt of one record reuses."""
+    return f"{provider}-{key[:32]}"
+
+
+def is_event_key(name: str) -> bool:
+    """True for a 64-character lowercase hex key (what record file names are made of)."""
+    return len(name) == 64 and all(c in _HEX for c in name)

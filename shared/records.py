@@ -1,0 +1,128 @@
+"""The record types of the state directory, as plain JSON objects with a schema version.
+
+Every record carries ``schema``, ``kind``, ``key``, ``provider`` and ``created_at``. They are
+dicts (not classes) because the hook path must stay standard-library-only and fast; these
+constructors are the one place their shape is defined.
+
+Kinds and where they live:
+
+``candidate``  (pending/)   evidence that a turn may have ended; the gate decides.
+``outbox``     (outbox/)    idle-confirmed event + delivery metadata; never demoted.
+``receipt``    (sent/, suppressed/, dead/)  compact final state with a stable ``reason``.
+``dead-letter`` (dead/)     an unparsable file moved aside (see ``statedir``).
+``cursor``     (watch/)     a rollout tail position.
+``claude-session`` (claude/) a Claude session's prompt epoch.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from donebell.shared.keys import sequence_id
+from donebell.shared.statedir import SCHEMA_VERSION, now
+
+#: Stable receipt reasons (``explain``, ``status`` and tests rely on these words).
+REASONS = (
+    "sent",  # delivered (sent/)
+    "subagent",  # a descendant thread/agent never notifies on its own
+    "superseded",  # an older candidate of the same root, or an obsolete predecessor turn
+    "technical-turn",  # no user message + final assistant message (legacy/watcher sources)
+    "unverifiable",  # strict mode could not verify the evidence within the probe grace
+    "claude-session-unverifiable",  # Claude session record missing/corrupt at commit time
+    "goal-cleared",  # a cleared Claude goal: the candidate is removed, no receipt (log word)
+    "duplicate",  # the same key was already final
+    "disabled",  # the provider is disabled in the config
+    "invalid-record",  # a record that did not parse (dead/)
+    "permanent-http-error",  # 3xx / other 4xx from the server (dead/)
+    "max-attempts",  # positive max_attempts reached (dead/)
+    "test",  # a `donebell test` record
+)
+
+#: Terminal outcome of the turn a candidate describes, when the evidence says so.
+OUTCOMES = ("done", "failed", "stopped")
+
+
+def base(kind: str, key: str, provider: str) -> dict[str, Any]:
+    return {"schema": SCHEMA_VERSION, "kind": kind, "key": key, "provider": provider, "created_at": now()}
+
+
+def new_candidate(
+    *,
+    key: str,
+    provider: str,
+    source: str,
+    weak_identity: bool = False,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A pending candidate. Common ``fields``:
+
+    codex:  thread_id, turn_id, cwd, transcript_path (rollout), codex_home, sqlite_home,
+            origin, outcome, error, last_message (only when include_message), has_user_message,
+            has_final_message
+    claude: session_id, prompt_id, cwd, transcript_path, claude_epoch, outcome, error,
+            last_message, goal_baseline
+    """
+    rec = base("candidate", key, provider)
+    rec.update(
+        {
+            "source": source,
+            "sources": [source],
+            "weak_identity": weak_identity,
+            "revision": 1,
+            "updated_at": rec["created_at"],
+            "probe": {"history": [], "next_probe_at": None, "attempts": 0},
+        }
+    )
+    rec.update(fields)
+    return rec
+
+
+def to_outbox(candidate: dict[str, Any], *, verdict: str) -> dict[str, Any]:
+    """The immutable outbox form of an idle-confirmed candidate."""
+    rec = dict(candidate)
+    rec.update(
+        {
+            "kind": "outbox",
+            "promoted_at": now(),
+            "verdict": verdict,
+            "sequence_id": sequence_id(candidate["provider"], candidate["key"]),
+            "attempts": 0,
+            "next_attempt_at": None,
+            "last_error": None,
+        }
+    )
+    return rec
+
+
+_RECEIPT_FIELDS = (
+    "thread_id",
+    "turn_id",
+    "session_id",
+    "prompt_id",
+    "root_thread_id",
+    "source",
+    "sources",
+    "outcome",
+    "weak_identity",
+    "test",
+    "sequence_id",
+    "attempts",
+    "origin",
+)
+
+
+def new_receipt(record: dict[str, Any], *, status: str, reason: str, **extra: Any) -> dict[str, Any]:
+    """A compact receipt for ``record``: ids and outcome only, never message text or secrets."""
+    rec = base("receipt", record["key"], record.get("provider", "unknown"))
+    rec["status"] = status
+    rec["reason"] = reason
+    for name in _RECEIPT_FIELDS:
+        if name in record:
+            rec[name] = record[name]
+    probe = record.get("probe")
+    if isinstance(probe, dict) and probe.get("history"):
+        rec["probe_history"] = probe["history"][-20:]
+    rec.update(extra)
+    return rec

@@ -1,0 +1,557 @@
+"""The state directory: the only channel between donebell's processes.
+
+Every filesystem operation on the state directory goes through this module (write, promote,
+receipt, lock, health, log), in the spirit of Postfix's queue directories and maildir:
+
+* a state transition is a rename you can inspect with ``ls``;
+* a record is written to ``tmp/`` first (``O_EXCL``), fsynced, then renamed or linked into its
+  folder and the folder fsynced, so no reader ever sees a partial record;
+* a record is complete only if it parses and carries ``schema``; anything else is moved to
+  ``dead/`` as a sanitized minimal dead letter with a reason, and the caller goes on;
+* changes to one event key serialize on one of a bounded set of sharded mutation locks.
+
+For crash testing, ``DONEBELL_CRASH_AT=N`` makes the process ``os._exit(86)`` at the N-th
+filesystem operation (see :func:`_step`).
+
+Standard library only: the hook path imports this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from donebell.shared.keys import is_event_key
+
+SCHEMA_VERSION = 1
+
+#: Folders in pipeline order: a key is looked up in this order (see :meth:`StateDir.locate`).
+PIPELINE = ("pending", "outbox", "sent", "suppressed", "dead")
+RECEIPT_FOLDERS = ("sent", "suppressed", "dead")
+FOLDERS = (*PIPELINE, "watch", "claude", "mutation-locks", "tmp", "health", "locks")
+MUTATION_LOCK_SHARDS = 64
+LOG_NAME = "notify.log"
+LOG_MAX_BYTES = 1 << 20
+
+_IS_WINDOWS = sys.platform == "win32"
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+# Windows sharing violations while a scanner or antivirus holds the target.
+_WINDOWS_SHARING_ERRORS = {5, 32, 33}
+
+
+class StateError(Exception):
+    """Base class of the errors this module raises on purpose."""
+
+
+class UnsafeStateDir(StateError):
+    """The state directory (or one of its folders) is a symlink or not a directory.
+
+    Raised instead of following the link: state is never written through a planted symlink.
+    """
+
+
+class InvalidRecord(StateError):
+    """A file in a record folder does not parse, is not UTF-8, or lacks ``schema``/``key``.
+
+    The caller moves it aside with :meth:`StateDir.dead_letter_invalid` and goes on.
+    """
+
+
+# --- deterministic crash points (test seam) -------------------------------------------
+
+_crash_at = int(os.environ.get("DONEBELL_CRASH_AT", "0") or 0)
+_op_count = 0
+
+
+def _step() -> None:
+    """Count one filesystem operation; die here if it is the one ``DONEBELL_CRASH_AT`` names."""
+    global _op_count
+    if _crash_at:
+        _op_count += 1
+        if _op_count == _crash_at:
+            os._exit(86)
+
+
+def operations_done() -> int:
+    """How many counted filesystem operations this process made (for crash-point tests)."""
+    return _op_count
+
+
+# --- encoding -----------------------------------------------------------------------------
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON, the on-disk form of every record."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
+
+
+def decode(data: bytes, *, expect_key: str | None = None) -> dict[str, Any]:
+    """Parse a record; raise :class:`InvalidRecord` unless it is a complete one."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidRecord(f"not valid UTF-8 JSON: {type(exc).__name__}") from None
+    if not isinstance(obj, dict):
+        raise InvalidRecord("not a JSON object")
+    if not isinstance(obj.get("schema"), int):
+        raise InvalidRecord("missing schema version")
+    if obj["schema"] > SCHEMA_VERSION:
+        raise InvalidRecord(f"unknown schema version {obj['schema']}")
+    if expect_key is not None and obj.get("key") != expect_key:
+        raise InvalidRecord("key does not match the file name")
+    return obj
+
+
+def now() -> float:
+    """Wall-clock seconds; the one clock records are stamped with (tests may shift it)."""
+    return time.time() + _clock_offset()
+
+
+def _clock_offset() -> float:
+    raw = os.environ.get("DONEBELL_CLOCK_OFFSET")
+    try:
+        return float(raw) if raw else 0.0
+    except ValueError:
+        return 0.0
+
+
+# --- the directory ----------------------------------------------------------------------
+
+
+class StateDir:
+    """One state directory root; cheap to construct, safe to share between threads."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    # layout ------------------------------------------------------------------------------
+
+    def ensure(self) -> StateDir:
+        """Create the root and its folders (0700), refusing symlinks; tighten loose modes."""
+        for path in (self.root, *(self.root / f for f in FOLDERS)):
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                _step()
+                with contextlib.suppress(FileExistsError):
+                    os.makedirs(path, mode=0o700, exist_ok=True)
+                st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")
+            if not _IS_WINDOWS and stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(path, 0o700)
+        return self
+
+    def folder(self, name: str) -> Path:
+        return self.root / name
+
+    def record_path(self, folder: str, key: str) -> Path:
+        return self.root / folder / f"{key}.json"
+
+    # low-level durable write -------------------------------------------------------------
+
+    def _write_temp(self, data: bytes, hint: str) -> Path:
+        tmp_dir = self.root / "tmp"
+        for _ in range(100):
+            name = f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+            path = tmp_dir / name
+            _step()
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY, 0o600)
+            except FileExistsError:
+                continue
+            try:
+                view = memoryview(data)
+                while view:
+                    _step()
+                    written = os.write(fd, view)
+                    view = view[written:]
+                _step()
+                os.fsync(fd)
+            except BaseException:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                raise
+            os.close(fd)
+            return path
+        raise StateError("could not create a unique temporary file")
+
+    def _fsync_dir(self, path: Path) -> None:
+        if _IS_WINDOWS:
+            return
+        _step()
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def write_file(self, path: Path, data: bytes, *, durable: bool = True) -> None:
+        """Atomically create or replace ``path`` (inside the root) with ``data``."""
+        tmp = self._write_temp(data, path.stem) if durable else self._write_volatile(data, path.stem)
+        try:
+            _step()
+            _replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        if durable:
+            self._fsync_dir(path.parent)
+
+    def _write_volatile(self, data: bytes, hint: str) -> Path:
+        path = self.root / "tmp" / f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        return path
+
+    def create_file(self, path: Path, data: bytes) -> bool:
+        """Create ``path`` only if absent (link, not rename). Returns False if it existed."""
+        tmp = self._write_temp(data, path.stem)
+        try:
+            _step()
+            os.link(tmp, path)
+            created = True
+        except FileExistsError:
+            created = False
+        finally:
+            _step()
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if created:
+            self._fsync_dir(path.parent)
+        return created
+
+    # records -----------------------------------------------------------------------------
+
+    def create(self, folder: str, record: dict[str, Any]) -> bool:
+        """Durably create ``folder/<key>.json`` if absent; False if it already existed."""
+        return self.create_file(self.record_path(folder, record["key"]), encode(record))
+
+    def replace(self, folder: str, record: dict[str, Any]) -> None:
+        """Durably create or replace ``folder/<key>.json``."""
+        self.write_file(self.record_path(folder, record["key"]), encode(record))
+
+    def read(self, folder: str, key: str) -> dict[str, Any] | None:
+        """The record, or None if absent. Raises :class:`InvalidRecord` for a broken one."""
+        data = self.read_bytes(self.record_path(folder, key))
+        return None if data is None else decode(data, expect_key=key)
+
+    def read_bytes(self, path: Path, limit: int = 64 << 20) -> bytes | None:
+        """Read a file without following a symlink; None if absent."""
+        _step()
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_BINARY)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InvalidRecord("is a symlink") from None
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InvalidRecord("not a regular file")
+            chunks = []
+            total = 0
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    raise InvalidRecord(f"larger than {limit} bytes")
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def keys(self, folder: str) -> list[str]:
+        """Keys of the records in ``folder``, oldest file first (by mtime, then name)."""
+        entries = []
+        try:
+            with os.scandir(self.root / folder) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.endswith(".json") and is_event_key(name[:-5]):
+                        try:
+                            entries.append((entry.stat(follow_symlinks=False).st_mtime, name[:-5]))
+                        except FileNotFoundError:
+                            continue
+        except FileNotFoundError:
+            return []
+        entries.sort()
+        return [key for _, key in entries]
+
+    def stray_files(self, folder: str) -> list[str]:
+        """Names in a record folder that are not ``<key>.json`` (debris to dead-letter)."""
+        try:
+            names = os.listdir(self.root / folder)
+        except FileNotFoundError:
+            return []
+        return [n for n in names if not (n.endswith(".json") and is_event_key(n[:-5]))]
+
+    def count(self, folder: str) -> int:
+        try:
+            return sum(1 for n in os.listdir(self.root / folder) if n.endswith(".json"))
+        except FileNotFoundError:
+            return 0
+
+    def exists(self, folder: str, key: str) -> bool:
+        return os.path.lexists(self.record_path(folder, key))
+
+    def locate(self, key: str) -> str | None:
+        """The folder holding ``key``, checked in pipeline order.
+
+        Transitions create the next state before removing the previous one (or rename), so a
+        forward-order check can never miss a key that is moving on while it looks.
+        """
+        for folder in PIPELINE:
+            if self.exists(folder, key):
+                return folder
+        return None
+
+    def move(self, src: str, dst: str, key: str) -> bool:
+        """Claim/promote by rename; False if the source vanished (another process won)."""
+        if self.exists(dst, key):
+            raise StateError(f"{dst}/{key}.json already exists; refusing to overwrite it by rename")
+        _step()
+        try:
+            _rename(self.record_path(src, key), self.record_path(dst, key))
+        except FileNotFoundError:
+            return False
+        self._fsync_dir(self.root / dst)
+        self._fsync_dir(self.root / src)
+        return True
+
+    def remove(self, folder: str, key: str) -> bool:
+        """Remove a record; False if it was already gone."""
+        _step()
+        try:
+            os.unlink(self.record_path(folder, key))
+        except FileNotFoundError:
+            return False
+        self._fsync_dir(self.root / folder)
+        return True
+
+    def finish(self, src: str, receipt_folder: str, receipt: dict[str, Any]) -> bool:
+        """Write a receipt, then remove the ``src`` record of the same key.
+
+        The receipt exists before the source disappears, so a crash in between leaves both (a
+        recoverable state: a record whose receipt exists is never acted on again).
+        Returns False if a receipt already existed (the source is removed all the same).
+        """
+        created = self.create(receipt_folder, receipt)
+        self.remove(src, receipt["key"])
+        return created
+
+    def dead_letter_invalid(self, folder: str, name: str, reason: str) -> str:
+        """Move an unparsable file out of ``folder`` into ``dead/`` with a sanitized minimal record.
+
+        The original bytes are kept beside it as ``dead/<key>.raw`` (never deleted by retention
+        before the dead letter itself) so nothing is silently lost. Returns the dead key used.
+        """
+        src = self.root / folder / name
+        # A fresh key, not the file's own: the real key stays free, so a later signal for the
+        # same turn can still create a good record instead of deduplicating against the wreck.
+        key = _hash_name(f"{folder}/{name}/{now()}/{os.urandom(8).hex()}")
+        raw_path = self.root / "dead" / f"{key}.raw"
+        _step()
+        try:
+            _rename(src, raw_path)
+        except FileNotFoundError:
+            return key
+        letter = {
+            "schema": SCHEMA_VERSION,
+            "kind": "dead-letter",
+            "key": key,
+            "provider": "unknown",
+            "created_at": now(),
+            "status": "dead",
+            "reason": "invalid-record",
+            "detail": reason[:200],
+            "from_folder": folder,
+            "original_name": name[:200],
+        }
+        if not self.create("dead", letter):
+            self.replace("dead", letter)
+        self.log("warning", "invalid record moved to dead/", folder=folder, key=key, reason=reason[:200])
+        return key
+
+    # locks -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def mutation_lock(self, key: str) -> Iterator[None]:
+        """Serialize changes to one event key across processes (one of 64 shard files)."""
+        shard = int(key[:8], 16) % MUTATION_LOCK_SHARDS if is_event_key(key) else 0
+        path = self.root / "mutation-locks" / f"shard-{shard:02d}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_BINARY, 0o600)
+        try:
+            _lock_fd(fd, blocking=True)
+            try:
+                yield
+            finally:
+                _unlock_fd(fd)
+        finally:
+            os.close(fd)
+
+    def role_lock(self, role: str) -> RoleLock | None:
+        """Take ``locks/<role>.lock`` without waiting; None if another live process holds it.
+
+        The OS drops the lock when its holder dies, so a crashed owner never blocks a restart;
+        ``locks/<role>.owner.json`` (pid + process start time) says who holds it, for ``status``
+        and for the hook's "is a delivery worker running?" check (see ``liveness``).
+        """
+        import filelock  # workers only; the hook path never takes a role lock
+
+        lock = filelock.FileLock(str(self.root / "locks" / f"{role}.lock"), timeout=0)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            return None
+        from donebell.shared.liveness import current_process_identity
+
+        owner = {**current_process_identity(), "role": role, "locked_at": now()}
+        self.write_file(self.root / "locks" / f"{role}.owner.json", encode(owner), durable=False)
+        return RoleLock(self, role, lock)
+
+    def lock_owner(self, role: str) -> dict[str, Any] | None:
+        """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""
+        try:
+            data = self.read_bytes(self.root / "locks" / f"{role}.owner.json", limit=1 << 16)
+            return None if data is None else json.loads(data.decode("utf-8"))
+        except (InvalidRecord, ValueError, OSError):
+            return None
+
+    # health ------------------------------------------------------------------------------
+
+    def write_health(self, role: str, health: dict[str, Any]) -> None:
+        """Atomically replace ``health/<role>.json``; volatile, so no fsync (daemontools-style)."""
+        self.write_file(self.root / "health" / f"{role}.json", encode(health), durable=False)
+
+    def read_health(self, role: str) -> dict[str, Any] | None:
+        try:
+            data = self.read_bytes(self.root / "health" / f"{role}.json", limit=1 << 20)
+            return None if data is None else json.loads(data.decode("utf-8"))
+        except (InvalidRecord, ValueError, OSError):
+            return None
+
+    # log ---------------------------------------------------------------------------------
+
+    def log(self, level: str, message: str, **fields: Any) -> None:
+        """Append one JSON line to the bounded ``notify.log``; never raises.
+
+        Callers pass no secrets: records and health hold none, and config secrets never reach
+        this function.
+        """
+        line = {"ts": round(now(), 3), "pid": os.getpid(), "level": level, "msg": message, **fields}
+        try:
+            data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            path = self.root / LOG_NAME
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _O_NOFOLLOW | _O_BINARY, 0o600)
+            try:
+                os.write(fd, data)
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            # Hard bound even if maintenance never runs: 2x the budget rotates in place.
+            if size > 2 * LOG_MAX_BYTES:
+                self.rotate_log()
+        except Exception:  # noqa: BLE001 - logging must never hurt the caller
+            pass
+
+    def rotate_log(self) -> None:
+        """Keep one rotated generation: ``notify.log`` becomes ``notify.log.1``."""
+        with contextlib.suppress(OSError):
+            _replace(self.root / LOG_NAME, self.root / f"{LOG_NAME}.1")
+
+
+class RoleLock:
+    """A held role lock; :meth:`release` drops it and clears the owner record."""
+
+    def __init__(self, state: StateDir, role: str, lock: Any) -> None:
+        self._state, self.role, self._lock = state, role, lock
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self._state.root / "locks" / f"{self.role}.owner.json")
+        self._lock.release()
+
+
+# --- platform helpers ---------------------------------------------------------------------
+
+
+def _hash_name(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _retry_windows(op: Any, src: Path, dst: Path) -> None:
+    for attempt in range(20):
+        try:
+            op(src, dst)
+            return
+        except PermissionError as exc:
+            if not _IS_WINDOWS or getattr(exc, "winerror", None) not in _WINDOWS_SHARING_ERRORS or attempt == 19:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+
+
+def _replace(src: Path, dst: Path) -> None:
+    _retry_windows(os.replace, src, dst)
+
+
+def _rename(src: Path, dst: Path) -> None:
+    _retry_windows(os.rename, src, dst)
+
+
+if _IS_WINDOWS:  # pragma: no cover - exercised only on Windows
+    import msvcrt
+
+    def _lock_fd(fd: int, *, blocking: bool) -> bool:
+        mode = msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK
+        while True:
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, mode, 1)
+                return True
+            except OSError:
+                if not blocking:
+                    return False
+
+    def _unlock_fd(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock_fd(fd: int, *, blocking: bool) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            return True
+        except BlockingIOError:
+            return False
+
+    def _unlock_fd(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def open_state_dir() -> StateDir:
+    """The state directory named by the environment, created if needed."""
+    from donebell.shared.paths import state_dir_path
+
+    return StateDir(state_dir_path()).ensure()

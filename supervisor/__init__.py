@@ -1,0 +1,1 @@
+"""donebell.supervisor."""

@@ -1,0 +1,195 @@
+"""A scripted fake Anthropic Messages API for the real Claude Code CLI (`claude -p`).
+
+Claude Code 2.1.197 probes `HEAD /`, then sends only `POST /v1/messages?beta=true` with
+`stream: true`. Requests are routed by their system prompt:
+
+* ``"main"``  - the root conversation;
+* ``"sub"``   - a subagent started by the `Agent` tool (its system header has `cc_is_subagent=true`);
+* ``"goal"``  - the `/goal` stop-condition evaluator (answer with `GoalVerdict`);
+* ``"title"`` - the interactive title generator.
+
+    server = FakeMessages({"main": [bash("echo hi"), Text("done")]}).start()
+    ...  # ANTHROPIC_BASE_URL=server.url
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from support.fake_responses import (
+    JSON,
+    Fallback,
+    HttpError,
+    RecordedRequest,
+    Script,
+    ScriptedServer,
+    Stall,
+    Step,
+    sse,
+)
+
+__all__ = [
+    "FakeMessages", "GoalVerdict", "HttpError", "RecordedRequest", "Stall", "Text", "ToolUse",
+    "agent", "api_error", "bash", "claude_route", "system_text",
+]
+
+GOAL_EVALUATOR_PREFIX = "You are evaluating a stop-condition hook in Claude Code"
+TITLE_MARKER = "Generate a concise, sentence-case title"
+
+
+@dataclass(frozen=True)
+class Text(Step):
+    """An assistant text reply with stop_reason end_turn."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUse(Step):
+    """An assistant message calling one tool (optionally after some text); stop_reason tool_use."""
+
+    name: str
+    input: JSON = field(default_factory=dict)
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class GoalVerdict(Step):
+    """The `/goal` evaluator's answer: met (`ok`), not met, or `impossible`."""
+
+    ok: bool
+    reason: str = "fake evaluator verdict"
+    impossible: bool = False
+
+
+def bash(command: str, description: str = "Run a command", run_in_background: bool = False,
+         text: str | None = None) -> ToolUse:
+    args: JSON = {"command": command, "description": description}
+    if run_in_background:
+        args["run_in_background"] = True
+    return ToolUse("Bash", args, text)
+
+
+def agent(prompt: str, description: str = "Fake sub task", subagent_type: str = "general-purpose",
+          run_in_background: bool = False) -> ToolUse:
+    """Start a subagent; script its own replies under the "sub" route."""
+    args: JSON = {"description": description, "prompt": prompt, "subagent_type": subagent_type}
+    if run_in_background:
+        args["run_in_background"] = True
+    return ToolUse("Agent", args)
+
+
+# The error `type`s the real API uses for each status; the CLI maps them to StopFailure.error.
+_ERROR_TYPES = {
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+    500: "api_error", 529: "overloaded_error",
+}
+
+
+def api_error(status: int, message: str | None = None, retry_after_ms: int | None = 1) -> HttpError:
+    """An HTTP error with Anthropic's error JSON.
+
+    The CLI retries 429/5xx (CLAUDE_CODE_MAX_RETRIES times); `retry-after-ms` keeps those retries
+    from backing off for seconds. Pass None to get the CLI's own backoff.
+    """
+    etype = _ERROR_TYPES.get(status, "api_error")
+    body = {"type": "error", "error": {"type": etype, "message": message or etype.replace("_", " ").title()}}
+    headers = {"request-id": f"req_fake_{status}"}
+    if retry_after_ms is not None:
+        headers["retry-after-ms"] = str(retry_after_ms)
+    return HttpError(status, body, headers)
+
+
+def system_text(body: Any) -> str:
+    """The request's system prompt as one string (it is sent as a list of text blocks)."""
+    system = body.get("system") if isinstance(body, dict) else None
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+    return ""
+
+
+def claude_route(req: RecordedRequest) -> str:
+    system = system_text(req.body)
+    if GOAL_EVALUATOR_PREFIX in system:
+        return "goal"
+    if TITLE_MARKER in system:
+        return "title"
+    if "cc_is_subagent=true" in system:
+        return "sub"
+    return "main"
+
+
+class FakeMessages(ScriptedServer):
+    """Fake Messages API; set `ANTHROPIC_BASE_URL` to `url`."""
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        fallback: Fallback = None,
+        router: Callable[[RecordedRequest], str] | None = None,
+    ) -> None:
+        if fallback is None:
+            fallback = {
+                "goal": GoalVerdict(True, "fallback: condition met"),
+                "title": Text('{"title": "Fake session"}'),
+                "*": Text("FAKE-FALLBACK: nothing scripted for this request."),
+            }
+        super().__init__(script, fallback=fallback, router=router)
+
+    def route(self, req: RecordedRequest) -> str:
+        return claude_route(req)
+
+    def answer_unrouted(self, h: BaseHTTPRequestHandler, req: RecordedRequest) -> bool:
+        if req.method == "POST" and req.path.split("?")[0] == "/v1/messages":
+            return False
+        # HEAD / is the CLI's connectivity probe; anything else is unexpected but harmless.
+        h.send_response(200 if req.path == "/" else 404)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+        return True
+
+    def events(self, req: RecordedRequest, step: Step) -> Iterable[bytes]:
+        if isinstance(step, GoalVerdict):
+            verdict: JSON = {"ok": step.ok, "reason": step.reason}
+            if step.impossible:
+                verdict["impossible"] = True
+            step = Text(json.dumps(verdict))
+        blocks: list[JSON] = []
+        if isinstance(step, Text):
+            blocks.append({"type": "text", "text": step.text})
+            stop_reason = "end_turn"
+        elif isinstance(step, ToolUse):
+            if step.text:
+                blocks.append({"type": "text", "text": step.text})
+            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": step.name, "input": step.input})
+            stop_reason = "tool_use"
+        else:
+            raise TypeError(f"FakeMessages cannot stream {step!r}")
+        model = (req.body or {}).get("model", "claude-fake")
+        usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        yield sse("message_start", {"type": "message_start", "message": {
+            "id": self.next_id("msg"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
+        }})
+        for i, block in enumerate(blocks):
+            if block["type"] == "text":
+                start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+            else:
+                start = {**block, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            yield sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": start})
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+            yield sse("content_block_stop", {"type": "content_block_stop", "index": i})
+        yield sse("message_delta", {"type": "message_delta",
+                                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                                    "usage": {"output_tokens": 10}})
+        yield sse("message_stop", {"type": "message_stop"})

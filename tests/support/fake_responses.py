@@ -1,0 +1,397 @@
+"""A scripted fake OpenAI Responses API (`POST /v1/responses`, SSE) for the real Codex CLI.
+
+The first half is the generic scripted server that `fake_messages` (Claude) reuses: a stdlib
+ThreadingHTTPServer on 127.0.0.1 that records every request and answers each one with the next
+step of a per-route script. The second half renders steps the way Codex 0.171 parses them.
+
+    server = FakeResponses({"root": [exec_command("echo hi"), Text("done")]}).start()
+    ...  # point CODEX_HOME/config.toml at server.url + "/v1"
+    server.stop()
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the fake saw it; `route` says which script answered it."""
+
+    n: int
+    t: float
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: Any  # parsed JSON, or None when there was no (JSON) body
+    route: str
+    step: str = ""  # repr of the step served ("" for HEAD / unrouted)
+
+
+class Step:
+    """Base of every scripted answer."""
+
+
+@dataclass(frozen=True)
+class HttpError(Step):
+    """Answer with a plain HTTP error status and a JSON body (no SSE)."""
+
+    status: int = 500
+    body: JSON = field(default_factory=lambda: {"error": {"message": "fake server error", "type": "server_error"}})
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stall(Step):
+    """Send 200 and hold the stream open until `release_stalls()` (or stop), then serve `then`.
+
+    Used to catch a turn mid-request, e.g. to SIGINT it. With `then=None` the connection is
+    simply closed on release.
+    """
+
+    then: Step | None = None
+
+
+# A script entry is a fixed step, or a function of the request (e.g. to echo ids it carries).
+StepSource = Step | Callable[[RecordedRequest], Step]
+Fallback = StepSource | None | Mapping[str, StepSource]
+Script = Mapping[str, Sequence[StepSource]]
+
+
+class ScriptedServer:
+    """Threaded HTTP server answering each request with the next step of its route's script.
+
+    Subclasses define `route()` (which script a request belongs to) and `render()` (how a step
+    becomes bytes on the wire). When a route's script is exhausted, `fallback` answers and the
+    request is also listed in `unscripted`, so tests can assert nothing unexpected happened.
+    """
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        fallback: Fallback,
+        router: Callable[[RecordedRequest], str] | None = None,
+    ) -> None:
+        self._queues: dict[str, list[StepSource]] = {k: list(v) for k, v in (script or {}).items()}
+        self._fallback = fallback
+        self._router = router
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self.unscripted: list[RecordedRequest] = []
+        self._counter = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._stalled = threading.Condition(self._lock)
+        self._stall_requests: list[RecordedRequest] = []
+        self._release = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> Self:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.0: one request per connection and the SSE body ends at close, which both
+            # reqwest (Codex) and Bun (Claude) accept; no chunked encoding needed.
+            protocol_version = "HTTP/1.0"
+
+            def do_POST(self) -> None:
+                outer._handle(self)
+
+            def do_GET(self) -> None:
+                outer._handle(self)
+
+            def do_HEAD(self) -> None:
+                outer._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep pytest output clean; every request is in `requests` anyway
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()  # let stalled handlers finish so their threads end
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Base URL without a path, e.g. http://127.0.0.1:41234."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # ---- scripting and inspection ----------------------------------------------------------
+    def add(self, route: str, *steps: StepSource) -> None:
+        """Append steps to a route's script (also while the agent runs)."""
+        with self._lock:
+            self._queues.setdefault(route, []).extend(steps)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def requests_for(self, route: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.route == route]
+
+    def remaining(self, route: str) -> int:
+        with self._lock:
+            return len(self._queues.get(route, []))
+
+    def wait_for_stall(self, timeout: float = 30.0) -> RecordedRequest:
+        """Block until some request is held by a `Stall` step; return that request."""
+        with self._stalled:
+            if not self._stalled.wait_for(lambda: bool(self._stall_requests), timeout):
+                raise TimeoutError(f"no stalled request within {timeout}s; saw {len(self._requests)} requests")
+            return self._stall_requests[0]
+
+    def release_stalls(self) -> None:
+        self._release.set()
+
+    def next_id(self, prefix: str) -> str:
+        return f"{prefix}_fake_{next(self._ids)}"
+
+    # ---- subclass hooks --------------------------------------------------------------------
+    def route(self, req: RecordedRequest) -> str:
+        return "root"
+
+    def events(self, req: RecordedRequest, step: Step) -> Iterable[bytes]:
+        """The SSE chunks for a streamed step (the 200 headers are already sent)."""
+        raise NotImplementedError
+
+    def answer_unrouted(self, h: BaseHTTPRequestHandler, req: RecordedRequest) -> bool:
+        """Answer probes such as `HEAD /` directly; return True when handled."""
+        return False
+
+    # ---- request handling ------------------------------------------------------------------
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        raw = _read_body(h)
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        req = RecordedRequest(
+            n=0, t=time.time(), method=h.command, path=h.path,
+            headers={k.lower(): v for k, v in h.headers.items()}, body=body, route="",
+        )
+        if self.answer_unrouted(h, req):
+            self._record(req)
+            return
+        req = replace(req, route=self._router(req) if self._router else self.route(req))
+        with self._lock:
+            queue = self._queues.get(req.route, [])
+            source = queue.pop(0) if queue else None
+        scripted = source is not None
+        if source is None:
+            fb = self._fallback
+            source = fb.get(req.route, fb.get("*")) if isinstance(fb, Mapping) else fb
+        step = source if isinstance(source, Step) or source is None else source(req)
+        if step is None:
+            step = HttpError(599, {"error": {"message": f"nothing scripted for route {req.route!r}"}})
+        req = self._record(replace(req, step=repr(step)), unscripted=not scripted)
+        try:
+            self._serve(h, req, step)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the agent went away mid-stream (SIGINT, timeout): nothing left to answer
+
+    def _record(self, req: RecordedRequest, unscripted: bool = False) -> RecordedRequest:
+        with self._lock:
+            req = replace(req, n=next(self._counter))
+            self._requests.append(req)
+            if unscripted:
+                self.unscripted.append(req)
+        return req
+
+    def _serve(self, h: BaseHTTPRequestHandler, req: RecordedRequest, step: Step) -> None:
+        if isinstance(step, HttpError):
+            data = json.dumps(step.body).encode()
+            h.send_response(step.status)
+            h.send_header("Content-Type", "application/json")
+            for k, v in step.headers.items():
+                h.send_header(k, v)
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            return
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.end_headers()
+        h.wfile.flush()
+        if isinstance(step, Stall):
+            with self._stalled:
+                self._stall_requests.append(req)
+                self._stalled.notify_all()
+            self._release.wait()
+            if step.then is None:
+                return
+            step = step.then
+        for chunk in self.events(req, step):
+            h.wfile.write(chunk)
+            h.wfile.flush()
+
+
+def _read_body(h: BaseHTTPRequestHandler) -> bytes:
+    if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        out = b""
+        while (size := int(h.rfile.readline().strip() or b"0", 16)) > 0:
+            out += h.rfile.read(size)
+            h.rfile.readline()
+        h.rfile.readline()
+        return out
+    return h.rfile.read(int(h.headers.get("Content-Length") or 0))
+
+
+def sse(event: str, data: JSON) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+# ==== Codex / Responses API ===================================================================
+
+
+@dataclass(frozen=True)
+class Text(Step):
+    """An assistant message; ends the turn when nothing else is pending."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class FunctionCall(Step):
+    """A tool call. `arguments` may be a function of the request (to echo ids back)."""
+
+    name: str
+    arguments: JSON | Callable[[RecordedRequest], JSON] = field(default_factory=dict)
+    namespace: str | None = None  # multi_agent_v1 tools are namespaced
+
+
+def exec_command(cmd: str, **extra: Any) -> FunctionCall:
+    """Run a shell command through Codex's unified exec tool."""
+    return FunctionCall("exec_command", {"cmd": cmd, **extra})
+
+
+def spawn_agent(message: str, **extra: Any) -> FunctionCall:
+    """Spawn a child thread (multi_agent v1); Codex answers with {agent_id, nickname}."""
+    return FunctionCall("spawn_agent", {"message": message, **extra}, namespace="multi_agent_v1")
+
+
+def wait_agent(targets: list[str] | None = None, timeout_ms: int = 30000) -> FunctionCall:
+    """Wait for children; with `targets=None`, every agent_id spawned so far in this thread."""
+
+    def args(req: RecordedRequest) -> JSON:
+        return {"targets": targets if targets is not None else spawned_agent_ids(req), "timeout_ms": timeout_ms}
+
+    return FunctionCall("wait_agent", args, namespace="multi_agent_v1")
+
+
+def create_goal(objective: str, token_budget: int | None = None) -> FunctionCall:
+    args: JSON = {"objective": objective}
+    if token_budget is not None:
+        args["token_budget"] = token_budget
+    return FunctionCall("create_goal", args)
+
+
+def update_goal(status: str = "complete") -> FunctionCall:
+    return FunctionCall("update_goal", {"status": status})
+
+
+def http_500(message: str = "fake upstream failure") -> HttpError:
+    return HttpError(500, {"error": {"message": message, "type": "server_error"}})
+
+
+def spawned_agent_ids(req: RecordedRequest) -> list[str]:
+    """agent_ids returned by spawn_agent calls, read from the function_call_output items."""
+    ids: list[str] = []
+    for item in (req.body or {}).get("input", []):
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            try:
+                out = json.loads(item.get("output") or "")
+            except (TypeError, ValueError):
+                continue
+            if isinstance(out, dict) and isinstance(out.get("agent_id"), str):
+                ids.append(out["agent_id"])
+    return ids
+
+
+def codex_route(req: RecordedRequest) -> str:
+    """'child' for a spawned subagent's request (Codex tags those), else 'root'."""
+    return "child" if "x-openai-subagent" in req.headers or "x-codex-parent-thread-id" in req.headers else "root"
+
+
+class FakeResponses(ScriptedServer):
+    """Fake Responses API; routes are 'root' and 'child' unless a custom `router` is given."""
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        fallback: Fallback = Text("FAKE-FALLBACK: nothing scripted for this request."),
+        router: Callable[[RecordedRequest], str] | None = None,
+    ) -> None:
+        super().__init__(script, fallback=fallback, router=router)
+
+    @property
+    def base_url(self) -> str:
+        """What goes in config.toml's `base_url` (Codex appends /responses)."""
+        return self.url + "/v1"
+
+    def route(self, req: RecordedRequest) -> str:
+        return codex_route(req)
+
+    def events(self, req: RecordedRequest, step: Step) -> Iterable[bytes]:
+        resp_id = self.next_id("resp")
+        yield sse("response.created", {"type": "response.created", "response": {"id": resp_id}})
+        if isinstance(step, Text):
+            msg_id = self.next_id("msg")
+            added = {"type": "message", "role": "assistant", "id": msg_id, "content": []}
+            yield sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": added})
+            yield sse("response.output_text.delta", {
+                "type": "response.output_text.delta", "item_id": msg_id, "output_index": 0,
+                "content_index": 0, "delta": step.text,
+            })
+            done = {**added, "status": "completed",
+                    "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
+            yield sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": done})
+        elif isinstance(step, FunctionCall):
+            args = step.arguments(req) if callable(step.arguments) else step.arguments
+            item: JSON = {
+                "type": "function_call", "status": "completed", "id": self.next_id("fc"),
+                "call_id": self.next_id("call"), "name": step.name, "arguments": json.dumps(args),
+            }
+            if step.namespace:
+                item["namespace"] = step.namespace
+            yield sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item})
+            yield sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item})
+        else:
+            raise TypeError(f"FakeResponses cannot stream {step!r}")
+        usage = {
+            "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110,
+        }
+        yield sse("response.completed", {"type": "response.completed", "response": {"id": resp_id, "usage": usage}})

@@ -1,0 +1,215 @@
+"""What every role process shares: its lock, its health file, its loop, its debug run.
+
+A role subclasses :class:`Role` and implements :meth:`Role.run_pass` (one unit of work) and,
+optionally, :meth:`Role.watch_paths` (what should wake it early). :func:`run_role` does the rest:
+
+* ``setproctitle("donebell: <role>")``;
+* loads the validated config (a config error is a start-up failure: health ``error``, exit 78);
+* takes ``locks/<role>.lock`` (``--once``/``--until-idle`` runs exit 0 if another process holds
+  it; a continuous run waits for it, state ``waiting-lock``);
+* writes ``health/<role>.json`` (pid, create_time, state, started_at, heartbeat_at, last_success,
+  last_error, passes, counters) at least every ``heartbeat_seconds``;
+* stops cleanly on SIGTERM/SIGINT between passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from donebell.shared.config import ConfigError, Settings, load
+from donebell.shared.liveness import current_process_identity
+from donebell.shared.statedir import StateDir, now, open_state_dir
+from donebell.shared.wake import Waker
+
+EXIT_CONFIG = 78  # sysexits EX_CONFIG: the supervisor throttles such a role
+
+
+@dataclass
+class PassResult:
+    """What one pass did: when to run again, and whether a bounded run may stop now."""
+
+    next_in: float | None = None  # seconds until work becomes due again (None: only on wake-up)
+    idle: bool = False  # nothing left that a bounded (--until-idle) run should wait for
+    counters: dict[str, int] = field(default_factory=dict)
+    degraded: str | None = None  # a reason to show state "degraded" (e.g. index unavailable)
+
+
+class Role:
+    """Base class of a role. Subclasses set ``name`` and implement :meth:`run_pass`."""
+
+    name: ClassVar[str] = "role"
+    heartbeat_seconds: ClassVar[float] = 10.0
+
+    def __init__(self, state: StateDir, settings: Settings, args: argparse.Namespace) -> None:
+        self.state = state
+        self.settings = settings
+        self.args = args
+        self.log = logging.getLogger(f"donebell.{self.name}")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """Add role-specific options (``--once`` and ``--debug`` are always there)."""
+
+    def setup(self) -> None:
+        """Prepare before the first pass (open databases, load cursors)."""
+
+    def run_pass(self) -> PassResult:
+        raise NotImplementedError
+
+    def watch_paths(self) -> list[Path]:
+        """Paths whose change should wake the role before ``next_in``."""
+        return []
+
+    def health_extra(self) -> dict[str, Any]:
+        """Role-specific fields for the health file."""
+        return {}
+
+    def bounded(self) -> bool:
+        """True when this run stops by itself (``--once`` or a role's own bounded mode)."""
+        return bool(getattr(self.args, "once", False))
+
+    def teardown(self) -> None:
+        """Release resources after the last pass."""
+
+
+class _StateLogHandler(logging.Handler):
+    """Route a role's log records into the state directory's bounded ``notify.log``."""
+
+    def __init__(self, state: StateDir, role: str) -> None:
+        super().__init__(logging.INFO)
+        self.state, self.role = state, role
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.state.log(record.levelname.lower(), record.getMessage(), role=self.role)
+
+
+def run_role(role_cls: type[Role], argv: list[str]) -> int:
+    """Parse ``argv``, then run the role until stopped (or for one pass with ``--once``)."""
+    parser = argparse.ArgumentParser(prog=f"donebell worker {role_cls.name}")
+    parser.add_argument("--once", action="store_true", help="make one full pass and exit")
+    parser.add_argument("--debug", action="store_true", help="verbose logs on stderr")
+    role_cls.add_arguments(parser)
+    args = parser.parse_args(argv)
+    _set_title(f"donebell: {role_cls.name}")
+
+    state = open_state_dir()
+    logger = logging.getLogger("donebell")
+    logger.setLevel(logging.DEBUG if args.debug else logging.INFO)
+    logger.addHandler(_StateLogHandler(state, role_cls.name))
+    if args.debug:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+
+    health = _Health(state, role_cls.name)
+    try:
+        settings = load().settings
+    except ConfigError as exc:
+        health.update(state="error", last_error=str(exc))
+        sys.stderr.write(f"donebell worker {role_cls.name}: {exc}\n")
+        state.log("error", "config error", role=role_cls.name, error=str(exc))
+        return EXIT_CONFIG
+
+    role = role_cls(state, settings, args)
+    waker = Waker()
+    stopping = {"flag": False}
+
+    def _stop(signum: int, _frame: object) -> None:
+        stopping["flag"] = True
+        waker.interrupt()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+
+    lock = state.role_lock(role_cls.name)
+    while lock is None:
+        if role.bounded():
+            logger.debug("another %s worker holds the lock; nothing to do", role_cls.name)
+            return 0
+        health.update(state="waiting-lock")
+        waker.wait(1.0)
+        if stopping["flag"]:
+            return 0
+        lock = state.role_lock(role_cls.name)
+
+    try:
+        health.update(state="starting")
+        role.setup()
+        while not stopping["flag"]:
+            health.update(state="scanning" if health.data.get("passes") else "starting")
+            started = time.monotonic()
+            try:
+                result = role.run_pass()
+            except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
+                logger.error("pass failed: %s: %s", type(exc).__name__, exc)
+                logger.debug("%s", traceback.format_exc())
+                health.update(state="degraded", last_error=f"{type(exc).__name__}: {exc}"[:300], last_error_at=now())
+                if role.bounded():
+                    return 1
+                waker.wait(5.0)
+                continue
+            health.record_pass(result, time.monotonic() - started, role.health_extra())
+            if role.bounded() and (getattr(args, "once", False) or result.idle):
+                break
+            waker.watch(role.watch_paths())
+            delay = role.heartbeat_seconds if result.next_in is None else min(result.next_in, role.heartbeat_seconds)
+            waker.wait(max(0.0, delay))
+        health.update(state="stopped")
+        return 0
+    finally:
+        role.teardown()
+        waker.close()
+        lock.release()
+
+
+class _Health:
+    """The role's ``health/<role>.json``; written atomically, never fsynced."""
+
+    def __init__(self, state: StateDir, role: str) -> None:
+        self.state = state
+        self.data: dict[str, Any] = {
+            "role": role,
+            **current_process_identity(),
+            "state": "starting",
+            "started_at": now(),
+            "heartbeat_at": now(),
+            "last_success": None,
+            "last_error": None,
+            "passes": 0,
+            "counters": {},
+        }
+
+    def update(self, **fields: Any) -> None:
+        self.data.update(fields)
+        self.data["heartbeat_at"] = now()
+        try:
+            self.state.write_health(self.data["role"], self.data)
+        except OSError:
+            pass  # a full disk must not stop the role; status will show the heartbeat aging
+
+    def record_pass(self, result: PassResult, seconds: float, extra: dict[str, Any]) -> None:
+        counters = self.data["counters"]
+        for name, value in result.counters.items():
+            counters[name] = counters.get(name, 0) + value
+        self.data["passes"] += 1
+        self.data["last_pass_seconds"] = round(seconds, 4)
+        self.data.update(extra)
+        state = "degraded" if result.degraded else "ready"
+        self.update(state=state, degraded_reason=result.degraded, last_success=now())
+
+
+def _set_title(title: str) -> None:
+    try:
+        import setproctitle
+
+        setproctitle.setproctitle(title)
+    except Exception:  # noqa: BLE001 - a cosmetic failure must not stop a role
+        pass

@@ -1,0 +1,31 @@
+"""``donebell worker <role> [--once] [--debug]``: run one role in the foreground."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: role name -> "module:RoleClass". Each module defines one Role subclass.
+ROLES: dict[str, str] = {
+    "delivery": "donebell.workers.delivery:DeliveryRole",
+    "local-scanner": "donebell.workers.local_scanner:LocalScannerRole",
+    "remote-scanner": "donebell.workers.remote_scanner:RemoteScannerRole",
+    "maintenance": "donebell.workers.maintenance:MaintenanceRole",
+}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ROLES:
+        sys.stderr.write(f"usage: donebell worker {{{'|'.join(ROLES)}}} [--once] [--debug]\n")
+        return 2
+    module_name, class_name = ROLES[argv[0]].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            sys.stderr.write(f"donebell worker {argv[0]}: not built yet in this version\n")
+            return 2
+        raise
+    from donebell.workers.role import run_role
+
+    return run_role(getattr(module, class_name), argv[1:])
