@@ -91,18 +91,16 @@ _ERROR_TYPES = {
 }
 
 
-def api_error(status: int, message: str | None = None, retry_after_ms: int | None = 1) -> HttpError:
+def api_error(status: int, message: str | None = None) -> HttpError:
     """An HTTP error with Anthropic's error JSON.
 
-    The CLI retries 429/5xx (CLAUDE_CODE_MAX_RETRIES times); `retry-after-ms` keeps those retries
-    from backing off for seconds. Pass None to get the CLI's own backoff.
+    The CLI retries 429/5xx/401 `CLAUDE_CODE_MAX_RETRIES` times with its own backoff (about 0.5 s,
+    then 1 s); `retry-after`, `retry-after-ms` and `x-should-retry` headers did not change that in
+    2.1.197, so script one error per attempt or set the fallback.
     """
     etype = _ERROR_TYPES.get(status, "api_error")
     body = {"type": "error", "error": {"type": etype, "message": message or etype.replace("_", " ").title()}}
-    headers = {"request-id": f"req_fake_{status}"}
-    if retry_after_ms is not None:
-        headers["retry-after-ms"] = str(retry_after_ms)
-    return HttpError(status, body, headers)
+    return HttpError(status, body, {"request-id": f"req_fake_{status}"})
 
 
 def system_text(body: Any) -> str:
@@ -181,6 +179,8 @@ class FakeMessages(ScriptedServer):
             "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
         }})
         for i, block in enumerate(blocks):
+            start: JSON
+            delta: JSON
             if block["type"] == "text":
                 start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
             else:
