@@ -1,0 +1,113 @@
+"""Pinned real `codex` and `claude` CLIs from npm, installed once per machine into a cache folder.
+
+The cache defaults to ``~/.cache/donebell-e2e/npm`` (env ``DONEBELL_E2E_NPM_CACHE`` overrides).
+An fcntl lock serialises concurrent pytest processes, and a marker file records the installed
+versions so later runs only check that the binaries answer ``--version``.
+
+We return the NATIVE binaries, not the npm bin wrappers: the Codex wrapper is a Node script that,
+on Node 20, spawns the binary as a child, so SIGINT/SIGKILL to it would not reach Codex itself.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+from functools import cache
+from pathlib import Path
+
+CODEX_VERSION = "0.171.0"
+CLAUDE_VERSION = "2.1.197"
+PACKAGES = {"@openai/codex": CODEX_VERSION, "@anthropic-ai/claude-code": CLAUDE_VERSION}
+
+_CODEX_REL = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+_CLAUDE_REL = "node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+_MARKER = "donebell-e2e-installed.json"
+
+
+class NpmInstallError(RuntimeError):
+    """npm exists but the pinned CLIs could not be installed or do not run."""
+
+
+def cache_dir() -> Path:
+    override = os.environ.get("DONEBELL_E2E_NPM_CACHE")
+    return Path(override).expanduser() if override else Path.home() / ".cache" / "donebell-e2e" / "npm"
+
+
+def skip_reason() -> str | None:
+    """Why the e2e tests cannot run here (only when `npm` itself is missing), else None."""
+    if shutil.which("npm") is None:
+        return "npm is not installed: the e2e tests need it to install the pinned codex and claude CLIs"
+    return None
+
+
+def codex_binary() -> Path:
+    """Absolute path of the native Codex binary (musl, static), installing on first use."""
+    return ensure_installed() / _CODEX_REL
+
+
+def claude_binary() -> Path:
+    """Absolute path of the Claude Code ELF (Bun-compiled), installing on first use."""
+    return ensure_installed() / _CLAUDE_REL
+
+
+@cache
+def ensure_installed() -> Path:
+    """Install the pinned packages if the marker is missing or stale; return the npm prefix.
+
+    Cached per process; the file lock makes a second pytest process wait for the first one's
+    install instead of racing npm into the same node_modules.
+    """
+    prefix = cache_dir().resolve()
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = prefix / _MARKER
+        if _marker_matches(marker) and _binaries_answer(prefix):
+            return prefix
+        _npm_install(prefix)
+        if not _binaries_answer(prefix):
+            raise NpmInstallError(f"installed into {prefix} but `--version` does not report the pinned versions")
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"packages": PACKAGES, "installed_at": time.time()}))
+        os.replace(tmp, marker)  # the marker appears only once the install is known to work
+    return prefix
+
+
+def _marker_matches(marker: Path) -> bool:
+    try:
+        return bool(json.loads(marker.read_text()).get("packages") == PACKAGES)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _npm_install(prefix: Path) -> None:
+    if skip_reason() is not None:
+        raise NpmInstallError("npm is missing")
+    specs = [f"{name}@{version}" for name, version in PACKAGES.items()]
+    # The platform binaries come as optional dependencies, so they must not be omitted. Claude's
+    # postinstall is blocked by npm's allowScripts, but its binary is already in the tarball.
+    cmd = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--include=optional", *specs]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise NpmInstallError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+
+
+def _binaries_answer(prefix: Path) -> bool:
+    expected = {prefix / _CODEX_REL: CODEX_VERSION, prefix / _CLAUDE_REL: CLAUDE_VERSION}
+    for binary, version in expected.items():
+        if not os.access(binary, os.X_OK):
+            return False
+        try:
+            out = subprocess.run(
+                [str(binary), "--version"], check=False, capture_output=True, text=True, timeout=60,
+                stdin=subprocess.DEVNULL, env={"PATH": os.defpath, "HOME": str(prefix)},
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if version not in out:
+            return False
+    return True
