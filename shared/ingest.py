@@ -1,0 +1,105 @@
+"""Submitting evidence to the state directory: how every source turns a signal into state.
+
+Hooks, the legacy notify and both scanners call these two functions, so a hook and a scanner
+reporting the same turn converge on one record (same key) and a repeated signal never creates a
+second notification. Standard library only (the hook path imports it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from donebell.shared.records import new_receipt
+from donebell.shared.statedir import InvalidRecord, StateDir, now
+
+Submitted = Literal["created", "merged", "duplicate", "suppressed"]
+
+#: Evidence fields a later signal may fill in when the pending record does not have them yet.
+_MERGEABLE = (
+    "outcome",
+    "error",
+    "cwd",
+    "transcript_path",
+    "codex_home",
+    "sqlite_home",
+    "origin",
+    "last_message",
+    "has_user_message",
+    "has_final_message",
+    "classification",
+    "parent_thread_id",
+    "root_thread_id",
+    "completed_at",
+    "duration_ms",
+)
+
+
+def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: bool = False) -> Submitted:
+    """Create ``pending/<key>`` or merge into the existing pending record, under the key's lock.
+
+    * absent everywhere -> created;
+    * pending -> merged: the new source is added, missing evidence filled in (with ``refresh``,
+      e.g. a repeated Claude Stop for the same prompt, the new values win), ``revision`` bumped;
+    * outbox / sent / suppressed / dead -> duplicate: nothing changes (never a second notification).
+    """
+    key = candidate["key"]
+    with state.mutation_lock(key):
+        where = state.locate(key)
+        if where is None:
+            state.create("pending", candidate)
+            return "created"
+        if where != "pending":
+            return "duplicate"
+        try:
+            current = state.read("pending", key)
+        except InvalidRecord as exc:
+            # The wreck goes to dead/ under a fresh key; this signal's evidence takes its place.
+            state.dead_letter_invalid("pending", f"{key}.json", str(exc))
+            state.create("pending", candidate)
+            return "created"
+        if current is None:  # promoted or finished between locate and read: it moved on
+            return "duplicate"
+        merged = merge_evidence(current, candidate, refresh=refresh)
+        state.replace("pending", merged)
+        return "merged"
+
+
+def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: bool = False) -> dict[str, Any]:
+    """``current`` with ``new``'s source and evidence folded in, revision bumped."""
+    merged = dict(current)
+    sources = list(merged.get("sources") or [])
+    if new.get("source") and new["source"] not in sources:
+        sources.append(new["source"])
+    merged["sources"] = sources
+    for name in _MERGEABLE:
+        value = new.get(name)
+        if value is None:
+            continue
+        if refresh or merged.get(name) in (None, "", "unknown"):
+            merged[name] = value
+    if refresh:
+        for name, value in new.items():
+            if name not in ("key", "created_at", "probe", "sources", "revision", "schema", "kind"):
+                merged[name] = value
+    merged["revision"] = int(merged.get("revision") or 1) + 1
+    merged["updated_at"] = now()
+    return merged
+
+
+def submit_suppressed(state: StateDir, record: dict[str, Any], reason: str) -> Submitted:
+    """Record that this key never notifies (e.g. a child thread): a ``suppressed/`` receipt.
+
+    A pending candidate of the same key is finished into the receipt; a key already in the outbox
+    or final is left alone (an outbox record is never demoted).
+    """
+    key = record["key"]
+    with state.mutation_lock(key):
+        where = state.locate(key)
+        if where == "pending":
+            current = state.read("pending", key) or record
+            state.finish("pending", "suppressed", new_receipt(current, status="suppressed", reason=reason))
+            return "suppressed"
+        if where is not None:
+            return "duplicate"
+        state.create("suppressed", new_receipt(record, status="suppressed", reason=reason))
+        return "suppressed"
