@@ -1,0 +1,39 @@
+"""Shared fixtures: every test gets its own state dir, config file and agent homes in tmp_path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from donebell.shared.statedir import StateDir
+
+
+@pytest.fixture()
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    """Point DONEBELL_*, CODEX_HOME and CLAUDE_CONFIG_DIR at fresh folders under tmp_path."""
+    paths = {
+        "state": tmp_path / "state",
+        "config": tmp_path / "config" / "config.json",
+        "codex_home": tmp_path / "codex",
+        "claude_dir": tmp_path / "claude",
+    }
+    paths["codex_home"].mkdir()
+    paths["claude_dir"].mkdir()
+    for name in list(os.environ):
+        if name.startswith("DONEBELL_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DONEBELL_STATE_DIR", str(paths["state"]))
+    monkeypatch.setenv("DONEBELL_CONFIG", str(paths["config"]))
+    monkeypatch.setenv("CODEX_HOME", str(paths["codex_home"]))
+    monkeypatch.delenv("CODEX_SQLITE_HOME", raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(paths["claude_dir"]))
+    yield paths
+
+
+@pytest.fixture()
+def state(isolated_env: dict[str, Path]) -> StateDir:
+    """A fresh, created state directory."""
+    return StateDir(isolated_env["state"]).ensure()
