@@ -326,6 +326,8 @@ class StateDir:
     def move(self, src: str, dst: str, key: str) -> bool:
         """Claim/promote by rename; False if the source vanished (another process won)."""
         if self.exists(dst, key):
+            if not self.exists(src, key):
+                return False  # someone else already moved it
             raise StateError(f"{dst}/{key}.json already exists; refusing to overwrite it by rename")
         _step()
         try:
