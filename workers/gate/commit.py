@@ -1,0 +1,136 @@
+"""Applying a gate verdict to the state directory, revision-safely.
+
+Every change happens under the key's mutation lock after re-reading the pending record: if its
+``revision`` differs from the snapshot the decision was made on, new evidence arrived (a hook
+merged into it) and the decision is dropped; the next pass re-evaluates. Promotion additionally
+re-runs the whole evaluation on a *second fresh snapshot* inside the lock and promotes only if it
+still says ``promote`` with the same evidence fingerprint (design.md "Promote").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from donebell.shared import records
+from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers.gate.verdict import Verdict
+
+Applied = Literal["promoted", "suppressed", "removed", "waiting", "raced", "gone"]
+
+HISTORY_LIMIT = 50
+#: First retry interval of unknown evidence; doubles per attempt up to unknown_retry_max_seconds.
+RETRY_BASE_SECONDS = 0.5
+
+
+def record_decision(record: dict[str, Any], verdict: Verdict, now: float) -> dict[str, Any]:
+    """``record`` with ``verdict`` appended to ``probe.history`` (repeats fold into one entry)."""
+    probe = dict(record.get("probe") or {})
+    history = list(probe.get("history") or [])
+    entry = {"at": round(now, 3), "decision": verdict.action, "reason": verdict.reason, "evidence": verdict.evidence}
+    last = history[-1] if history else None
+    if last and (last.get("decision"), last.get("reason"), last.get("evidence")) == (
+        verdict.action,
+        verdict.reason,
+        verdict.evidence,
+    ):
+        # The same wait seen again: keep the first time, count the repeats, note the latest.
+        last = {**last, "last_at": entry["at"], "count": int(last.get("count") or 1) + 1}
+        history[-1] = last
+    else:
+        history.append(entry)
+    probe["history"] = history[-HISTORY_LIMIT:]
+    probe["attempts"] = int(probe.get("attempts") or 0) + 1
+    probe.setdefault("first_seen_at", first_seen(record, now))
+    out = dict(record)
+    out["probe"] = probe
+    return out
+
+
+def first_seen(record: dict[str, Any], now: float) -> float:
+    """When the gate first saw this candidate (the start of its probe grace)."""
+    probe = record.get("probe") or {}
+    value = probe.get("first_seen_at")
+    if isinstance(value, (int, float)):
+        return float(value)
+    created = record.get("created_at")
+    return float(created) if isinstance(created, (int, float)) else now
+
+
+def next_probe_delay(record: dict[str, Any], verdict: Verdict, *, retry_max: float) -> float:
+    """Seconds until the next probe: the verdict's hint, else exponential capped by ``retry_max``."""
+    if verdict.retry_in is not None:
+        return max(0.0, min(verdict.retry_in, retry_max if retry_max > 0 else verdict.retry_in))
+    attempts = int((record.get("probe") or {}).get("attempts") or 0)
+    return min(retry_max, RETRY_BASE_SECONDS * (2 ** min(attempts, 20)))
+
+
+def _reread(state: StateDir, key: str, revision: object) -> dict[str, Any] | None | Literal["raced"]:
+    try:
+        current = state.read("pending", key)
+    except InvalidRecord as exc:
+        state.dead_letter_invalid("pending", f"{key}.json", str(exc))
+        return None
+    if current is None:
+        return None
+    if current.get("revision") != revision:
+        return "raced"
+    return current
+
+
+def apply(
+    state: StateDir,
+    snapshot: dict[str, Any],
+    verdict: Verdict,
+    now: float,
+    *,
+    retry_max: float,
+    recheck: Callable[[dict[str, Any]], Verdict],
+) -> tuple[Applied, Verdict]:
+    """Apply ``verdict`` (made on ``snapshot``); returns what happened and the verdict applied."""
+    key = snapshot["key"]
+    with state.mutation_lock(key):
+        current = _reread(state, key, snapshot.get("revision"))
+        if current is None:
+            return "gone", verdict
+        if current == "raced":
+            return "raced", verdict
+        if verdict.action == "promote":
+            fresh = recheck(current)  # the second fresh snapshot, inside the lock
+            if fresh.action != "promote" or fresh.fingerprint != verdict.fingerprint:
+                if fresh.action == "promote":
+                    fresh = Verdict.wait("changed", "evidence changed between snapshots", retry_in=0.0)
+                verdict = fresh
+            else:
+                verdict = fresh
+        return _apply_locked(state, current, verdict, now, retry_max), verdict
+
+
+def _apply_locked(
+    state: StateDir, current: dict[str, Any], verdict: Verdict, now: float, retry_max: float
+) -> Applied:
+    key = current["key"]
+    decided = record_decision(current, verdict, now)
+    if verdict.action == "promote":
+        promoted = dict(decided)
+        promoted["probe"] = {**decided["probe"], "next_probe_at": None}
+        if verdict.outcome is not None:
+            promoted["outcome"] = verdict.outcome
+        if verdict.stats is not None:
+            promoted["stats"] = verdict.stats
+        state.create("outbox", records.to_outbox(promoted, verdict=verdict.reason))
+        state.remove("pending", key)
+        state.log("info", "promoted", key=key, verdict=verdict.reason, evidence=verdict.evidence[:200])
+        return "promoted"
+    if verdict.action == "suppress":
+        state.finish("pending", "suppressed", records.new_receipt(decided, status="suppressed", reason=verdict.reason))
+        state.log("info", "suppressed", key=key, reason=verdict.reason, evidence=verdict.evidence[:200])
+        return "suppressed"
+    if verdict.action == "remove":
+        state.remove("pending", key)
+        state.log("info", verdict.reason, key=key, evidence=verdict.evidence[:200])
+        return "removed"
+    delay = next_probe_delay(current, verdict, retry_max=retry_max)
+    decided["probe"] = {**decided["probe"], "next_probe_at": round(now + delay, 3), "wait_kind": verdict.wait_kind}
+    state.replace("pending", decided)
+    return "waiting"

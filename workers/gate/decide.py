@@ -1,0 +1,33 @@
+"""The gate's entry point for one candidate: mode and provider dispatch.
+
+Order of checks common to every provider and mode (the provider gates add theirs):
+
+1. a known subagent candidate never notifies on its own -> suppressed ``subagent``;
+2. ``idle_detection_mode: off`` promotes every other accepted candidate at once (verdict ``off``);
+3. otherwise the provider gate decides (``codex.evaluate`` / ``claude.evaluate``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from donebell.workers.gate.context import GateContext
+from donebell.workers.gate.verdict import Verdict
+
+
+def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
+    """Decide what to do with one pending candidate now."""
+    provider = record.get("provider")
+    if provider == "codex" and record.get("classification") == "subagent":
+        return Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+    if ctx.settings.idle_detection_mode == "off":
+        return Verdict.promote("off", "idle_detection_mode off: every accepted completion is sent")
+    if provider == "codex":
+        from donebell.workers.gate import codex
+
+        return codex.evaluate(record, ctx)
+    if provider == "claude":
+        from donebell.workers.gate import claude
+
+        return claude.evaluate(record, ctx)
+    return Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")
