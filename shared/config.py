@@ -72,17 +72,28 @@ class Settings(BaseSettings):
     include_full_path: bool = Field(False, description="Add the working directory to the body.")
     include_stats: bool = Field(False, description="Add the task's duration and token use to the body.")
     idle_detection_mode: Literal["strict", "balanced", "off"] = Field(
-        "strict", description="strict: never notify on unverifiable evidence; balanced: may after the grace; off: every turn."
+        "strict",
+        description="strict: never notify on unverifiable evidence; balanced: may after the grace; off: every turn.",
     )
     idle_grace_seconds: float = Field(2.0, ge=0, description="Quiet window: the rollout must stay unchanged this long.")
     idle_probe_grace_seconds: float = Field(120.0, ge=0, description="How long unknown evidence is retried.")
-    unknown_retry_max_seconds: float = Field(60.0, ge=0, description="Cap of the exponential retry interval for unknown evidence.")
+    unknown_retry_max_seconds: float = Field(
+        60.0, ge=0, description="Cap of the exponential retry interval for unknown evidence."
+    )
     goal_aware: bool = Field(True, description="Hold the notification while a Codex goal is active.")
-    subagent_orphan_seconds: float = Field(1800.0, ge=0, description="After this, a silent running child no longer holds its root.")
-    suppress_technical_turns: bool = Field(True, description="Suppress watcher/notify turns without user and final messages.")
+    subagent_orphan_seconds: float = Field(
+        1800.0, ge=0, description="After this, a silent running child no longer holds its root."
+    )
+    suppress_technical_turns: bool = Field(
+        True, description="Suppress watcher/notify turns without user and final messages."
+    )
     watch_rollouts: bool = Field(True, description="Tail Codex rollout files as a safety net for missed hooks.")
-    watch_scan_seconds: float = Field(60.0, gt=0, description="Periodic full rescan of the hot set (file events wake sooner).")
-    watch_initial_replay_seconds: float = Field(300.0, ge=0, description="Replay a newly found rollout only if modified this recently.")
+    watch_scan_seconds: float = Field(
+        60.0, gt=0, description="Periodic full rescan of the hot set (file events wake sooner)."
+    )
+    watch_initial_replay_seconds: float = Field(
+        300.0, ge=0, description="Replay a newly found rollout only if modified this recently."
+    )
     watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
     watch_remote_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one remote scan run.")
     timeout_seconds: float = Field(10.0, gt=0, description="HTTP timeout of one delivery attempt.")
@@ -165,7 +176,9 @@ def load(path: Path | None = None) -> Loaded:
         raise ConfigError(f"config error in {origin}: {key}: {err['msg']}") from None
     if data and (settings.token or settings.password):
         _refuse_loose_secret_file(path)
-    return Loaded(settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings)
+    return Loaded(
+        settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings
+    )
 
 
 def _refuse_loose_secret_file(path: Path) -> None:

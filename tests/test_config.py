@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from donebell.shared import config
 
 SECRET = "tk_abcdefghijklmnopqrstuvwxyz012"
@@ -61,7 +60,9 @@ def test_env_overrides_the_file(isolated_env: dict[str, Path], monkeypatch: pyte
         ({"server": "ftp://x"}, "server"),
     ],
 )
-def test_wrong_values_are_refused_with_one_line(isolated_env: dict[str, Path], data: dict[str, object], key: str) -> None:
+def test_wrong_values_are_refused_with_one_line(
+    isolated_env: dict[str, Path], data: dict[str, object], key: str
+) -> None:
     """A wrong value is refused with one line naming the key and the file."""
     _write(isolated_env["config"], data)
     with pytest.raises(config.ConfigError) as err:

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from donebell.shared.keys import event_key, identity, sequence_id
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import FOLDERS, InvalidRecord, StateDir, UnsafeStateDir
@@ -131,7 +130,9 @@ def test_weak_identity_when_an_id_is_missing() -> None:
     assert event_key("codex", "a", "b") != event_key("claude", "a", "b")
 
 
-def _create_same_key(root: str, key: str, barrier: "multiprocessing.synchronize.Barrier", out: "multiprocessing.Queue[bool]") -> None:
+def _create_same_key(
+    root: str, key: str, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue[bool]
+) -> None:
     state = StateDir(root)
     rec = new_candidate(key=key, provider="codex", source=f"proc-{os.getpid()}")
     barrier.wait()
