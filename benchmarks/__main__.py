@@ -1,0 +1,91 @@
+"""Run every benchmark and print one table: ``python -m benchmarks [NAME ...] [--write]``.
+
+Each ``benchmarks/bench_<name>.py`` exposes ``main() -> list[dict]`` returning rows with
+``benchmark``, ``metric``, ``value``, ``target`` and optionally ``ratio`` (measured side by side
+in the same run). ``--write`` stores the table with the machine's description in
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DOC = HERE.parent / "docs" / "benchmarks.md"
+
+
+def discover() -> list[str]:
+    return sorted(p.stem[len("bench_") :] for p in HERE.glob("bench_*.py"))
+
+
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ["benchmark", "metric", "value", "target", "ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        lines.append("| " + " | ".join(_fmt(row.get(h)) for h in head) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("names", nargs="*", help=f"subset of: {', '.join(discover())}")
+    parser.add_argument("--write", action="store_true", help="store the table in docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    names = args.names or discover()
+    rows: list[dict[str, Any]] = []
+    failed = 0
+    for name in names:
+        started = time.monotonic()
+        print(f"== {name}", file=sys.stderr, flush=True)
+        try:
+            module = importlib.import_module(f"benchmarks.bench_{name}")
+            rows.extend(module.main())
+        except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
+            failed += 1
+            traceback.print_exc()
+            rows.append({"benchmark": name, "metric": "FAILED", "value": None, "target": None})
+        print(f"   {time.monotonic() - started:.1f} s", file=sys.stderr)
+    text = table(rows)
+    print(text)
+    if args.write:
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        DOC.write_text(
+            "# Benchmarks\n\nProduced by `python -m benchmarks --write` on "
+            f"{stamp}.\n\nMachine: {machine()}.\n\n{text}\n",
+            encoding="utf-8",
+        )
+        print(f"wrote {DOC}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
