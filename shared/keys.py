@@ -41,3 +41,8 @@ def sequence_id(provider: str, key: str) -> str:
 def is_event_key(name: str) -> bool:
     """True for a 64-character lowercase hex key (what record file names are made of)."""
     return len(name) == 64 and all(c in _HEX for c in name)
+
+
+def claude_session_key(session_id: str) -> str:
+    """The key of a Claude session record in ``claude/``: SHA-256 hex of the session id."""
+    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()
