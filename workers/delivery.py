@@ -1,0 +1,208 @@
+"""The delivery role: gate the pending candidates, then deliver the outbox to ntfy, durably.
+
+One pass = one gate pass over ``pending/`` (``workers.gate``), then every due ``outbox/`` record:
+
+1. a record whose key already has a receipt (a crash after the receipt, before the removal) is
+   removed and never sent again;
+2. an unparsable record is dead-lettered (``StateDir.dead_letter_invalid``) and the pass goes on;
+3. the payload is rendered from the record and the *current* config (``payload.render``) and
+   POSTed with the record's own ``sequence_id`` (every attempt reuses it);
+4. 2xx -> ``finish("outbox", "sent", receipt)`` (receipt first, then the removal); retryable ->
+   ``replace`` with ``attempts``, ``last_error``, ``next_attempt_at``; permanent or
+   ``max_attempts`` reached -> ``finish("outbox", "dead", receipt)``.
+
+A crash anywhere leaves the outbox record, the receipt, or both: at-least-once, never lost.
+
+Modes (one code path, the role lock always held): ``--once`` one full pass; ``--until-idle``
+passes until ``pending/`` and ``outbox/`` are empty or all that is left waits more than
+``IDLE_HORIZON_SECONDS`` (the on-demand worker a hook starts); no flag: forever.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from donebell.shared.config import Settings
+from donebell.shared.statedir import StateDir, now
+from donebell.workers.config_watch import ConfigWatch
+from donebell.workers.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
+from donebell.workers.outbox_sender import OutboxSender, SendOutcome
+from donebell.workers.role import PassResult, Role
+
+IDLE_HORIZON_SECONDS = 30.0
+#: A continuous pass stops sending after this long so health and SIGTERM are served between passes.
+PASS_BUDGET_SECONDS = 5.0
+#: Minimum gap between passes: caps a wake-up loop (a pass whose own writes wake the next one).
+MIN_PASS_GAP_SECONDS = 0.025
+
+
+class GatePassLike(Protocol):
+    promoted: int
+    suppressed: int
+    waiting: int
+    next_due: float | None
+    watch_paths: list[Path]
+
+
+class GateFunction(Protocol):
+    def __call__(self, state: StateDir, settings: Settings, now: float) -> GatePassLike: ...
+
+
+def load_gate() -> GateFunction | None:
+    """``workers.gate.run_gate_pass``, or None while the gate is not built in this version."""
+    try:
+        module = importlib.import_module("donebell.workers.gate")
+    except ModuleNotFoundError as exc:
+        if exc.name == "donebell.workers.gate":
+            return None
+        raise
+    gate: GateFunction = module.run_gate_pass
+    return gate
+
+
+class DeliveryRole(Role):
+    """``donebell worker delivery [--once | --until-idle] [--debug]``."""
+
+    name = "delivery"
+
+    def __init__(self, state: StateDir, settings: Settings, args: argparse.Namespace) -> None:
+        super().__init__(state, settings, args)
+        self.client: NtfyClient | None = None
+        self.gate = load_gate()
+        self.config = ConfigWatch()
+        self.auth: Auth | None = None
+        self.config_problem: str | None = None
+        self.gate_state = "ok" if self.gate is not None else "not-built"
+        self._gate_watch: list[Path] = []
+        self._last_pass_end = 0.0
+        self._health: dict[str, Any] = {}
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--until-idle",
+            action="store_true",
+            help=f"repeat passes until pending/ and outbox/ are empty or all left waits > {IDLE_HORIZON_SECONDS:.0f} s",
+        )
+
+    def bounded(self) -> bool:
+        return bool(getattr(self.args, "once", False) or getattr(self.args, "until_idle", False))
+
+    def setup(self) -> None:
+        self.client = NtfyClient(self.settings.timeout_seconds)
+        self.config.baseline()
+        self._apply_settings(self.settings)
+
+    def teardown(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    def watch_paths(self) -> list[Path]:
+        return [self.state.folder("pending"), self.state.folder("outbox"), *self._gate_watch]
+
+    def health_extra(self) -> dict[str, Any]:
+        return dict(self._health)
+
+    # --- settings ------------------------------------------------------------------------
+
+    def _apply_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        if self.client is not None:
+            self.client.set_timeout(settings.timeout_seconds)
+        try:
+            self.auth = auth_for(settings)
+            check_sendable(settings, self.auth)
+            problem = None
+        except ConfigProblem as exc:
+            problem = str(exc)
+        if problem != self.config_problem:
+            if problem:
+                self.state.log("error", "delivery blocked by the configuration; records stay queued", problem=problem)
+            elif self.config_problem:
+                self.state.log("info", "configuration problem resolved; delivery resumes")
+        self.config_problem = problem
+
+    def refresh_settings(self) -> None:
+        """Re-read the config file if it changed, so every attempt renders with the current one."""
+        fresh, error = self.config.poll()
+        if fresh is not None:
+            self._apply_settings(fresh)
+        if error:
+            self.state.log("error", "config file invalid; keeping the last good configuration", error=error)
+
+    # --- one pass ------------------------------------------------------------------------
+
+    def run_pass(self) -> PassResult:
+        gap = MIN_PASS_GAP_SECONDS - (time.monotonic() - self._last_pass_end)
+        if gap > 0:
+            time.sleep(gap)
+        try:
+            return self.pass_at(now())
+        finally:
+            self._last_pass_end = time.monotonic()
+
+    def pass_at(self, at: float) -> PassResult:
+        """One gate pass, then every due outbox record; ``at`` is the wall clock of the pass."""
+        if self.client is None:
+            self.setup()
+        self.refresh_settings()
+        counters: dict[str, int] = {}
+        gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
+        once = bool(getattr(self.args, "once", False))
+        budget = None if once else PASS_BUDGET_SECONDS
+        summary = self.sender().deliver_due(at, budget_seconds=budget)
+        for name, value in summary.counters.items():
+            counters[name] = counters.get(name, 0) + value
+        after = now()
+        # Records blocked by a config problem wait for the user, not for a time: they neither
+        # schedule a wake-up (the heartbeat re-reads the config) nor keep a bounded run alive.
+        dues = [t for t in (gate_due, summary.next_due) if t is not None]
+        earliest = min(dues) if dues else None
+        # Work that arrived during the pass (a hook's candidate, a `donebell test` record).
+        unseen = self.state.count("pending") > gate_waiting or self.state.count("outbox") > summary.left
+        busy = summary.more or unseen
+        next_in = 0.0 if busy else (None if earliest is None else max(0.0, earliest - after))
+        idle = not busy and (earliest is None or earliest - after > IDLE_HORIZON_SECONDS)
+        degraded = degraded or (f"config: {self.config_problem}" if self.config_problem else None)
+        self._health = {
+            "pending": self.state.count("pending"),
+            "outbox": self.state.count("outbox"),
+            "next_due_at": earliest,
+            "config_problem": self.config_problem,
+            "gate": self.gate_state,
+            **({"last_sent_at": summary.last_sent_at} if summary.last_sent_at else {}),
+        }
+        return PassResult(next_in=next_in, idle=idle, counters=counters, degraded=degraded)
+
+    def sender(self) -> OutboxSender:
+        assert self.client is not None
+        return OutboxSender(self.state, self.settings, self.client, self.auth, self.config_problem)
+
+    def deliver_one(self, key: str) -> SendOutcome:
+        """Attempt one record now, whatever its ``next_attempt_at`` (``donebell test``)."""
+        if self.client is None:
+            self.setup()
+        self.refresh_settings()
+        return self.sender().deliver_record(key, now(), force=True)
+
+    def _gate_pass(self, at: float, counters: dict[str, int]) -> tuple[float | None, int, str | None]:
+        """Run the gate; a gate failure degrades the role but never stops the outbox."""
+        if self.gate is None:
+            pending = self.state.count("pending")
+            return None, pending, ("gate not built: pending/ is not evaluated" if pending else None)
+        try:
+            result = self.gate(self.state, self.settings, at)
+        except Exception as exc:  # noqa: BLE001 - the outbox must drain even if the gate breaks
+            self.gate_state = f"error: {type(exc).__name__}: {exc}"[:300]
+            self.state.log("error", "gate pass failed; delivering the outbox anyway", error=self.gate_state)
+            return None, self.state.count("pending"), self.gate_state
+        self.gate_state = "ok"
+        self._gate_watch = list(result.watch_paths)
+        counters["promoted"] = result.promoted
+        counters["suppressed"] = result.suppressed
+        return result.next_due, result.waiting, None

@@ -1,0 +1,162 @@
+"""One delivery attempt per due outbox record, with the state transitions of the guarantee.
+
+Only the delivery role (under its role lock) changes ``outbox/`` records after promotion, so no
+mutation lock is held across the network request. Every transition goes through ``StateDir``:
+the receipt is created before the outbox record is removed, and a retry rewrites the record
+atomically, so a crash at any point leaves the record, the receipt, or both.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from donebell.shared.config import Settings
+from donebell.shared.records import new_receipt
+from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
+from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
+from donebell.workers.payload import render
+from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
+
+What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
+
+
+@dataclass
+class SendOutcome:
+    """What happened to one record."""
+
+    what: What
+    next_attempt_at: float | None = None
+    decision: Decision | None = None
+
+
+@dataclass
+class SendSummary:
+    """What one sweep over ``outbox/`` did."""
+
+    counters: dict[str, int] = field(default_factory=dict)
+    next_due: float | None = None  # earliest next_attempt_at of a record still waiting
+    left: int = 0  # records seen that are still in outbox/ (waiting, blocked, or not reached)
+    blocked: int = 0  # records held back by a configuration problem
+    more: bool = False  # the time budget ran out with due records left
+    last_sent_at: float | None = None
+
+
+class OutboxSender:
+    """Attempts due outbox records with the given settings, client and credentials."""
+
+    def __init__(self, state: StateDir, settings: Settings, client: NtfyClient, auth: Auth | None,
+                 config_problem: str | None, rng: random.Random | None = None) -> None:
+        self.state, self.settings, self.client, self.auth = state, settings, client, auth
+        self.config_problem = config_problem
+        self.rng = rng or random.Random()
+
+    def deliver_due(self, at: float, *, budget_seconds: float | None = None) -> SendSummary:
+        """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
+        summary = SendSummary()
+        started = time.monotonic()
+        keys = self.state.keys("outbox")
+        for index, key in enumerate(keys):
+            if budget_seconds is not None and time.monotonic() - started > budget_seconds:
+                summary.more = True
+                summary.left += len(keys) - index
+                break
+            outcome = self.deliver_record(key, max(at, now()) if index else at)
+            summary.counters[outcome.what] = summary.counters.get(outcome.what, 0) + 1
+            if outcome.what in ("waiting", "retried", "blocked"):
+                summary.left += 1
+            if outcome.what == "blocked":
+                summary.blocked += 1
+            if outcome.what == "sent":
+                summary.last_sent_at = now()
+            due = outcome.next_attempt_at
+            if due is not None and (summary.next_due is None or due < summary.next_due):
+                summary.next_due = due
+        return summary
+
+    def deliver_record(self, key: str, at: float, *, force: bool = False) -> SendOutcome:
+        """Attempt ``outbox/<key>`` if it is due (or ``force``); apply the outcome durably."""
+        for folder in RECEIPT_FOLDERS:
+            if self.state.exists(folder, key):
+                # A crash after the receipt, before the removal: finish the removal, never resend.
+                self.state.remove("outbox", key)
+                self.state.log("info", "outbox record already has a receipt; removed, not resent",
+                               key=key, receipt=folder)
+                return SendOutcome("recovered")
+        try:
+            record = self.state.read("outbox", key)
+        except InvalidRecord as exc:
+            self.state.dead_letter_invalid("outbox", f"{key}.json", str(exc))
+            return SendOutcome("invalid")
+        if record is None:
+            return SendOutcome("gone")
+        due = self._due(record, at)
+        if due is not None and not force:
+            return SendOutcome("waiting", due)
+        if self.config_problem is not None:
+            return SendOutcome("blocked")
+        try:
+            payload = render(record, self.settings)
+        except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record
+            self.state.dead_letter_invalid("outbox", f"{key}.json", f"cannot render: {type(exc).__name__}")
+            return SendOutcome("invalid")
+        decision = self.client.publish(self.settings.server, payload, self.auth)
+        return self._apply(record, decision)
+
+    def _due(self, record: dict[str, Any], at: float) -> float | None:
+        """``next_attempt_at`` if in the future, else None (due now).
+
+        A time further away than the backoff cap can only come from a clock that jumped back
+        after it was written; it is clamped to ``at + retry_max_seconds`` and stored, so the
+        record becomes due instead of waiting out the jump.
+        """
+        raw = record.get("next_attempt_at")
+        if not isinstance(raw, (int, float)) or isinstance(raw, bool) or raw != raw or raw <= at:
+            return None
+        cap = self.settings.retry_max_seconds
+        if raw > at + cap + 1.0:
+            record["next_attempt_at"] = at + cap
+            self.state.replace("outbox", record)
+            self.state.log("warning", "next attempt was beyond the backoff cap (clock jump?); clamped",
+                           key=record["key"], was=raw, now=at)
+            return at + cap
+        return float(raw)
+
+    def _apply(self, record: dict[str, Any], decision: Decision) -> SendOutcome:
+        key = record["key"]
+        attempts = _int(record.get("attempts")) + 1
+        done_at = now()
+        server = public_server(self.settings.server)
+        error = clean_text(scrub(decision.error, self.auth, self.settings))
+        if decision.verdict == "sent":
+            reason = "test" if record.get("test") is True else "sent"
+            receipt = new_receipt(record, status="sent", reason=reason, attempts=attempts, sent_at=done_at,
+                                  http_status=decision.status, message_id=decision.message_id, server=server)
+            self.state.finish("outbox", "sent", receipt)
+            self.state.log("info", "sent", key=key, sequence_id=record.get("sequence_id"), attempts=attempts,
+                           http_status=decision.status, test=record.get("test") is True)
+            return SendOutcome("sent", decision=decision)
+        max_attempts = self.settings.max_attempts
+        if decision.verdict == "permanent" or (max_attempts > 0 and attempts >= max_attempts):
+            reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
+            receipt = new_receipt(record, status="dead", reason=reason, attempts=attempts, failed_at=done_at,
+                                  http_status=decision.status, ntfy_code=decision.ntfy_code,
+                                  last_error=error, server=server)
+            self.state.finish("outbox", "dead", receipt)
+            self.state.log("error", "delivery failed for good; dead-lettered", key=key, reason=reason,
+                           attempts=attempts, error=error)
+            return SendOutcome("dead", decision=decision)
+        delay = backoff_seconds(attempts, self.settings.retry_max_seconds, ntfy_code=decision.ntfy_code,
+                                retry_after=decision.retry_after, rng=self.rng)
+        record.update(attempts=attempts, last_error=error, last_attempt_at=done_at,
+                      next_attempt_at=done_at + delay, last_http_status=decision.status)
+        self.state.replace("outbox", record)
+        self.state.log("warning", "delivery failed; will retry", key=key, attempts=attempts, error=error,
+                       retry_in=round(delay, 2))
+        return SendOutcome("retried", done_at + delay, decision)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

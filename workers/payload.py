@@ -1,0 +1,206 @@
+"""The ntfy JSON of one outbox record, rendered from the record and the *current* config.
+
+Rendering happens immediately before every attempt (seed 000, "Send-time payload assembly"), so
+a privacy option switched off while a record waits is honoured by its retries too.
+
+Shape (JSON publish to the server root)::
+
+    {"topic", "title", "message", "tags", ["priority"], ["markdown": true], ["click"], ["actions"],
+     "sequence_id"}
+
+* title: the project directory name; the Codex thread title with ``include_thread_title``;
+* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #thread8``;
+* tags: ``settings.tags`` for a finished task, ``x`` for a failed one, ``stop_sign`` for a stopped
+  one (the wording says "failed: <error>" / "stopped" too, so it reads right without emoji);
+* the message is cut to 3,500 UTF-8 bytes (ntfy turns >= 4,096 into a refused attachment).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from donebell.shared.config import Settings
+from donebell.shared.keys import sequence_id
+from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
+from donebell.workers.thread_title import thread_title
+
+MESSAGE_MAX_BYTES = 3500
+TITLE_MAX_CHARS = 120
+TITLE_MAX_BYTES = 480
+ERROR_MAX_CHARS = 200
+#: ntfy refuses a JSON body of 8,192 bytes or more (41303); stay well below.
+BODY_MAX_BYTES = 7600
+SEP = " · "
+FAILED_TAG = "x"
+STOPPED_TAG = "stop_sign"
+TASK_URL = "https://chatgpt.com/codex/tasks/{}"
+_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+TitleLookup = Callable[[dict[str, Any]], str | None]
+
+
+def render(record: dict[str, Any], settings: Settings, *, title_lookup: TitleLookup = thread_title) -> dict[str, Any]:
+    """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
+    provider = _text(record.get("provider"))
+    is_codex = provider == "codex"
+    project = project_name(_text(record.get("cwd")))
+    title = project or _default_title(record)
+    task_title = None
+    if settings.include_thread_title and is_codex:
+        task_title = _one_line(title_lookup(record) or "")
+        if task_title:
+            title = task_title
+    parts: list[str] = []
+    outcome = record.get("outcome")
+    if outcome == "failed":
+        error = _one_line(_text(record.get("error")))
+        parts.append(f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed")
+    elif outcome == "stopped":
+        parts.append("stopped")
+    if record.get("test") is True:
+        parts.append("test notification from donebell")
+    message = _message(record, settings)
+    if settings.include_full_path and _text(record.get("cwd")):
+        parts.append(_one_line(_text(record.get("cwd"))))
+    elif task_title and project and project != task_title:
+        parts.append(project)
+    if settings.include_stats:
+        parts.extend(stats_parts(record))
+    parts.append(origin_label(record, settings))
+    ident = _text(record.get("thread_id")) or _text(record.get("session_id"))
+    if ident:
+        parts.append(f"#{ident[:8]}")
+    context = SEP.join(p for p in parts if p)
+    if message and settings.markdown:
+        body = f"{message}\n\n{context}"  # Markdown keeps its lines; context goes below, not into a block
+    else:
+        body = SEP.join(p for p in (message, context) if p)
+    payload: dict[str, Any] = {
+        "topic": settings.topic,
+        "title": cut_utf8(cut_chars(title, TITLE_MAX_CHARS), TITLE_MAX_BYTES),
+        "message": cut_utf8(body, MESSAGE_MAX_BYTES),
+        "tags": _tags(outcome, settings),
+    }
+    if settings.priority != 3:
+        payload["priority"] = settings.priority
+    if settings.markdown and message:
+        payload["markdown"] = True
+    url = task_url(record) if is_codex else None
+    if url and settings.include_task_link:
+        payload["click"] = url
+    if url and settings.include_task_link_action:
+        payload["actions"] = [{"action": "view", "label": "Open task", "url": url}]
+    payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"])
+    return _fit(payload)
+
+
+def _message(record: dict[str, Any], settings: Settings) -> str:
+    """The final-message excerpt, only while ``include_message`` is on *now*."""
+    raw = record.get("last_message")
+    if not settings.include_message or not isinstance(raw, str) or settings.max_message_chars <= 0:
+        return ""
+    if settings.markdown:
+        text = strip_controls(raw, keep_newlines=True).strip()
+    else:
+        text = reduce_markdown(strip_controls(raw, keep_newlines=True))
+    return cut_chars(text, settings.max_message_chars)
+
+
+def _tags(outcome: object, settings: Settings) -> list[str]:
+    if outcome == "failed":
+        return [FAILED_TAG]
+    if outcome == "stopped":
+        return [STOPPED_TAG]
+    return [t for t in settings.tags if t]
+
+
+def project_name(cwd: str) -> str:
+    """The last component of a POSIX or Windows working directory ("" if none)."""
+    trimmed = cwd.strip().rstrip("/\\")
+    name = re.split(r"[/\\]", trimmed)[-1] if trimmed else ""
+    return _one_line(name if not name.endswith(":") else trimmed)
+
+
+def _default_title(record: dict[str, Any]) -> str:
+    if record.get("test") is True:
+        return "donebell test"
+    return "Claude Code" if record.get("provider") == "claude" else "Codex"
+
+
+def origin_label(record: dict[str, Any], settings: Settings) -> str:
+    """Where the task ran: a remote root's own label, else ``origin``, else the short host name."""
+    recorded = _one_line(_text(record.get("origin")))
+    raw_sources = record.get("sources")
+    sources = raw_sources if isinstance(raw_sources, list) else []
+    if recorded and (record.get("source") == "remote-scanner" or "remote-scanner" in sources):
+        return recorded
+    return _one_line(settings.origin) or recorded or short_host_name()
+
+
+def short_host_name() -> str:
+    return socket.gethostname().split(".")[0] or "localhost"
+
+
+def task_url(record: dict[str, Any]) -> str | None:
+    """The Codex cloud task link, only for a canonical (lowercase, hyphenated) UUID thread id."""
+    thread = _text(record.get("thread_id"))
+    return TASK_URL.format(thread) if _CANONICAL_UUID.match(thread) else None
+
+
+def stats_parts(record: dict[str, Any]) -> list[str]:
+    """``["4m 12s", "12.3k tokens"]`` from the record's ``stats`` (filled at promotion)."""
+    raw = record.get("stats")
+    stats: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    duration = stats.get("duration_ms", record.get("duration_ms"))
+    tokens = stats.get("total_tokens")
+    out = []
+    if isinstance(duration, (int, float)) and _is_number(duration) and duration >= 0:
+        out.append(format_duration(float(duration) / 1000))
+    if isinstance(tokens, (int, float)) and _is_number(tokens) and tokens >= 0:
+        out.append(f"{format_count(int(tokens))} tokens")
+    return out
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``4m 12s``, ``2h 5m``."""
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m"
+
+
+def format_count(n: int) -> str:
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+def _fit(payload: dict[str, Any]) -> dict[str, Any]:
+    """Shrink the message until the JSON body is safely under ntfy's body limit (escapes grow it)."""
+    budget = MESSAGE_MAX_BYTES
+    while len(json.dumps(payload, ensure_ascii=False).encode("utf-8")) > BODY_MAX_BYTES and budget > 64:
+        budget //= 2
+        payload["message"] = cut_utf8(payload["message"], budget)
+    return payload
+
+
+def _one_line(text: str) -> str:
+    return fold_whitespace(text)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value

@@ -1,0 +1,136 @@
+"""``donebell test``: send one test notification through the real outbox path and say what happened.
+
+The test record goes into ``outbox/`` like any promoted event (``test: true``), then:
+
+* no delivery worker running: this command takes the delivery lock and attempts the record itself
+  with the delivery role's own code (same payload, client, retry table and receipts);
+* a worker is running: it is woken by the new outbox file; this command waits for the outcome.
+
+Its receipt is ``sent/<key>.json`` with ``test: true`` and reason ``test``. Exit 0 when the server
+accepted it, 1 when it did not (the answer is printed), 78 for a configuration problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+import time
+from typing import Any
+
+from donebell.shared.config import ConfigError, Settings, load, subscribe_url
+from donebell.shared.keys import sequence_id
+from donebell.shared.records import base
+from donebell.shared.statedir import StateDir, now, open_state_dir
+from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
+from donebell.workers.role import EXIT_CONFIG
+
+PROVIDER = "test"
+POLL_SECONDS = 0.05
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="donebell test", description="send one test notification via the outbox")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for a running worker (30)")
+    args = parser.parse_args(argv)
+    try:
+        settings = load().settings
+        check_sendable(settings, auth_for(settings))
+    except (ConfigError, ConfigProblem) as exc:
+        return _report(args, {"ok": False, "state": "config-error", "error": str(exc)}, EXIT_CONFIG)
+    state = open_state_dir()
+    record = test_record()
+    state.create("outbox", record)
+    outcome = send_or_wait(state, settings, record["key"], args.wait)
+    outcome["server"] = public_server(settings.server)
+    if outcome["ok"]:
+        outcome["subscribe"] = subscribe_url(settings)
+    return _report(args, outcome, 0 if outcome["ok"] else 1)
+
+
+def test_record() -> dict[str, Any]:
+    """A fresh outbox record marked ``test: true`` (random key: every test is a new notification)."""
+    key = secrets.token_hex(32)
+    record = base("outbox", key, PROVIDER)
+    record.update(
+        source="donebell-test", sources=["donebell-test"], weak_identity=True, test=True, outcome="done",
+        revision=1, updated_at=record["created_at"], promoted_at=record["created_at"], verdict="test",
+        sequence_id=sequence_id(PROVIDER, key), attempts=0, next_attempt_at=None, last_error=None,
+    )
+    return record
+
+
+def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> dict[str, Any]:
+    """Deliver the record ourselves if no worker holds the lock, else wait for the worker."""
+    lock = state.role_lock("delivery")
+    if lock is not None:
+        from donebell.workers.delivery import DeliveryRole
+
+        try:
+            role = DeliveryRole(state, settings, argparse.Namespace(once=True, until_idle=False, debug=False))
+            try:
+                role.setup()
+                role.deliver_one(key)
+            finally:
+                role.teardown()
+        finally:
+            lock.release()
+        return describe(state, key, via="this command")
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        where = state.locate(key)
+        if where in ("sent", "dead"):
+            break
+        if where == "outbox":
+            current = state.read("outbox", key) or {}
+            if current.get("attempts"):
+                break  # the worker tried and will retry: report the first answer now
+        time.sleep(POLL_SECONDS)
+    return describe(state, key, via="the running delivery worker")
+
+
+def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
+    """The outcome as far as the state directory knows it."""
+    where = state.locate(key)
+    out: dict[str, Any] = {"key": key, "state": where or "missing", "via": via}
+    if where == "sent":
+        receipt = state.read("sent", key) or {}
+        out.update(ok=True, http_status=receipt.get("http_status"), message_id=receipt.get("message_id"),
+                   sequence_id=receipt.get("sequence_id"))
+    elif where == "dead":
+        receipt = state.read("dead", key) or {}
+        out.update(ok=False, http_status=receipt.get("http_status"), ntfy_code=receipt.get("ntfy_code"),
+                   error=receipt.get("last_error"), reason=receipt.get("reason"))
+    elif where == "outbox":
+        record = state.read("outbox", key) or {}
+        out.update(ok=False, error=record.get("last_error") or "no answer yet", attempts=record.get("attempts"),
+                   http_status=record.get("last_http_status"), next_attempt_at=record.get("next_attempt_at"))
+    else:
+        out.update(ok=False, error="the test record disappeared")
+    return out
+
+
+def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int:
+    if args.json:
+        sys.stdout.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+        return code
+    if outcome.get("state") == "config-error":
+        sys.stderr.write(f"donebell test: cannot send: {outcome['error']}\n")
+    elif outcome["ok"]:
+        sys.stdout.write(
+            f"sent: {outcome['server']} answered HTTP {outcome.get('http_status')}"
+            f" (message id {outcome.get('message_id')}, via {outcome['via']})\n"
+            f"subscribe to {outcome['subscribe']} to receive it\n"
+        )
+    elif outcome["state"] == "outbox":
+        wait = outcome.get("next_attempt_at")
+        when = f" in {max(0, round(wait - now()))} s" if isinstance(wait, (int, float)) else ""
+        sys.stdout.write(
+            f"not delivered yet: {outcome['error']}\n"
+            f"the test notification stays queued; the delivery worker retries it{when}\n"
+        )
+    else:
+        sys.stdout.write(f"not delivered ({outcome.get('reason', outcome['state'])}): {outcome.get('error')}\n")
+    return code

@@ -1,0 +1,84 @@
+"""A Codex thread's title, for ``include_thread_title``: SQLite first, ``session_index.jsonl`` after.
+
+``state_5.threads`` is queried by the exact thread id, read-only and query-only (``codex_db``);
+a user-given ``name`` wins over the automatic ``title``. When the database is missing, locked or
+has no row, Codex's append-only ``session_index.jsonl`` (``{"id", "thread_name", "updated_at"}``
+lines; the newest line for an id wins) is read from its bounded tail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from donebell.shared import codex_db
+from donebell.shared.paths import codex_home
+
+SESSION_INDEX = "session_index.jsonl"
+SESSION_INDEX_TAIL_BYTES = 1 << 20
+
+
+def thread_title(record: dict[str, Any]) -> str | None:
+    """The title of the record's Codex thread, or None when no source knows one."""
+    thread = record.get("thread_id")
+    if not isinstance(thread, str) or not thread:
+        return None
+    sqlite_home = _str(record.get("sqlite_home")) or _str(record.get("codex_home")) or None
+    title = _from_sqlite(thread, sqlite_home)
+    if title:
+        return title
+    home = Path(_str(record.get("codex_home")) or codex_home())
+    return _from_session_index(thread, home / SESSION_INDEX)
+
+
+def _from_sqlite(thread: str, sqlite_home: str | None) -> str | None:
+    try:
+        conn = codex_db.open_ro(codex_db.db_path(codex_db.STATE_DB, sqlite_home))
+    except codex_db.CodexDbUnavailable:
+        return None
+    try:
+        try:
+            rows = codex_db.query(conn, "SELECT name, title FROM threads WHERE id = ?", (thread,))
+        except codex_db.CodexDbUnavailable:  # an older schema without the name column
+            rows = codex_db.query(conn, "SELECT NULL, title FROM threads WHERE id = ?", (thread,))
+    except codex_db.CodexDbUnavailable:
+        return None
+    finally:
+        conn.close()
+    for name, title in rows:
+        for value in (name, title):
+            if isinstance(value, str) and value.strip():
+                return value
+    return None
+
+
+def _from_session_index(thread: str, path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            start = max(0, size - SESSION_INDEX_TAIL_BYTES)
+            f.seek(start)
+            data = f.read(SESSION_INDEX_TAIL_BYTES)
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line of a tail window is probably partial
+    for line in reversed(lines):
+        if thread.encode() not in line:
+            continue
+        try:
+            entry = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(entry, dict) and entry.get("id") == thread:
+            name = entry.get("thread_name")
+            if isinstance(name, str) and name.strip():
+                return name
+    return None
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
