@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Classification = Literal["root", "subagent", "unknown"]
 
@@ -24,9 +23,12 @@ Classification = Literal["root", "subagent", "unknown"]
 FIRST_LINE_CAP = 1 << 20
 
 
-@dataclass(frozen=True)
-class ThreadIdentity:
-    """What local evidence says about one Codex thread."""
+class ThreadIdentity(NamedTuple):
+    """What local evidence says about one Codex thread (immutable).
+
+    A NamedTuple rather than a dataclass: ``dataclasses`` pulls in ``inspect``/``ast`` (~6 ms),
+    a quarter of the hook's start-up budget.
+    """
 
     classification: Classification
     thread_id: str | None = None

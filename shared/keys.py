@@ -7,9 +7,15 @@ Standard library only: the hook path imports this module.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from typing import Literal
+
+try:  # CPython's built-in SHA-256: importing hashlib would load OpenSSL (~2 ms of hook start-up)
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - 3.12+ renamed it; other interpreters
+    try:
+        from _sha2 import sha256 as _sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        from hashlib import sha256 as _sha256  # type: ignore[assignment,no-redef,unused-ignore]
 
 Provider = Literal["codex", "claude"]
 KEY_NAMESPACE = "donebell/v1"
@@ -19,7 +25,7 @@ _HEX = frozenset("0123456789abcdef")
 def event_key(provider: Provider, conversation_id: str, turn_id: str) -> str:
     """SHA-256 hex of ``donebell/v1|<provider>|<thread-or-session>|<turn-or-prompt>``."""
     material = f"{KEY_NAMESPACE}|{provider}|{conversation_id}|{turn_id}"
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+    return _hex_digest(material)
 
 
 def identity(provider: Provider, conversation_id: object, turn_id: object) -> tuple[str, bool]:
@@ -30,6 +36,8 @@ def identity(provider: Provider, conversation_id: object, turn_id: object) -> tu
     """
     if isinstance(conversation_id, str) and conversation_id and isinstance(turn_id, str) and turn_id:
         return event_key(provider, conversation_id, turn_id), False
+    import secrets  # only here: it pulls in random/base64/hmac, which the hook path otherwise skips
+
     return secrets.token_hex(32), True
 
 
@@ -45,4 +53,9 @@ def is_event_key(name: str) -> bool:
 
 def claude_session_key(session_id: str) -> str:
     """The key of a Claude session record in ``claude/``: SHA-256 hex of the session id."""
-    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()
+    return _hex_digest(session_id)
+
+
+def _hex_digest(text: str) -> str:
+    digest: str = _sha256(text.encode("utf-8")).hexdigest()
+    return digest
