@@ -326,6 +326,16 @@ def test_poll_since_variants() -> None:
         assert_error(c.get("/t/json?poll=1&since=yesterday"), 400, 40008)
 
 
+def test_uncached_and_scheduled_messages_are_not_polled(srv: NtfyStandin, client: httpx.Client) -> None:
+    """`Cache: no` messages have no expiry and never come back from poll; scheduled ones only with scheduled=1."""
+    uncached = client.post("/t", content=b"gone", headers={"Cache": "no"}).json()
+    later = client.post("/t", content=b"later", headers={"X-Delay": "1h"}).json()
+    assert "expires" not in uncached and later["time"] >= uncached["time"] + 3600
+    assert client.get("/t/json?poll=1").text == ""
+    assert [json.loads(x)["message"] for x in client.get("/t/json?poll=1&sched=1").text.splitlines()] == ["later"]
+    assert [m["message"] for m in srv.messages()] == ["gone", "later"]
+
+
 def test_sequence_id_update_is_a_new_message_and_both_stay_cached(client: httpx.Client) -> None:
     """⚠ 2.16: an update with the same sequence_id gets a new id; poll returns both revisions."""
     first = client.post("/", json={"topic": "t", "message": "v1", "sequence_id": "codex-abc"}).json()
@@ -506,9 +516,13 @@ def test_subprocess_mode(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [*cmd, "--record-file", str(record)], stdout=subprocess.PIPE, env=env, cwd=tmp_path, text=True
     )
+    guard = threading.Timer(10, proc.kill)  # a stand-in that never starts cannot hang the suite
+    guard.start()
     try:
         assert proc.stdout is not None
-        url = proc.stdout.readline().split()[1]  # blocks until listening, no polling
+        line = proc.stdout.readline()  # blocks until it is listening: no polling for the port file
+        assert line.startswith("listening "), line
+        url = line.split()[1]
         assert url == f"http://127.0.0.1:{int(port_file.read_text())}"
         with httpx.Client(base_url=url, timeout=5) as c:
             c.post("/_standin/fault", json={"kind": "fail", "status": 503, "count": 1}).raise_for_status()
@@ -519,5 +533,6 @@ def test_subprocess_mode(tmp_path: Path) -> None:
         assert [r["status"] for r in recorded] == [503, 200] and state["connections_opened"] == 1
         assert [json.loads(line) for line in record.read_text().splitlines()] == [ok]
     finally:
+        guard.cancel()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(5) == 0

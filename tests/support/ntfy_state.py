@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .ntfy_rules import NtfyError, Since, err, go_text, go_trim, injected_error
+from .ntfy_errors import NtfyError, err, injected_error
+from .ntfy_go import go_text, go_trim
+from .ntfy_rules import Since
 
 Clock = Callable[[], float]
 
