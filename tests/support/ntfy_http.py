@@ -84,6 +84,8 @@ class HttpServer:
                         self._server.handle_request()
 
     def stop(self) -> None:
+        if self._stopping.is_set():
+            return  # stop() twice is harmless
         self._stopping.set()
         self._wake_w.send(b"x")
         if self._thread.is_alive():
