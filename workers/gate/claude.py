@@ -1,12 +1,221 @@
-"""The Claude transcript gate. Being built; see docs/gate.md."""
+"""The Claude Code transcript gate: prompt epochs, goal markers, the transcript tail.
+
+Checks, in order (docs/gate.md):
+
+1. identity            session_id + prompt_id, else unknown evidence (weak identity)
+2. prompt epoch        for an epoch-anchored candidate (``claude_epoch > 0``) the session record
+                       ``claude/<sha256(session_id)>.json`` must exist and parse; missing /
+                       corrupt / incompatible -> suppress ``claude-session-unverifiable``; a newer
+                       epoch or another current prompt -> suppress ``superseded``
+3. StopFailure         terminal by definition: promote as ``failed`` (after the epoch check)
+4. settle              wait :data:`SETTLE_SECONDS` after the (latest) Stop: the transcript lags
+                       the hook by ~100 ms and a goal's final marker is written after Stop returns
+5. goal markers        newest main-chain ``goal_status`` inside our prompt, unless it is the
+                       prompt's baseline: met+sentinel -> remove without receipt (``goal-cleared``),
+                       met -> promote, failed -> promote as ``failed`` ("goal blocked"),
+                       met:false -> hold (goal active); no new marker + active baseline -> hold
+6. newer prompt        a later prompt's user record (e.g. a background task's
+                       ``<task-notification>``) -> suppress ``superseded``
+7. turn status         seed 001: the newest recognized record; "working" on our own prompt means
+                       the transcript lags the authoritative Stop: wait up to :data:`LAG_SECONDS`
+8. quiet window        transcript unchanged for ``idle_grace_seconds``
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from donebell.shared.keys import claude_session_key
+from donebell.shared.statedir import InvalidRecord
+from donebell.workers.gate.claude_transcript import TranscriptView, baseline_state, read_view
+from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.verdict import Verdict
 
+SETTLE_SECONDS = 0.5
+LAG_SECONDS = 3.0
+GOAL_RETRY_SECONDS = 5.0
+
+
+def _wait(reason: str, evidence: str, kind: Any, retry_in: float, watch: list[Any], **detail: Any) -> Verdict:
+    return Verdict.wait(
+        reason, evidence, kind=kind, retry_in=max(0.05, retry_in), watch=watch, detail={"reason": reason, **detail}
+    )
+
 
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
-    return Verdict.wait("gate-not-built", "Claude gate not built yet", kind="unknown")
+    """Decide one Claude candidate (strict or balanced; ``off`` never gets here)."""
+    settings, now = ctx.settings, ctx.now
+    deadline = first_seen(record, now) + settings.idle_probe_grace_seconds
+    session_id, prompt_id = record.get("session_id"), record.get("prompt_id")
+    transcript = record.get("transcript_path")
+    watch = [transcript] if isinstance(transcript, str) and transcript else []
+    assumed: list[str] = []
+
+    def unknown(reason: str, evidence: str) -> Verdict | None:
+        if now < deadline:
+            attempts = int((record.get("probe") or {}).get("attempts") or 0)
+            retry = min(
+                RETRY_BASE_SECONDS * 2 ** min(attempts, 20), settings.unknown_retry_max_seconds or 60.0, deadline - now
+            )
+            return _wait(reason, evidence, "unknown", retry, watch, grace_deadline=deadline)
+        if settings.idle_detection_mode == "strict":
+            return Verdict.suppress("unverifiable", f"{reason}: {evidence}; unresolved after the probe grace")
+        assumed.append(f"{reason}: {evidence}")
+        return None
+
+    if not (isinstance(session_id, str) and session_id and isinstance(prompt_id, str) and prompt_id):
+        return unknown("no-ids", "candidate lacks a session id or prompt id (weak identity)") or _promote(
+            record, None, assumed, ""
+        )
+
+    blocked = _check_epoch(record, ctx, session_id, prompt_id)
+    if blocked is not None:
+        return blocked
+    sources = set(record.get("sources") or [record.get("source")])
+    if "claude-stopfailure" in sources:
+        return _promote(record, None, assumed, "StopFailure: terminal by definition", outcome="failed")
+
+    stopped_at = float(record.get("updated_at") or record.get("created_at") or now)
+    if now - stopped_at < SETTLE_SECONDS:
+        return _wait(
+            "transcript-settling",
+            "waiting for the transcript to catch up with the Stop",
+            "busy",
+            SETTLE_SECONDS - (now - stopped_at),
+            watch,
+        )
+
+    if not isinstance(transcript, str) or not transcript:
+        return unknown("no-transcript", "candidate has no transcript path") or _promote(record, None, assumed, "")
+    view = read_view(transcript, prompt_id)
+    if not view.exists or view.error:
+        if now - stopped_at < LAG_SECONDS:
+            return _wait("transcript-lag", "transcript not written yet", "busy", 0.25, watch)
+        return unknown("transcript-missing", view.error or "transcript file missing") or _promote(
+            record, None, assumed, ""
+        )
+
+    goal = _check_goal(record, view, watch)
+    if isinstance(goal, Verdict):
+        return goal
+    if view.newer_prompt is not None:
+        return Verdict.suppress("superseded", f"later prompt {view.newer_prompt} in the transcript")
+    if not view.reached_prompt:
+        if now - max(stopped_at, view.mtime) < LAG_SECONDS:
+            return _wait("transcript-lag", "our prompt is not in the transcript yet", "busy", 0.25, watch)
+        v = unknown("prompt-not-in-transcript", f"no user record of prompt {prompt_id} in the tail")
+        if v is not None:
+            return v
+    elif not view.status.is_done and goal is None:
+        if now - max(stopped_at, view.mtime) < LAG_SECONDS:
+            return _wait(
+                "transcript-lag",
+                f"newest record is {view.status.event}: the transcript lags the Stop",
+                "busy",
+                0.25,
+                watch,
+            )
+        if view.status_meta:
+            # A Stop hook blocked and the same prompt goes on; its next Stop refreshes this record.
+            return _wait(
+                "turn-continuing",
+                "newest record is a meta user record (Stop hook feedback)",
+                "busy",
+                GOAL_RETRY_SECONDS,
+                watch,
+            )
+    quiet_for = now - view.mtime
+    if quiet_for < settings.idle_grace_seconds:
+        return _wait(
+            "quiet-window",
+            f"transcript changed {quiet_for:.2f}s ago",
+            "busy",
+            settings.idle_grace_seconds - quiet_for,
+            watch,
+        )
+    status = f"turn status {'done' if view.status.is_done else view.status.event} ({view.status.key})"
+    if goal == "met":
+        return _promote(record, view, assumed, f"goal met; {status}", goal="met")
+    if goal == "failed":
+        return _promote(
+            record,
+            view,
+            assumed,
+            f"goal failed (impossible); {status}",
+            outcome="failed",
+            error="goal blocked",
+            goal="blocked",
+        )
+    authority = "" if view.status.is_done else "; transcript never showed the end: the Stop is authoritative"
+    return _promote(record, view, assumed, status + authority)
+
+
+def _check_epoch(record: dict[str, Any], ctx: GateContext, session_id: str, prompt_id: str) -> Verdict | None:
+    epoch = record.get("claude_epoch")
+    if not isinstance(epoch, int) or epoch <= 0:
+        return None  # epoch-zero compatibility candidate: current-session behaviour
+    key = claude_session_key(session_id)
+    try:
+        session = ctx.state.read("claude", key)
+    except InvalidRecord as exc:
+        ctx.state.dead_letter_invalid("claude", f"{key}.json", str(exc))
+        return Verdict.suppress("claude-session-unverifiable", f"session record corrupt: {exc}")
+    if session is None:
+        return Verdict.suppress("claude-session-unverifiable", "session record missing at the commit boundary")
+    current = session.get("epoch")
+    if session.get("session_id") != session_id or not isinstance(current, int):
+        return Verdict.suppress("claude-session-unverifiable", "session record incompatible (session id / epoch)")
+    if current > epoch:
+        return Verdict.suppress(
+            "superseded", f"prompt epoch {epoch} < session epoch {current} (prompt {session.get('prompt_id')})"
+        )
+    if current < epoch or session.get("prompt_id") != prompt_id:
+        return Verdict.suppress(
+            "claude-session-unverifiable", f"session epoch {current} / prompt do not match candidate epoch {epoch}"
+        )
+    return None
+
+
+def _check_goal(record: dict[str, Any], view: TranscriptView, watch: list[Any]) -> Verdict | str | None:
+    """A verdict that ends evaluation, or the goal state to label the promotion with."""
+    baseline = record.get("goal_baseline")
+    marker = view.marker
+    if marker is not None and not marker.same_as(baseline):
+        state = marker.state
+        if state == "cleared":
+            return Verdict.remove("goal-cleared", "goal_status met+sentinel: the user cleared the goal")
+        if state == "active":
+            return _wait("goal-active", "goal_status met:false after the prompt", "busy", GOAL_RETRY_SECONDS, watch)
+        return state  # "met" | "failed"
+    if baseline_state(baseline) == "active":
+        # Anchored to an active goal: only a different terminal marker proves finality.
+        return _wait(
+            "goal-active", "prompt began with an active goal and no newer marker", "busy", GOAL_RETRY_SECONDS, watch
+        )
+    return None
+
+
+def _promote(
+    record: dict[str, Any],
+    view: TranscriptView | None,
+    assumed: list[str],
+    evidence: str,
+    *,
+    outcome: str | None = None,
+    error: str | None = None,
+    goal: str | None = None,
+) -> Verdict:
+    fields: dict[str, Any] = {"outcome": outcome or record.get("outcome") or "done"}
+    if error:
+        fields["error"] = error
+    if goal:
+        fields["goal"] = goal
+    reason = "balanced" if assumed else "idle"
+    text = "; ".join(
+        [evidence] + [f"assumed after grace: {a}" for a in assumed]
+        if evidence
+        else [f"assumed after grace: {a}" for a in assumed]
+    )
+    fingerprint = (view.size, view.mtime, view.marker.offset if view and view.marker else None) if view else ()
+    return Verdict.promote(reason, text, fields=fields, fingerprint=fingerprint)

@@ -27,7 +27,12 @@ def record_decision(record: dict[str, Any], verdict: Verdict, now: float) -> dic
     """``record`` with ``verdict`` appended to ``probe.history`` (repeats fold into one entry)."""
     probe = dict(record.get("probe") or {})
     history = list(probe.get("history") or [])
-    entry = {"at": round(now, 3), "decision": verdict.action, "reason": verdict.reason, "evidence": verdict.evidence}
+    entry: dict[str, Any] = {
+        "at": round(now, 3),
+        "decision": verdict.action,
+        "reason": verdict.reason,
+        "evidence": verdict.evidence[:500],
+    }
     last = history[-1] if history else None
     if last and (last.get("decision"), last.get("reason"), last.get("evidence")) == (
         verdict.action,
@@ -40,6 +45,8 @@ def record_decision(record: dict[str, Any], verdict: Verdict, now: float) -> dic
     else:
         history.append(entry)
     probe["history"] = history[-HISTORY_LIMIT:]
+    probe.update(verdict.probe_update)
+    probe["waiting_for"] = verdict.detail if verdict.action == "wait" else None
     probe["attempts"] = int(probe.get("attempts") or 0) + 1
     probe.setdefault("first_seen_at", first_seen(record, now))
     out = dict(record)
@@ -62,7 +69,7 @@ def next_probe_delay(record: dict[str, Any], verdict: Verdict, *, retry_max: flo
     if verdict.retry_in is not None:
         return max(0.0, min(verdict.retry_in, retry_max if retry_max > 0 else verdict.retry_in))
     attempts = int((record.get("probe") or {}).get("attempts") or 0)
-    return min(retry_max, RETRY_BASE_SECONDS * (2 ** min(attempts, 20)))
+    return float(min(retry_max, RETRY_BASE_SECONDS * (2 ** min(attempts, 20))))
 
 
 def _reread(state: StateDir, key: str, revision: object) -> dict[str, Any] | None | Literal["raced"]:
@@ -106,18 +113,13 @@ def apply(
         return _apply_locked(state, current, verdict, now, retry_max), verdict
 
 
-def _apply_locked(
-    state: StateDir, current: dict[str, Any], verdict: Verdict, now: float, retry_max: float
-) -> Applied:
+def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, now: float, retry_max: float) -> Applied:
     key = current["key"]
     decided = record_decision(current, verdict, now)
     if verdict.action == "promote":
         promoted = dict(decided)
         promoted["probe"] = {**decided["probe"], "next_probe_at": None}
-        if verdict.outcome is not None:
-            promoted["outcome"] = verdict.outcome
-        if verdict.stats is not None:
-            promoted["stats"] = verdict.stats
+        promoted.update(verdict.fields)
         state.create("outbox", records.to_outbox(promoted, verdict=verdict.reason))
         state.remove("pending", key)
         state.log("info", "promoted", key=key, verdict=verdict.reason, evidence=verdict.evidence[:200])
@@ -131,6 +133,11 @@ def _apply_locked(
         state.log("info", verdict.reason, key=key, evidence=verdict.evidence[:200])
         return "removed"
     delay = next_probe_delay(current, verdict, retry_max=retry_max)
-    decided["probe"] = {**decided["probe"], "next_probe_at": round(now + delay, 3), "wait_kind": verdict.wait_kind}
+    decided["probe"] = {
+        **decided["probe"],
+        "next_probe_at": round(now + delay, 3),
+        "wait_kind": verdict.wait_kind,
+        "watch": [str(p) for p in verdict.watch][:32],
+    }
     state.replace("pending", decided)
     return "waiting"

@@ -11,6 +11,7 @@ from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import evaluate
+from donebell.workers.gate.verdict import Verdict
 
 #: Folders that mean "this key already moved on": its pending copy is crash debris.
 _LATER = ("outbox", "sent", "suppressed", "dead")
@@ -66,6 +67,29 @@ def _watch_of(record: dict[str, Any]) -> list[Path]:
     return paths
 
 
+def _order(record: dict[str, Any], verdict: Verdict) -> tuple[float, float, str]:
+    """Which of two promotable candidates of one root is newer (turn end, epoch, then capture)."""
+    completed = verdict.fields.get("completed_at") or record.get("completed_at") or 0
+    epoch = record.get("claude_epoch")
+    turn_end = float(completed) if isinstance(completed, (int, float)) else 0.0
+    return (
+        turn_end or float(epoch if isinstance(epoch, int) else 0),
+        float(record.get("created_at") or 0),
+        record["key"],
+    )
+
+
+def _safe_evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
+    try:
+        return evaluate(record, ctx)
+    except Exception as exc:  # noqa: BLE001 - one odd candidate must not stop the pass
+        ctx.state.log(
+            "error", "gate evaluation failed", key=record.get("key"), error=f"{type(exc).__name__}: {exc}"[:300]
+        )
+        retry = min(30.0, ctx.settings.unknown_retry_max_seconds or 30.0)
+        return Verdict.wait("gate-error", f"{type(exc).__name__}: {exc}"[:300], kind="unknown", retry_in=retry)
+
+
 def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[Any, Any]) -> GatePass:
     result = GatePass()
     ctx = GateContext(state, settings, now, {}, persistent)
@@ -74,25 +98,37 @@ def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[A
     for record in due:
         groups.setdefault(root_of(record), []).append(record)
     for group in groups.values():
-        # Oldest first, so a superseded predecessor is finished before its successor is judged.
         group.sort(key=lambda r: (float(r.get("created_at") or 0), r["key"]))
-        for record in group:
-            _judge(ctx, record, result)
+        judged = [(record, _safe_evaluate(record, ctx)) for record in group]
+        promotable = [(r, v) for r, v in judged if v.action == "promote"]
+        if settings.idle_detection_mode != "off" and len(promotable) > 1:
+            # Coalescing per root thread: only the newest candidate of a root may become a notification.
+            newest = max(promotable, key=lambda rv: _order(*rv))[0]
+            judged = [
+                (
+                    r,
+                    v
+                    if v.action != "promote" or r is newest
+                    else Verdict.suppress(
+                        "superseded", f"coalesced: newer candidate {newest['key'][:12]} of the same root"
+                    ),
+                )
+                for r, v in judged
+            ]
+        for record, verdict in judged:
+            _commit(ctx, record, verdict, result)
     result.watch_paths = sorted(set(result.watch_paths))
     return result
 
 
-def _judge(ctx: GateContext, record: dict[str, Any], result: GatePass) -> None:
-    verdict = evaluate(record, ctx)
-    if verdict.action == "wait" and verdict.watch:
-        record = {**record, "probe": {**(record.get("probe") or {}), "watch": [str(p) for p in verdict.watch]}}
+def _commit(ctx: GateContext, record: dict[str, Any], verdict: Verdict, result: GatePass) -> None:
     applied, final = apply(
         ctx.state,
         record,
         verdict,
         ctx.now,
         retry_max=ctx.settings.unknown_retry_max_seconds,
-        recheck=lambda current: evaluate(current, ctx.fresh()),
+        recheck=lambda current: _safe_evaluate(current, ctx.fresh()),
     )
     if applied == "promoted":
         result.promoted += 1
@@ -104,7 +140,10 @@ def _judge(ctx: GateContext, record: dict[str, Any], result: GatePass) -> None:
         result.next_due = ctx.now  # new evidence arrived mid-decision: look again right away
     elif applied == "waiting":
         result.waiting += 1
-        probe = (ctx.state.read("pending", record["key"]) or {}).get("probe") or {}
+        try:
+            probe = (ctx.state.read("pending", record["key"]) or {}).get("probe") or {}
+        except InvalidRecord:
+            probe = {}
         next_at = probe.get("next_probe_at")
         if isinstance(next_at, (int, float)):
             result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)

@@ -30,10 +30,11 @@ class Verdict:
     evidence: str = ""
     wait_kind: WaitKind = "busy"
     retry_in: float | None = None  # wait: re-probe after this many seconds (None: exponential)
-    outcome: str | None = None  # promote: "done" | "failed" | "stopped" (None keeps the record's)
-    stats: dict[str, Any] | None = None  # promote: {"duration_ms", "total_tokens"}
+    fields: dict[str, Any] = field(default_factory=dict)  # promote: merged into the outbox record
     fingerprint: tuple[Any, ...] = ()  # promote: evidence identity the second snapshot must match
     watch: list[Path] = field(default_factory=list)  # files whose change should re-probe sooner
+    detail: dict[str, Any] | None = None  # wait: what it waits for (explain renders it)
+    probe_update: dict[str, Any] = field(default_factory=dict)  # merged into the record's probe
 
     @classmethod
     def promote(cls, reason: str, evidence: str = "", **kw: Any) -> Verdict:

@@ -1,0 +1,140 @@
+"""What a Claude transcript's tail says about one prompt: goal markers, turn status, newer prompts.
+
+One bounded reverse read (``turn_status.reverse_lines``; memory: one chunk + one line) that stops
+once it has passed the first user record of the candidate's prompt, or at :data:`SCAN_CAP`.
+Sidechain records (a subagent's chain) never count; API-error envelopes are not completions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from donebell.workers.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line, reverse_lines
+
+SCAN_CAP = 16 << 20
+
+
+@dataclass
+class Marker:
+    """One ``attachment.goal_status`` record."""
+
+    uuid: str | None
+    offset: int
+    met: bool
+    failed: bool
+    sentinel: bool
+
+    @property
+    def state(self) -> str:
+        """``cleared`` | ``met`` | ``failed`` | ``active`` (the bundle's findGoalToRestore rule)."""
+        if self.met and self.sentinel:
+            return "cleared"
+        if self.met:
+            return "met"
+        if self.failed:
+            return "failed"
+        return "active"
+
+    def same_as(self, baseline: object) -> bool:
+        """Is this the marker recorded as the prompt's baseline (uuid, else byte offset)?"""
+        if not isinstance(baseline, dict):
+            return False
+        if self.uuid and baseline.get("uuid"):
+            return bool(self.uuid == baseline.get("uuid"))
+        return baseline.get("offset") == self.offset
+
+
+def baseline_state(baseline: object) -> str | None:
+    """The goal state the prompt started with (None: no goal marker at prompt time)."""
+    if not isinstance(baseline, dict):
+        return None
+    return Marker(
+        None, -1, baseline.get("met") is True, baseline.get("failed") is True, baseline.get("sentinel") is True
+    ).state
+
+
+@dataclass
+class TranscriptView:
+    """The facts the Claude gate needs from one transcript."""
+
+    exists: bool
+    size: int = 0
+    mtime: float = 0.0
+    marker: Marker | None = None  # newest main-chain goal_status marker inside our prompt (or later)
+    status: TurnStatus = UNKNOWN  # seed-001 turn status (first recognized event, newest first)
+    status_prompt: str | None = None  # promptId of the user record that decided "working"
+    status_meta: bool = False  # that user record is isMeta (e.g. "Stop hook feedback": the turn goes on)
+    newer_prompt: str | None = None  # a user record of another, later prompt
+    reached_prompt: bool = False  # our prompt's user records were found (markers can be placed)
+    error: str | None = None
+
+
+def read_view(path: str, prompt_id: str | None, cap: int = SCAN_CAP) -> TranscriptView:
+    """Scan ``path`` backward for ``prompt_id``'s evidence."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return TranscriptView(False)
+    except OSError as exc:
+        return TranscriptView(False, error=exc.strerror)
+    out = TranscriptView(True, st.st_size, st.st_mtime)
+    status_found = False
+    seen_own = False
+    first_marker: Marker | None = None
+    other_prompt: str | None = None
+    try:
+        for line, offset in reverse_lines(path, cap):
+            obj = parse_line(line)
+            if obj is None or obj.get("isSidechain") is True:
+                continue
+            if first_marker is None:
+                first_marker = _marker(obj, offset)
+            if not status_found:
+                found = classify_claude(obj, line)
+                if found is not None:
+                    verdict, key, at, event = found
+                    out.status = TurnStatus(verdict == "done", key, at, event)
+                    status_found = True
+                    if verdict == "working":
+                        out.status_prompt = _str(obj.get("promptId"))
+                        out.status_meta = obj.get("isMeta") is True
+            if obj.get("type") != "user":
+                continue
+            pid = _str(obj.get("promptId"))
+            if pid is not None and pid == prompt_id:
+                seen_own = True
+                # A marker newer than one of our prompt's user records belongs to our prompt (or later).
+                if first_marker is not None and out.marker is None:
+                    out.marker = first_marker
+            elif seen_own:
+                out.reached_prompt = True  # an older prompt: everything further back is history
+                break
+            elif pid is not None and other_prompt is None:
+                other_prompt = pid
+    except OSError as exc:
+        out.error = exc.strerror
+    if seen_own:
+        out.reached_prompt = True
+        out.newer_prompt = other_prompt  # seen before ours, so later than ours
+    return out
+
+
+def _marker(obj: dict[str, Any], offset: int) -> Marker | None:
+    if obj.get("type") != "attachment":
+        return None
+    attachment = obj.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "goal_status":
+        return None
+    return Marker(
+        _str(obj.get("uuid")),
+        offset,
+        attachment.get("met") is True,
+        attachment.get("failed") is True,
+        attachment.get("sentinel") is True,
+    )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

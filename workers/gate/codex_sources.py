@@ -1,0 +1,203 @@
+"""Where the Codex gate finds its evidence: rollout paths, thread rows, spawn edges, goals.
+
+Everything is read-only (``shared.codex_db``: ``mode=ro`` + ``query_only``) and tolerant: a
+missing, locked or foreign-schema database yields "unavailable", never an exception, and never
+"busy" by itself. Results are cached for one pass in ``GateContext.cache``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from donebell.shared import codex_db, codex_meta
+from donebell.shared.paths import codex_home as default_codex_home
+from donebell.workers.gate.context import GateContext
+
+#: Goal statuses that release the root (facts/codex.md §3, §7); only "active" holds it.
+GOAL_STATUSES = ("active", "paused", "blocked", "usage_limited", "budget_limited", "complete")
+
+
+@dataclass(frozen=True)
+class Homes:
+    """The Codex home and SQLite home a candidate's evidence lives in."""
+
+    codex_home: Path
+    sqlite_home: Path
+
+
+def homes(record: dict[str, Any]) -> Homes:
+    """From the record (the hook/scanner saw them), else the environment's defaults."""
+    home = record.get("codex_home")
+    codex = Path(home) if isinstance(home, str) and home else default_codex_home()
+    sqlite = record.get("sqlite_home")
+    if isinstance(sqlite, str) and sqlite:
+        return Homes(codex, Path(sqlite))
+    env = os.environ.get("CODEX_SQLITE_HOME")
+    if env and not (isinstance(home, str) and home):
+        return Homes(codex, Path(env))
+    return Homes(codex, codex)
+
+
+def _db_query(
+    ctx: GateContext, h: Homes, db: str, sql: str, params: tuple[object, ...]
+) -> list[tuple[object, ...]] | None:
+    """Rows, or None when the database is unavailable; cached for the pass."""
+    cache_key = ("db", str(h.sqlite_home), db, sql, params)
+    if cache_key in ctx.cache:
+        cached: list[tuple[object, ...]] | None = ctx.cache[cache_key]
+        return cached
+    rows: list[tuple[object, ...]] | None
+    try:
+        conn = codex_db.open_ro(codex_db.db_path(db, h.sqlite_home))
+        try:
+            rows = codex_db.query(conn, sql, params)
+        finally:
+            conn.close()
+    except codex_db.CodexDbUnavailable:
+        rows = None
+    ctx.cache[cache_key] = rows
+    return rows
+
+
+def thread_row(ctx: GateContext, h: Homes, thread_id: str) -> tuple[str | None, str | None] | None:
+    """``(rollout_path, source)`` from ``state_5.threads``; None if unavailable or unknown."""
+    rows = _db_query(ctx, h, codex_db.STATE_DB, "SELECT rollout_path, source FROM threads WHERE id = ?", (thread_id,))
+    if not rows:
+        return None
+    path, source = rows[0]
+    return (path if isinstance(path, str) else None, source if isinstance(source, str) else None)
+
+
+def goal_status(ctx: GateContext, h: Homes, thread_id: str) -> tuple[str | None, str]:
+    """``(status, evidence)``; status None when there is no goal or the database is unavailable."""
+    rows = _db_query(ctx, h, codex_db.GOALS_DB, "SELECT status FROM thread_goals WHERE thread_id = ?", (thread_id,))
+    if rows is None:
+        return None, "goal database unavailable (not treated as active)"
+    if not rows:
+        return None, "no goal"
+    status = rows[0][0]
+    return (status if isinstance(status, str) else None), f"goal status {status}"
+
+
+def child_ids(ctx: GateContext, h: Homes, parent: str) -> tuple[set[str], list[str]]:
+    """Direct children of ``parent`` from spawn edges and ``threads.source``; plus notes."""
+    notes: list[str] = []
+    children: set[str] = set()
+    edges = _db_query(
+        ctx,
+        h,
+        codex_db.STATE_DB,
+        "SELECT child_thread_id FROM thread_spawn_edges WHERE parent_thread_id = ?",
+        (parent,),
+    )
+    if edges is None:
+        notes.append("spawn edges unavailable")
+    else:
+        children.update(str(r[0]) for r in edges if isinstance(r[0], str))
+    # `codex exec` children may have no edge row: their threads.source names the parent.
+    rows = _db_query(
+        ctx,
+        h,
+        codex_db.STATE_DB,
+        "SELECT id, source FROM threads WHERE source LIKE ?",
+        (f'%"parent_thread_id":"{parent}"%',),
+    )
+    for row in rows or []:
+        ident = codex_meta.classify_threads_source(row[1], row[0] if isinstance(row[0], str) else None)
+        if ident.parent_thread_id == parent and ident.thread_id:
+            children.add(ident.thread_id)
+    return children, notes
+
+
+def session_dirs(codex_home: Path, since: float, now: float) -> list[Path]:
+    """``sessions/YYYY/MM/DD`` folders (UTC) from ``since`` to ``now`` (at most 8 days)."""
+    out: list[Path] = []
+    day = datetime.fromtimestamp(max(since, now - 7 * 86400), UTC).date()
+    last = datetime.fromtimestamp(now, UTC).date()
+    while day <= last:
+        out.append(codex_home / "sessions" / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}")
+        day += timedelta(days=1)
+    return out
+
+
+def find_rollout(ctx: GateContext, h: Homes, thread_id: str, hint: object = None) -> Path | None:
+    """The rollout of ``thread_id``: the record's path, the thread index, then a bounded search."""
+    if isinstance(hint, str) and hint and Path(hint).name.endswith(f"{thread_id}.jsonl") and os.path.isfile(hint):
+        return Path(hint)
+    memo = ctx.persistent.setdefault("rollout_paths", {})
+    known = memo.get(thread_id)
+    if known and os.path.isfile(known):
+        return Path(known)
+    row = thread_row(ctx, h, thread_id)
+    if row and row[0] and os.path.isfile(row[0]):
+        memo[thread_id] = row[0]
+        return Path(row[0])
+    if isinstance(hint, str) and hint and os.path.isfile(hint):
+        return Path(hint)
+    for folder in reversed(session_dirs(h.codex_home, ctx.now - 7 * 86400, ctx.now)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(f"-{thread_id}.jsonl"):
+                memo[thread_id] = str(folder / name)
+                return folder / name
+    return None
+
+
+def children_on_disk(ctx: GateContext, h: Homes, parent: str, since: float) -> dict[str, Path]:
+    """Rollouts modified since ``since`` whose ``session_meta`` names ``parent`` as their parent.
+
+    The fallback for children with neither an edge row nor a thread row yet. First lines are
+    cached per (path, inode): a rollout's session_meta never changes.
+    """
+    metas: dict[tuple[str, int], codex_meta.ThreadIdentity] = ctx.persistent.setdefault("session_meta", {})
+    found: dict[str, Path] = {}
+    listing_key = ("listing", str(h.codex_home), int(since))
+    listing = ctx.cache.get(listing_key)
+    if listing is None:
+        listing = []
+        for folder in session_dirs(h.codex_home, since, ctx.now):
+            try:
+                with os.scandir(folder) as it:
+                    for entry in it:
+                        if entry.name.startswith("rollout-") and entry.name.endswith(".jsonl"):
+                            st = entry.stat()
+                            if st.st_mtime >= since:
+                                listing.append((entry.path, st.st_ino))
+            except OSError:
+                continue
+        ctx.cache[listing_key] = listing
+    for path, ino in listing:
+        ident = metas.get((path, ino))
+        if ident is None:
+            ident = codex_meta.classify_rollout(path)
+            if ident.classification != "unknown":
+                metas[(path, ino)] = ident
+        if ident.parent_thread_id == parent and ident.thread_id and ident.thread_id != parent:
+            found[ident.thread_id] = Path(path)
+    return found
+
+
+def classify_thread(ctx: GateContext, h: Homes, thread_id: str, rollout: Path | None) -> codex_meta.ThreadIdentity:
+    """Root / subagent / unknown from the rollout's first line, then ``threads.source``."""
+    if rollout is not None:
+        ident = codex_meta.classify_rollout(rollout)
+        if ident.classification != "unknown":
+            return ident
+    row = thread_row(ctx, h, thread_id)
+    if row and row[1]:
+        return codex_meta.classify_threads_source(row[1], thread_id)
+    why = "no rollout and no thread row" if rollout is None else "rollout first line unreadable, no thread row"
+    return codex_meta.ThreadIdentity("unknown", thread_id, evidence=why)
+
+
+def summarize_json(value: object, limit: int = 120) -> str:
+    """Short JSON for evidence strings."""
+    return json.dumps(value, ensure_ascii=False, default=str)[:limit]
