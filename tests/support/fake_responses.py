@@ -55,7 +55,7 @@ class Stall(Step):
     """Send 200 and hold the stream open until `release_stalls()` (or stop), then serve `then`.
 
     Used to catch a turn mid-request, e.g. to SIGINT it. With `then=None` the connection is
-    simply closed on release.
+    simply closed on release. `then` must be a streamed step: the 200 status is already sent.
     """
 
     then: Step | None = None
@@ -92,7 +92,8 @@ class ScriptedServer:
         self._ids = itertools.count(1)
         self._stalled = threading.Condition(self._lock)
         self._stall_requests: list[RecordedRequest] = []
-        self._release = threading.Event()
+        self._held: list[threading.Event] = []  # one per stalled request still held
+        self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -124,7 +125,8 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
-        self._release.set()  # let stalled handlers finish so their threads end
+        self._stopping.set()  # let stalled handlers finish so their threads end
+        self.release_stalls()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -164,15 +166,30 @@ class ScriptedServer:
         with self._lock:
             return len(self._queues.get(route, []))
 
-    def wait_for_stall(self, timeout: float = 30.0) -> RecordedRequest:
-        """Block until some request is held by a `Stall` step; return that request."""
+    def wait_for_stall(self, count: int = 1, timeout: float = 30.0) -> RecordedRequest:
+        """Block until `count` requests have hit a `Stall` step; return the count-th one."""
         with self._stalled:
-            if not self._stalled.wait_for(lambda: bool(self._stall_requests), timeout):
-                raise TimeoutError(f"no stalled request within {timeout}s; saw {len(self._requests)} requests")
-            return self._stall_requests[0]
+            if not self._stalled.wait_for(lambda: len(self._stall_requests) >= count, timeout):
+                raise TimeoutError(f"no stalled request #{count} within {timeout}s; saw {len(self._requests)} requests")
+            return self._stall_requests[count - 1]
 
     def release_stalls(self) -> None:
-        self._release.set()
+        """Let every request held right now continue; later `Stall` steps hold again."""
+        with self._lock:
+            held, self._held = self._held, []
+        for ev in held:
+            ev.set()
+
+    def wait_for_requests(self, count: int, route: str | None = None, timeout: float = 30.0) -> list[RecordedRequest]:
+        """Poll until at least `count` requests (of `route`, if given) were seen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.requests if route is None else self.requests_for(route)
+            if len(got) >= count:
+                return got
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"saw {len(got)} of {count} requests (route={route}) in {timeout}s")
+            time.sleep(0.02)
 
     def next_id(self, prefix: str) -> str:
         return f"{prefix}_fake_{next(self._ids)}"
@@ -245,10 +262,16 @@ class ScriptedServer:
         h.end_headers()
         h.wfile.flush()
         if isinstance(step, Stall):
+            held = threading.Event()
             with self._stalled:
+                if self._stopping.is_set():
+                    return
+                self._held.append(held)
                 self._stall_requests.append(req)
                 self._stalled.notify_all()
-            self._release.wait()
+            held.wait()
+            if self._stopping.is_set():
+                return
             if step.then is None:
                 return
             step = step.then
@@ -337,6 +360,15 @@ def spawned_agent_ids(req: RecordedRequest) -> list[str]:
             if isinstance(out, dict) and isinstance(out.get("agent_id"), str):
                 ids.append(out["agent_id"])
     return ids
+
+
+def turn_metadata(req: RecordedRequest) -> JSON:
+    """Codex's `x-codex-turn-metadata` header (thread_id, turn_id, thread_source, ...)."""
+    try:
+        meta = json.loads(req.headers.get("x-codex-turn-metadata", "{}"))
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def codex_route(req: RecordedRequest) -> str:

@@ -1,0 +1,32 @@
+"""Fixtures for the end-to-end tests that drive the real codex and claude CLIs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import npm_clis
+
+from e2e.recorder import Recorder
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Everything under tests/e2e is end-to-end, so `-m "not e2e"` deselects it all.
+    for item in items:
+        if "tests/e2e/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def agent_clis() -> tuple[Path, Path]:
+    """(codex, claude) native binaries; installs them on first use, skips only without npm."""
+    reason = npm_clis.skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    return npm_clis.codex_binary(), npm_clis.claude_binary()
+
+
+@pytest.fixture
+def recorder(tmp_path: Path) -> Recorder:
+    """A fresh folder of hook/notify records for one test."""
+    return Recorder(tmp_path / "records")
