@@ -1,0 +1,202 @@
+"""``donebell install`` and ``donebell uninstall``.
+
+Both plan every file change first (agents' files, donebell's config and install record, the
+service launcher), then either print the exact diffs (``--dry-run``) or apply them with a
+timestamped backup of each edited user file. Writing order keeps the user's notify program
+recoverable at every step: install writes ``chain_notify`` before it replaces ``notify``, uninstall
+restores ``notify`` before it drops ``chain_notify``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from donebell.shared import paths
+from donebell.supervisor import install_claude, install_codex, install_service
+from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp
+from donebell.supervisor.install_service import SERVICES, ServicePlan, Step
+from donebell.supervisor.managed import ExecutableNotFound, donebell_executable
+from donebell.supervisor.own_config import KEEP, current_chain, plan_config, plan_record, read_record
+from donebell.supervisor.plans import AgentPlan
+from donebell.supervisor.purge import PurgeRefused, purge
+from donebell.supervisor.runner import Runner, SubprocessRunner
+from donebell.supervisor.summary import print_install_summary
+
+
+def _parser(command: str) -> argparse.ArgumentParser:
+    what = "Wire" if command == "install" else "Unwire"
+    parser = argparse.ArgumentParser(
+        prog=f"donebell {command}",
+        description=f"{what} the agents' hooks and the background service (default: every agent found).",
+    )
+    parser.add_argument("--codex", action="store_true", help="only Codex ($CODEX_HOME, default ~/.codex)")
+    parser.add_argument("--claude", action="store_true", help="only Claude Code ($CLAUDE_CONFIG_DIR, default ~/.claude)")
+    parser.add_argument("--service", choices=SERVICES, help="service manager (default: this platform's)")
+    parser.add_argument("--dry-run", action="store_true", help="print the exact diff of each file; change nothing")
+    if command == "uninstall":
+        parser.add_argument("--purge", action="store_true", help="also delete donebell's state and config")
+        parser.add_argument("--yes", action="store_true", help="do not ask before --purge deletes")
+    return parser
+
+
+def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool]:
+    """Which agents to wire: the flags, else every agent whose home exists or whose CLI is on PATH."""
+    if args.codex or args.claude:
+        return args.codex, args.claude
+    codex = "CODEX_HOME" in os.environ or paths.codex_home().is_dir() or runner.which("codex") is not None
+    claude = (
+        "CLAUDE_CONFIG_DIR" in os.environ or paths.claude_config_dir().is_dir() or runner.which("claude") is not None
+    )
+    return codex, claude
+
+
+def _run_steps(steps: list[Step], runner: Runner, out: TextIO) -> bool:
+    for step in steps:
+        result = runner.run(list(step.argv), timeout=60)
+        if not result.ok and not step.may_fail:
+            out.write(f"  failed: {' '.join(step.argv)}: {result.brief()}\n")
+            return False
+    return True
+
+
+def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: TextIO) -> None:
+    for change in changes:
+        if change.changed:
+            out.write(change.diff())
+        else:
+            out.write(f"# {change.path}: unchanged\n")
+    if service is not None:
+        for step in [*service.before, *service.after]:
+            out.write(f"# would run: {' '.join(step.argv)}\n")
+
+
+def _apply_all(changes: list[FileChange], out: TextIO) -> bool:
+    stamp = backup_stamp()
+    for change in changes:
+        try:
+            backup = apply(change, stamp)
+        except EditError as exc:
+            out.write(f"donebell: {exc}\n")
+            return False
+        if backup is not None:
+            out.write(f"  backup: {backup}\n")
+    return True
+
+
+def _apply_service(plan: ServicePlan, runner: Runner, out: TextIO) -> bool:
+    if not _run_steps(plan.before, runner, out):
+        return False
+    if plan.change is not None and not _apply_all([plan.change], out):
+        return False
+    return _run_steps(plan.after, runner, out)
+
+
+def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    runner = runner or SubprocessRunner()
+    args = _parser("install").parse_args(argv)
+    try:
+        executable = donebell_executable()
+        with_codex, with_claude = _agents(args, runner)
+        config_file = paths.config_path()
+        record: dict[str, Any] = read_record(config_file)
+        plans: list[AgentPlan] = []
+        if with_codex:
+            plans.append(install_codex.plan_install(paths.codex_home(), executable, record))
+            record = plans[-1].record
+        if with_claude:
+            exec_form = install_claude.use_exec_form(install_claude.claude_version(runner))
+            plans.append(install_claude.plan_install(paths.claude_config_dir(), executable, record, exec_form=exec_form))
+            record = plans[-1].record
+        chain = plans[0].chain if with_codex else KEEP
+        # chain_notify and the record first: the user's notify is saved before it is replaced.
+        own = [plan_record(config_file, record), plan_config(config_file, chain=chain)]
+        kind = args.service or install_service.default_service(runner)
+        service = install_service.plan_install(kind, executable, runner) if kind != "none" else None
+    except (EditError, ExecutableNotFound, ValueError) as exc:
+        out.write(f"donebell install: {exc}\n")
+        return 1
+    if not plans:
+        out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
+    changes = own + [c for plan in plans for c in plan.changes]
+    if args.dry_run:
+        _show_plan([*changes, *([service.change] if service and service.change else [])], service, out)
+        return 0
+    if not _apply_all(changes, out):
+        return 1
+    service_ok = service is None or _apply_service(service, runner, out)
+    print_install_summary(plans, service, service_ok=service_ok, kind=kind, out=out)
+    return 0 if service_ok or args.service is None else 1
+
+
+def main_uninstall(
+    argv: list[str], *, runner: Runner | None = None, out: TextIO | None = None, stdin: TextIO | None = None
+) -> int:
+    out = out or sys.stdout
+    stdin = stdin or sys.stdin
+    runner = runner or SubprocessRunner()
+    args = _parser("uninstall").parse_args(argv)
+    every = not (args.codex or args.claude)
+    config_file = paths.config_path()
+    try:
+        record = read_record(config_file)
+        plans: list[AgentPlan] = []
+        if args.codex or every:
+            plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
+            record = plans[-1].record
+        if args.claude or every:
+            plans.append(install_claude.plan_uninstall(paths.claude_config_dir(), record))
+            record = plans[-1].record
+        chain = plans[0].chain if (args.codex or every) else KEEP
+        # Agents' files first: notify is restored before chain_notify is dropped.
+        own = [plan_config(config_file, chain=chain, create=False), plan_record(config_file, record)]
+        kind = args.service or _platform_service()
+        service = install_service.plan_uninstall(kind, runner) if kind != "none" else None
+    except EditError as exc:
+        out.write(f"donebell uninstall: {exc}\n")
+        return 1
+    changes = [c for plan in plans for c in plan.changes] + own
+    if args.dry_run:
+        _show_plan([*([service.change] if service and service.change else []), *changes], service, out)
+        if args.purge:
+            out.write(f"# would delete: {paths.state_dir_path()} and {config_file}\n")
+        return 0
+    ok = service is None or _apply_service(service, runner, out)
+    ok = _apply_all(changes, out) and ok
+    for plan in plans:
+        for message in plan.messages:
+            out.write(f"  {plan.agent}: {message}\n")
+    for message in service.messages if service else []:
+        out.write(f"  service: {message}\n")
+    if args.purge:
+        ok = _purge(args.yes, config_file, out, stdin) and ok
+    return 0 if ok else 1
+
+
+def _platform_service() -> str:
+    return {"win32": "task-scheduler", "darwin": "launchd"}.get(sys.platform, "systemd")
+
+
+def _purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: TextIO) -> bool:
+    state = paths.state_dir_path()
+    if not assume_yes:
+        if not stdin.isatty():
+            out.write("donebell uninstall: --purge needs confirmation; pass --yes to delete without asking\n")
+            return False
+        out.write(f"Delete donebell's state ({state}) and config ({config_file.parent})? [y/N] ")
+        out.flush()
+        if stdin.readline().strip().lower() not in ("y", "yes"):
+            out.write("  purge skipped\n")
+            return True
+    try:
+        purge(state, config_file)
+    except PurgeRefused as exc:
+        out.write(f"donebell uninstall: {exc}\n")
+        return False
+    out.write(f"  purged {state} and {config_file}\n")
+    return True
+

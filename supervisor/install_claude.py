@@ -1,0 +1,83 @@
+"""Claude Code wiring: managed handlers for Stop, StopFailure, UserPromptSubmit and Notification
+in ``$CLAUDE_CONFIG_DIR/settings.json``, everything else in the file preserved byte for byte.
+
+Exec form (``"command": <donebell>, "args": ["hook", "claude"]``, no shell) is used when the
+installed Claude Code is known to support ``args`` (verified on 2.1.197, the pinned version), and on
+Windows where the shell would be PowerShell. Otherwise the shell form with a quoted path: an older
+Claude that dropped an unknown ``args`` would run bare ``donebell``, which exits 2, and a Stop hook
+exiting 2 makes Claude continue the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from donebell.supervisor.edits import EditError, FileChange, target_of
+from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
+from donebell.supervisor.managed import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
+from donebell.supervisor.plans import AgentPlan, created_files, load_json
+from donebell.supervisor.runner import Runner
+
+#: First Claude Code version on which donebell verified the ``args`` exec form.
+EXEC_FORM_SINCE = (2, 1, 197)
+
+
+def claude_version(runner: Runner) -> tuple[int, ...] | None:
+    """The installed ``claude --version`` (e.g. ``2.1.197 (Claude Code)``), if it answers."""
+    program = runner.which("claude")
+    if program is None:
+        return None
+    result = runner.run([program, "--version"], timeout=15)
+    match = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", result.stdout) if result.ok else None
+    return tuple(int(p) for p in match.groups()) if match else None
+
+
+def use_exec_form(version: tuple[int, ...] | None) -> bool:
+    return sys.platform == "win32" or (version is not None and version >= EXEC_FORM_SINCE)
+
+
+def plan_install(config_dir: Path, executable: str, record: dict[str, Any], *, exec_form: bool) -> AgentPlan:
+    plan = AgentPlan("Claude Code", record=json.loads(json.dumps(record)))
+    path = target_of(config_dir / "settings.json")
+    old, bom, doc = load_json(path)
+    groups = {event: claude_group(event, executable, exec_form=exec_form) for event in CLAUDE_EVENTS}
+    if doc is None:
+        new = json.dumps({"hooks": {event: [group] for event, group in groups.items()}}, indent=2) + "\n"
+        created_files(plan.record).append(str(path))
+    else:
+        try:
+            for event, group in groups.items():
+                ensure_group(doc, event, group, CLAUDE_ARGS)
+        except HookShapeError as exc:
+            raise EditError(f"{path}: {exc}; nothing was changed") from None
+        new = bom + doc.text
+    plan.changes.append(FileChange(path, old, new, "Claude settings"))
+    form = "exec form" if exec_form else "shell form"
+    state = "already in place" if old == new else "added"
+    plan.messages.append(f"{path}: {', '.join(CLAUDE_EVENTS)} hooks {state} ({form})")
+    return plan
+
+
+def plan_uninstall(config_dir: Path, record: dict[str, Any]) -> AgentPlan:
+    plan = AgentPlan("Claude Code", record=json.loads(json.dumps(record)))
+    path = target_of(config_dir / "settings.json")
+    old, bom, doc = load_json(path)
+    if doc is None:
+        return plan
+    try:
+        removed = sum(remove_managed(doc, event, CLAUDE_ARGS) for event in CLAUDE_EVENTS)
+    except HookShapeError as exc:
+        raise EditError(f"{path}: {exc}; nothing was changed") from None
+    new: str | None = bom + doc.text
+    created = created_files(plan.record)
+    if str(path) in created:
+        created.remove(str(path))
+        if doc.value(()) == {}:
+            new = None
+    plan.changes.append(FileChange(path, old, new, "Claude settings", backup=new is not None))
+    plan.messages.append(f"{path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook"))
+    return plan

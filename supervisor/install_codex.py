@@ -1,0 +1,187 @@
+"""Codex wiring: the managed Stop hook in ``hooks.json`` and ``notify`` in ``config.toml``.
+
+Both are planned as :class:`~donebell.supervisor.edits.FileChange` objects (nothing is written
+here). ``config.toml`` is edited with tomlkit, which keeps comments, order and the formatting of
+every other key; the user's previous ``notify`` moves to donebell's ``chain_notify`` (the hook runs
+it first) and its exact TOML text goes to the install record so uninstall can put it back verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from donebell.supervisor.edits import EditError, FileChange, read_text, split_bom, target_of
+from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
+from donebell.supervisor.managed import (
+    CODEX_NOTIFY_ARGS,
+    CODEX_STOP_ARGS,
+    codex_notify,
+    codex_stop_group,
+    is_managed_argv,
+)
+from donebell.supervisor.plans import AgentPlan, created_files, load_json
+from tomlkit.exceptions import TOMLKitError
+
+REVIEW_STEP = (
+    "open Codex, run /hooks and trust the donebell Stop hook (`donebell hook codex-stop`); "
+    "until then the legacy notify and the rollout scanner still deliver"
+)
+REVIEW_HINT = "Codex skips an untrusted hook silently: " + REVIEW_STEP
+
+
+def codex_hooks_problem(doc: Any) -> str | None:
+    """Why Codex 0.171 would reject this hooks.json as a whole (it then runs none of its hooks).
+
+    Codex parses the file strictly: only ``description`` and ``hooks`` at the top, and a timeout
+    must be a non-negative whole number (``30.0`` or ``-1`` fail the entire file).
+    """
+    if not isinstance(doc, dict):
+        return "the top level is not an object"
+    extra = sorted(set(doc) - {"description", "hooks"})
+    if extra:
+        return f"unknown top-level key(s) {', '.join(extra)} (only description and hooks are allowed)"
+    events = doc.get("hooks")
+    for event, groups in events.items() if isinstance(events, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            for handler in group.get("hooks", ()) if isinstance(group, dict) else ():
+                timeout = handler.get("timeout") if isinstance(handler, dict) else None
+                if timeout is not None and (type(timeout) is not int or timeout < 0):
+                    return f"{event}: timeout {timeout!r} is not a whole number of seconds"
+    return None
+
+
+def _parse_toml(path: Path, text: str) -> tomlkit.TOMLDocument:
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise EditError(f"{path}: not valid TOML ({exc}); fix it, nothing was changed") from None
+
+
+def _without_notify(text: str) -> str:
+    doc = tomlkit.parse(text)
+    del doc["notify"]
+    return tomlkit.dumps(doc)
+
+
+def _insert_notify(text: str, argv: list[str]) -> str:
+    """Add a top-level notify such that deleting it again gives back ``text`` exactly."""
+    doc = tomlkit.parse(text)
+    doc["notify"] = argv
+    candidate = tomlkit.dumps(doc)
+    if _without_notify(candidate) == text:
+        return candidate
+    newline = "\r\n" if "\r\n" in text else "\n"
+    first_line = "notify = " + tomlkit.item(argv).as_string() + newline
+    if _without_notify(first_line + text) == text:  # e.g. a file with only tables
+        return first_line + text
+    return candidate
+
+
+def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPlan:
+    plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
+    hooks_path = target_of(home / "hooks.json")
+    old, bom, doc = load_json(hooks_path)
+    group = codex_stop_group(executable)
+    if doc is None:
+        new = json.dumps({"hooks": {"Stop": [group]}}, indent=2) + "\n"
+        created_files(plan.record).append(str(hooks_path))
+    else:
+        try:
+            ensure_group(doc, "Stop", group, CODEX_STOP_ARGS)
+        except HookShapeError as exc:
+            raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
+        new = bom + doc.text
+        problem = codex_hooks_problem(doc.value(()))
+        if problem:
+            plan.messages.append(f"warning: Codex cannot load {hooks_path} ({problem}); none of its hooks run")
+    plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks"))
+    plan.messages.append(f"{hooks_path}: Stop hook " + ("already in place" if old == new else "added"))
+
+    config_path = target_of(home / "config.toml")
+    old_toml = read_text(config_path)
+    ours = codex_notify(executable)
+    if old_toml is None:
+        new_toml = "notify = " + tomlkit.item(ours).as_string() + "\n"
+        created_files(plan.record).append(str(config_path))
+    else:
+        toml_bom, body = split_bom(old_toml)
+        tdoc = _parse_toml(config_path, body)
+        current = tdoc.unwrap().get("notify")
+        if current is None:
+            body = _insert_notify(body, ours)
+        elif is_managed_argv(current, CODEX_NOTIFY_ARGS):
+            if current != ours:
+                tdoc["notify"] = ours  # an older install's path: same slot, new path
+                body = tomlkit.dumps(tdoc)
+        elif isinstance(current, list) and current and all(isinstance(a, str) for a in current):
+            plan.record["codex_notify"] = {"toml": tdoc["notify"].as_string(), "value": current}
+            plan.chain = current
+            tdoc["notify"] = ours
+            body = tomlkit.dumps(tdoc)
+            plan.messages.append(f"your previous notify {current} now runs first, from donebell's chain_notify")
+        else:
+            raise EditError(f"{config_path}: notify is not a list of strings; fix it, nothing was changed")
+        new_toml = toml_bom + body
+    plan.changes.append(FileChange(config_path, old_toml, new_toml, "Codex config"))
+    plan.messages.append(f"{config_path}: notify " + ("already donebell" if old_toml == new_toml else "set to donebell"))
+    return plan
+
+
+def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) -> AgentPlan:
+    plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
+    created = created_files(plan.record)
+    hooks_path = target_of(home / "hooks.json")
+    old, bom, doc = load_json(hooks_path)
+    if doc is not None:
+        try:
+            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS)
+        except HookShapeError as exc:
+            raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
+        new: str | None = bom + doc.text
+        if str(hooks_path) in created and doc.value(()) == {}:
+            new = None  # install created this file: remove it again
+        if str(hooks_path) in created:
+            created.remove(str(hooks_path))
+        plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=new is not None))
+        plan.messages.append(f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook"))
+
+    config_path = target_of(home / "config.toml")
+    old_toml = read_text(config_path)
+    if old_toml is not None:
+        toml_bom, body = split_bom(old_toml)
+        tdoc = _parse_toml(config_path, body)
+        current = tdoc.unwrap().get("notify")
+        if is_managed_argv(current, CODEX_NOTIFY_ARGS):
+            saved = plan.record.pop("codex_notify", None)
+            if chain:
+                tdoc["notify"] = _saved_item(saved, chain)
+                plan.messages.append(f"{config_path}: notify restored to {chain}")
+            else:
+                del tdoc["notify"]
+                plan.messages.append(f"{config_path}: donebell notify removed")
+            plan.chain = None
+            body = tomlkit.dumps(tdoc)
+        elif chain:
+            plan.messages.append(
+                f"{config_path}: notify is not donebell's; left as is (your earlier notify {chain} stays in chain_notify)"
+            )
+        new_toml: str | None = toml_bom + body
+        if str(config_path) in created:
+            created.remove(str(config_path))
+            if not body.strip():
+                new_toml = None
+        plan.changes.append(FileChange(config_path, old_toml, new_toml, "Codex config", backup=new_toml is not None))
+    return plan
+
+
+def _saved_item(saved: object, chain: list[str]) -> Any:
+    """The user's notify as they wrote it (install record), else a plain TOML array."""
+    if isinstance(saved, dict) and saved.get("value") == chain and isinstance(saved.get("toml"), str):
+        try:
+            return tomlkit.parse("notify = " + saved["toml"])["notify"]
+        except TOMLKitError:
+            pass
+    return chain

@@ -1,0 +1,148 @@
+"""What donebell writes into the agents' config files, and how it recognizes its own entries again.
+
+A managed entry is a command handler (or Codex ``notify``) whose program is an executable named
+``donebell`` (``donebell.exe``) and whose arguments are exactly one of the hook subcommands:
+
+* Codex ``hooks.json`` Stop handler: ``"command": "<abs donebell> hook codex-stop"`` (shell string);
+* Codex ``config.toml``: ``notify = ["<abs donebell>", "hook", "codex-notify"]``;
+* Claude ``settings.json``: ``"command": "<abs donebell>", "args": ["hook", "claude"]`` (exec form)
+  or ``"command": "<abs donebell> hook claude"`` (shell form, for versions without ``args``).
+
+Recognition ignores the directory, so an entry written by an older install (another venv, a moved
+checkout) is still found, replaced by ``install`` and removed by ``uninstall``; anything with extra
+arguments or another program name is the user's and is never touched.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import posixpath
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PROGRAM_NAMES = ("donebell", "donebell.exe")
+CODEX_STOP_ARGS = ("hook", "codex-stop")
+CODEX_NOTIFY_ARGS = ("hook", "codex-notify")
+CLAUDE_ARGS = ("hook", "claude")
+#: Seconds the agent waits for a hook; donebell's hooks return in tens of milliseconds.
+HOOK_TIMEOUT = 30
+
+
+class ExecutableNotFound(Exception):
+    """No installed ``donebell`` console script was found next to Python or on PATH."""
+
+
+def donebell_executable() -> str:
+    """Absolute path of the ``donebell`` console script of THIS installation.
+
+    The one beside the running interpreter comes first (a venv's ``bin``/``Scripts``), so a
+    different ``donebell`` earlier on PATH (pipx, another venv) is not wired by mistake.
+    """
+    here = Path(sys.executable).parent
+    names = ("donebell.exe", "donebell") if sys.platform == "win32" else ("donebell",)
+    for folder in (here, here / "Scripts", here / "bin"):
+        for name in names:
+            candidate = folder / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return os.path.abspath(candidate)
+    found = shutil.which("donebell")
+    if found:
+        return os.path.abspath(found)
+    raise ExecutableNotFound(
+        f"cannot find the donebell command next to {sys.executable} or on PATH; install the package first"
+    )
+
+
+def is_donebell_program(program: object) -> bool:
+    """True if ``program`` names an executable called donebell (any directory, either OS)."""
+    if not isinstance(program, str) or not program:
+        return False
+    names = {posixpath.basename(program).lower(), ntpath.basename(program).lower()}
+    return bool(names & set(PROGRAM_NAMES))
+
+
+def shell_command(executable: str, *args: str) -> str:
+    """A command line for a hook that runs through a shell, quoted for this OS."""
+    if sys.platform == "win32":
+        return subprocess.list2cmdline([executable, *args])
+    return shlex.join([executable, *args])
+
+
+def split_command(command: object) -> list[str] | None:
+    """A shell command string split into words, or None if it does not split cleanly."""
+    if not isinstance(command, str):
+        return None
+    windows_style = "\\" in command or sys.platform == "win32"
+    try:
+        words = shlex.split(command, posix=not windows_style)
+    except ValueError:
+        return None
+    if windows_style:
+        words = [w[1:-1] if len(w) >= 2 and w[0] == w[-1] and w[0] in "\"'" else w for w in words]
+    return words
+
+
+def is_managed_argv(argv: object, args: tuple[str, ...]) -> bool:
+    """``argv`` is ``[<…/donebell>, *args]`` exactly."""
+    return (
+        isinstance(argv, list)
+        and len(argv) == 1 + len(args)
+        and all(isinstance(a, str) for a in argv)
+        and is_donebell_program(argv[0])
+        and tuple(argv[1:]) == args
+    )
+
+
+def is_managed_handler(handler: Any, args: tuple[str, ...]) -> bool:
+    """A hook handler object that runs ``donebell <args>`` (shell or exec form)."""
+    if not isinstance(handler, dict) or handler.get("type") != "command":
+        return False
+    command = handler.get("command")
+    if "args" in handler:
+        extra = handler["args"]
+        return isinstance(extra, list) and is_managed_argv([command, *extra], args)
+    return is_managed_argv(split_command(command), args)
+
+
+def codex_stop_group(executable: str) -> dict[str, Any]:
+    """The Codex hooks.json group donebell owns (no matcher: Stop ignores it)."""
+    command = shell_command(executable, *CODEX_STOP_ARGS)
+    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]}
+
+
+def codex_notify(executable: str) -> list[str]:
+    return [executable, *CODEX_NOTIFY_ARGS]
+
+
+#: Claude events donebell listens to. Stop, StopFailure and UserPromptSubmit run synchronously so
+#: the session's prompt epoch is in order before the next Stop; the Notification accelerator is
+#: async (seed 000, "Signal ingestion" 4) and limited to the types the hook uses.
+CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
+    "Stop": {},
+    "StopFailure": {},
+    "UserPromptSubmit": {},
+    "Notification": {"matcher": "idle_prompt|agent_completed", "async": True},
+}
+
+
+def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, Any]:
+    """The Claude settings.json group donebell owns for ``event``."""
+    options = CLAUDE_EVENTS[event]
+    handler: dict[str, Any] = {"type": "command"}
+    if exec_form:
+        handler.update(command=executable, args=list(CLAUDE_ARGS))
+    else:
+        handler["command"] = shell_command(executable, *CLAUDE_ARGS)
+    handler["timeout"] = HOOK_TIMEOUT
+    if options.get("async"):
+        handler["async"] = True
+    group: dict[str, Any] = {}
+    if "matcher" in options:
+        group["matcher"] = options["matcher"]
+    group["hooks"] = [handler]
+    return group

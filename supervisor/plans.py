@@ -1,0 +1,42 @@
+"""The plan one agent's install/uninstall produces, and helpers both agents use to build it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from donebell.supervisor.edits import EditError, FileChange, read_text, split_bom
+from donebell.supervisor.jsonedit import JsonDocument, JsonEditError
+from donebell.supervisor.own_config import KEEP
+
+
+@dataclass
+class AgentPlan:
+    """What install/uninstall will do for one agent, before anything is written."""
+
+    agent: str
+    changes: list[FileChange] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    chain: Any = KEEP  # Codex only: the new chain_notify (list), None to remove it, or KEEP
+    record: dict[str, Any] = field(default_factory=dict)  # the install record after this plan
+
+
+def load_json(path: Path) -> tuple[str | None, str, JsonDocument | None]:
+    """``(old text, bom, document)``; the document is None when the file does not exist."""
+    old = read_text(path)
+    if old is None:
+        return None, "", None
+    bom, body = split_bom(old)
+    try:
+        return old, bom, JsonDocument(body)
+    except JsonEditError as exc:
+        raise EditError(f"{path}: not valid JSON ({exc}); fix it, nothing was changed") from None
+
+
+def created_files(record: dict[str, Any]) -> list[str]:
+    """The record's list of agent files install created (uninstall deletes them when empty)."""
+    created = record.get("created_files")
+    if not isinstance(created, list):
+        created = record["created_files"] = []
+    return created

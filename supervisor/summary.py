@@ -1,0 +1,74 @@
+"""What ``donebell install`` tells the user at the end: what was wired, what to do next."""
+
+from __future__ import annotations
+
+import platform
+from typing import TextIO
+
+from donebell.shared import paths
+from donebell.supervisor.install_codex import REVIEW_HINT
+from donebell.supervisor.install_service import ServicePlan
+from donebell.supervisor.plans import AgentPlan
+from donebell.supervisor.trust_hash import donebell_stop_hooks
+
+NO_SERVICE = (
+    "no background service: a notification still goes out after each hook (an on-demand worker), "
+    "but the rollout safety net needs `donebell run` to be running"
+)
+
+
+def _service_lines(service: ServicePlan | None, *, ok: bool, kind: str) -> list[str]:
+    if service is None:
+        return [NO_SERVICE]
+    if ok:
+        return service.messages
+    lines = [f"the {kind} service could not be set up (see the error above). {NO_SERVICE}"]
+    if "microsoft" in platform.release().lower():
+        lines.append("WSL: enable systemd with `[boot]` `systemd=true` in /etc/wsl.conf, then `wsl --shutdown`")
+    return lines
+
+
+def _codex_trust_line() -> str:
+    hooks = donebell_stop_hooks(paths.codex_home())
+    if hooks and all(h.status == "trusted" for h in hooks):
+        return "Codex already trusts the donebell Stop hook"
+    return REVIEW_HINT
+
+
+def subscribe_lines() -> list[str]:
+    """The phone subscription URL (and a terminal QR code when ``segno`` is installed)."""
+    from donebell.shared import config
+
+    try:
+        settings = config.load().settings
+    except config.ConfigError as exc:
+        return [f"cannot read the config to show the subscribe URL: {exc}"]
+    url = config.subscribe_url(settings)
+    lines = ["Subscribe on your phone (ntfy app: + / Subscribe to topic, or open in a browser):", f"    {url}"]
+    try:  # optional: only when the small `segno` package happens to be installed
+        import io
+
+        import segno  # type: ignore[import-not-found]
+
+        buffer = io.StringIO()
+        segno.make(url, error="l").terminal(out=buffer, compact=True)
+        lines.append(buffer.getvalue().rstrip("\n"))
+    except Exception:  # noqa: BLE001 - a missing or failing QR printer is not an install failure
+        pass
+    return lines
+
+
+def print_install_summary(
+    plans: list[AgentPlan], service: ServicePlan | None, *, service_ok: bool, kind: str, out: TextIO
+) -> None:
+    out.write("donebell install:\n")
+    for plan in plans:
+        for message in plan.messages:
+            out.write(f"  {plan.agent}: {message}\n")
+        if plan.agent == "Codex":
+            out.write(f"  Codex: {_codex_trust_line()}\n")
+    for line in _service_lines(service, ok=service_ok, kind=kind):
+        out.write(f"  service: {line}\n")
+    for line in subscribe_lines():
+        out.write(f"{line}\n")
+    out.write("Then check that it arrives: donebell test   (and `donebell doctor` if it does not)\n")
