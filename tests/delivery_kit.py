@@ -100,8 +100,8 @@ def outbox_record(provider: str = "codex", thread_id: str | None = None, turn_id
         thread = thread_id or "5d2c6f0e-claude-session"
         key = event_key("claude", thread, turn)
         ids = {"session_id": thread, "prompt_id": turn}
-    base = {"cwd": "/home/dev/projects/donebell", "outcome": "done", "source": "codex-stop", **ids}
-    delivery = {k: fields.pop(k) for k in ("attempts", "next_attempt_at", "last_error") if k in fields}
+    base: dict[str, Any] = {"cwd": "/home/dev/projects/donebell", "outcome": "done", "source": "codex-stop", **ids}
+    delivery: dict[str, Any] = {k: fields.pop(k) for k in ("attempts", "next_attempt_at", "last_error") if k in fields}
     base.update(fields)
     source = base.pop("source")
     cand = new_candidate(key=key, provider=provider, source=source, **base)

@@ -124,7 +124,8 @@ def test_gate_runs_before_sending_in_the_same_pass(srv: NtfyStandin, tmp_path: P
 
     class Pass:
         def __init__(self, n: int) -> None:
-            self.promoted, self.suppressed, self.waiting, self.next_due = n, 0, 0, None
+            self.promoted, self.suppressed, self.waiting = n, 0, 0
+            self.next_due: float | None = None
             self.watch_paths: list[Path] = []
 
     def promote_all(state: StateDir, settings: Any, at: float) -> Pass:
@@ -179,7 +180,11 @@ def test_secrets_never_reach_state_logs_or_health(tmp_path: Path) -> None:
         env.queue()
         run = env.run_cli("worker", "delivery", "--once")
         assert run.returncode == 0, run.stderr
-        assert [r.status for r in srv.requests] == [403, 403]  # valid users without write access
+        env.write_config(server=srv.url.replace("http://", f"http://phil:{PASSWORD}@"))
+        env.queue()
+        run = env.run_cli("worker", "delivery", "--once")
+        assert run.returncode == 0, run.stderr
+        assert [r.status for r in srv.requests] == [403] * 3  # valid users without write access
         text = env.all_state_text() + run.stdout + run.stderr
         assert "403" in text  # the failures were recorded...
         for secret in (TOKEN, PASSWORD, base64.b64encode(f"phil:{PASSWORD}".encode()).decode()):
@@ -220,10 +225,11 @@ def test_credentials_over_plain_http_to_another_host_are_refused(tmp_path: Path)
 
 @pytest.mark.parametrize("server,ok", [("http://127.0.0.1:8080", True), ("http://localhost", True),
                                        ("http://[::1]:80", True), ("https://ntfy.example", True),
-                                       ("http://ntfy.example", False), ("http://10.0.0.5", False)])
+                                       ("http://ntfy.example", False), ("http://10.0.0.5", False),
+                                       ("http://u:pw@ntfy.example", False)])
 def test_insecure_auth_rule(server: str, ok: bool, tmp_path: Path) -> None:
-    """Credentials may go over http:// only to loopback; https:// is always fine."""
-    env = Env(tmp_path, server=server, token=TOKEN)
+    """Credentials (token or URL user-info) go over http:// only to loopback; https:// is always fine."""
+    env = Env(tmp_path, server=server, **({} if "@" in server else {"token": TOKEN}))
     settings = env.settings()
     if ok:
         check_sendable(settings, auth_for(settings))

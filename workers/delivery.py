@@ -49,7 +49,7 @@ class GatePassLike(Protocol):
 
 
 class GateFunction(Protocol):
-    def __call__(self, state: StateDir, settings: Settings, now: float) -> GatePassLike: ...
+    def __call__(self, state: StateDir, settings: Settings, now: float, /) -> GatePassLike: ...
 
 
 def load_gate() -> GateFunction | None:

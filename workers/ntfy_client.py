@@ -64,7 +64,8 @@ def check_sendable(settings: Settings, auth: Auth | None) -> None:
     if not settings.topic:
         raise ConfigProblem("no topic configured (run: donebell config init)")
     parts = urlsplit(settings.server)
-    if auth is not None and parts.scheme == "http" and not settings.allow_insecure_auth:
+    has_credentials = auth is not None or bool(parts.username or parts.password)  # user-info counts too
+    if has_credentials and parts.scheme == "http" and not settings.allow_insecure_auth:
         if not is_loopback(parts.hostname or ""):
             raise ConfigProblem(
                 f"refusing to send credentials over plain http:// to {parts.hostname}; "
