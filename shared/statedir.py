@@ -479,6 +479,79 @@ class StateDir:
         with contextlib.suppress(OSError):
             _replace(self.root / LOG_NAME, self.root / f"{LOG_NAME}.1")
 
+    def log_size(self) -> int:
+        """Current size of ``notify.log`` in bytes (0 if absent)."""
+        try:
+            return os.lstat(self.root / LOG_NAME).st_size
+        except OSError:
+            return 0
+
+    # retention (maintenance) -------------------------------------------------------------
+
+    def expire(self, folder: str, older_than: float) -> int:
+        """Delete receipts in ``folder`` whose file is older than ``older_than`` (epoch seconds).
+
+        Only ``<key>.json`` files are considered (stray names are left for dead-lettering), and a
+        receipt whose key still has a ``pending/`` or ``outbox/`` record is kept: it is what stops
+        that record from being delivered again. In ``dead/`` a letter's ``<key>.raw`` (the
+        original bytes) goes after its letter, never before; a ``.raw`` whose letter is gone (a
+        crash between the two unlinks) expires by its own age. Receipts are write-once, so the
+        file's mtime is when the receipt was made. Returns how many files were deleted.
+        """
+        if folder not in RECEIPT_FOLDERS:
+            raise StateError(f"expire() works on receipt folders only, not {folder!r}")
+        base = self.root / folder
+        deleted = 0
+        for name, st in _scan(base):
+            if not name.endswith(".json") or not is_event_key(name[:-5]) or st.st_mtime >= older_than:
+                continue
+            key = name[:-5]
+            if self.exists("pending", key) or self.exists("outbox", key):
+                continue
+            if self._unlink(base / name):
+                deleted += 1
+            if folder == "dead" and self._unlink(base / f"{key}.raw"):
+                deleted += 1
+        if folder == "dead":
+            for name, st in _scan(base):
+                # A rename keeps the original mtime: ctime says when it became a .raw.
+                if (
+                    name.endswith(".raw")
+                    and is_event_key(name[:-4])
+                    and max(st.st_mtime, st.st_ctime) < older_than
+                    and not os.path.lexists(base / f"{name[:-4]}.json")
+                    and self._unlink(base / name)
+                ):
+                    deleted += 1
+        return deleted
+
+    def sweep_tmp(self, older_than: float) -> int:
+        """Delete ``tmp/`` entries (debris of interrupted writes) last modified before ``older_than``."""
+        base = self.root / "tmp"
+        return sum(
+            1
+            for name, st in _scan(base)
+            if not stat.S_ISDIR(st.st_mode) and st.st_mtime < older_than and self._unlink(base / name)
+        )
+
+    def sweep_mutation_locks(self) -> int:
+        """Delete files in ``mutation-locks/`` that are not one of the current shard files."""
+        base = self.root / "mutation-locks"
+        current = {f"shard-{n:02d}.lock" for n in range(MUTATION_LOCK_SHARDS)}
+        return sum(
+            1
+            for name, st in _scan(base)
+            if name not in current and not stat.S_ISDIR(st.st_mode) and self._unlink(base / name)
+        )
+
+    def _unlink(self, path: Path) -> bool:
+        _step()
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return False
+        return True
+
 
 class RoleLock:
     """A held role lock; :meth:`release` drops it and clears the owner record."""
@@ -493,6 +566,21 @@ class RoleLock:
 
 
 # --- platform helpers ---------------------------------------------------------------------
+
+
+def _scan(folder: Path) -> list[tuple[str, os.stat_result]]:
+    """``(name, lstat)`` of each entry in ``folder``; empty if the folder is missing."""
+    out = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                try:
+                    out.append((entry.name, entry.stat(follow_symlinks=False)))
+                except FileNotFoundError:
+                    continue
+    except FileNotFoundError:
+        return []
+    return out
 
 
 def _hash_name(text: str) -> str:
