@@ -9,13 +9,18 @@ optionally, :meth:`Role.watch_paths` (what should wake it early). :func:`run_rol
   it; a continuous run waits for it, state ``waiting-lock``);
 * writes ``health/<role>.json`` (pid, create_time, state, started_at, heartbeat_at, last_success,
   last_error, passes, counters) at least every ``heartbeat_seconds``;
-* stops cleanly on SIGTERM/SIGINT between passes.
+* stops cleanly on SIGTERM/SIGINT (SIGBREAK on Windows) between passes.
+
+Test seam: ``DONEBELL_TEST_FAULT=<role>:startup[,...]`` (or ``@<file>`` holding that text, read at
+start-up, so a test can switch it off) makes the named role exit with :data:`EXIT_FAULT` after
+taking its lock and before its first pass: a start-up failure, as the supervisor sees it.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import time
@@ -30,6 +35,7 @@ from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.wake import Waker
 
 EXIT_CONFIG = 78  # sysexits EX_CONFIG: the supervisor throttles such a role
+EXIT_FAULT = 70  # sysexits EX_SOFTWARE: an injected start-up fault (test seam)
 
 
 @dataclass
@@ -109,7 +115,7 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logger.addHandler(handler)
 
-    health = _Health(state, role_cls.name)
+    health = _Health(state, role_cls.name, role_cls.heartbeat_seconds)
     try:
         settings = load().settings
     except ConfigError as exc:
@@ -128,6 +134,8 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    if hasattr(signal, "SIGBREAK"):  # Windows: the supervisor stops roles with CTRL_BREAK
+        signal.signal(signal.SIGBREAK, _stop)
 
     lock = state.role_lock(role_cls.name)
     while lock is None:
@@ -142,6 +150,9 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
 
     try:
         health.update(state="starting")
+        if injected_fault(role_cls.name, "startup"):
+            logger.error("injected start-up fault (DONEBELL_TEST_FAULT)")
+            return EXIT_FAULT
         role.setup()
         while not stopping["flag"]:
             health.update(state="scanning" if health.data.get("passes") else "starting")
@@ -173,12 +184,13 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
 class _Health:
     """The role's ``health/<role>.json``; written atomically, never fsynced."""
 
-    def __init__(self, state: StateDir, role: str) -> None:
+    def __init__(self, state: StateDir, role: str, heartbeat_seconds: float) -> None:
         self.state = state
         self.data: dict[str, Any] = {
             "role": role,
             **current_process_identity(),
             "state": "starting",
+            "heartbeat_seconds": heartbeat_seconds,  # status calls the role stale after 3x this
             "started_at": now(),
             "heartbeat_at": now(),
             "last_success": None,
@@ -204,6 +216,17 @@ class _Health:
         self.data.update(extra)
         state = "degraded" if result.degraded else "ready"
         self.update(state=state, degraded_reason=result.degraded, last_success=now())
+
+
+def injected_fault(role: str, point: str) -> bool:
+    """True if ``DONEBELL_TEST_FAULT`` asks ``role`` to fail at ``point`` (test seam)."""
+    spec = os.environ.get("DONEBELL_TEST_FAULT", "")
+    if spec.startswith("@"):
+        try:
+            spec = Path(spec[1:]).read_text(encoding="utf-8")
+        except OSError:
+            return False
+    return f"{role}:{point}" in {item.strip() for item in spec.split(",")}
 
 
 def _set_title(title: str) -> None:
