@@ -23,6 +23,7 @@ Checks, in order (docs/gate.md):
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from donebell.shared.keys import claude_session_key
@@ -49,7 +50,7 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     deadline = first_seen(record, now) + settings.idle_probe_grace_seconds
     session_id, prompt_id = record.get("session_id"), record.get("prompt_id")
     transcript = record.get("transcript_path")
-    watch = [transcript] if isinstance(transcript, str) and transcript else []
+    watch = [Path(transcript)] if isinstance(transcript, str) and transcript else []
     assumed: list[str] = []
 
     def unknown(reason: str, evidence: str) -> Verdict | None:

@@ -117,7 +117,7 @@ def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[A
             ]
         for record, verdict in judged:
             _commit(ctx, record, verdict, result)
-    result.watch_paths = sorted(set(result.watch_paths))
+    result.watch_paths = sorted({Path(p) for p in result.watch_paths})
     return result
 
 
