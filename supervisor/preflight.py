@@ -1,0 +1,74 @@
+"""``donebell run``'s configuration check, run once in a short-lived child process.
+
+The supervisor must refuse a broken configuration (one clear line, exit 78) and must write the
+embedded default on a first run, but validating means importing pydantic-settings, which costs
+~20 MiB of resident memory that an idle supervisor would then carry for ever. So the check runs
+here, in ``python -m donebell.supervisor.preflight``, which prints one JSON object on stdout:
+
+``{"ok": true, "config_path", "created", "subscribe_url" (only when created), "watch_roots",
+"warnings": [...]}`` or ``{"ok": false, "error": "<one line>"}`` (exit code 78).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+EXIT_CONFIG = 78
+
+
+def check() -> dict[str, Any]:
+    """Write the default config if there is none, then load and validate it."""
+    from donebell.shared import config
+
+    try:
+        path, created = config.init_config()
+    except OSError as exc:
+        return {"ok": False, "error": f"cannot write a default config: {exc}"}
+    try:
+        loaded = config.load()
+    except config.ConfigError as exc:
+        return {"ok": False, "error": str(exc)}
+    settings = loaded.settings
+    return {
+        "ok": True,
+        "config_path": str(path),
+        "created": created,
+        "subscribe_url": config.subscribe_url(settings) if created else None,
+        "watch_roots": len(settings.watch_roots),
+        "warnings": list(loaded.warnings),
+    }
+
+
+def run_in_child(timeout: float = 60.0) -> dict[str, Any]:
+    """Run :func:`check` in a child interpreter and return its answer."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.preflight"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"ok": False, "error": f"configuration check did not run: {type(exc).__name__}: {exc}"}
+    try:
+        answer = json.loads(proc.stdout.decode("utf-8"))
+        if isinstance(answer, dict) and "ok" in answer:
+            return answer
+    except (UnicodeDecodeError, ValueError):
+        pass
+    tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+    return {"ok": False, "error": f"configuration check failed (exit {proc.returncode}): {tail[0][:300]}"}
+
+
+def main() -> int:
+    answer = check()
+    sys.stdout.write(json.dumps(answer) + "\n")
+    return 0 if answer["ok"] else EXIT_CONFIG
+
+
+if __name__ == "__main__":
+    sys.exit(main())
