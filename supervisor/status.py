@@ -1,0 +1,243 @@
+"""``donebell status [--json]``: what the supervisor and each role are doing, from files only.
+
+It reads ``health/*.json``, the lock owner records and folder counts; it never starts, locks or
+creates anything, so it works (and says so) while the supervisor is down. A recorded pid counts
+as running only if a process with that pid *and* that start time exists (pid reuse is death).
+
+Exit codes: 0 healthy, 1 degraded (a role fatal, stale, failing or not running, dead letters, an
+outbox record older than ``retry_max_seconds``), 3 not running (no live supervisor). The JSON
+shape is stable and documented in ``docs/status.md``. Nothing printed here comes from the
+configuration's secrets; error texts from health files are scrubbed of credentials anyway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+from donebell.shared import configfile
+from donebell.shared.paths import state_dir_path
+from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
+from donebell.supervisor.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
+
+SCHEMA = 1
+EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
+DEFAULT_RETRY_MAX_SECONDS = 900.0
+_PROBLEM_STATES = frozenset({"error", "degraded", "not-running", "stale", "fatal"}) | RESTARTING_STATES
+_CREDENTIAL_PATTERNS = (
+    re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
+    re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),
+    re.compile(r"\btk_[A-Za-z0-9]{8,}"),
+)
+
+
+def collect(state: StateDir, at: float | None = None) -> dict[str, Any]:
+    """The status document (see ``docs/status.md``)."""
+    at = now() if at is None else at
+    retry_cap, secrets = _config_facts()
+    sup = state.read_health("supervisor")
+    sup_alive = alive(sup)
+    entries = (sup or {}).get("roles") if sup_alive else None
+    roles = {
+        name: _role(state, name, (entries or {}).get(name) if isinstance(entries, dict) else None, at, secrets)
+        for name in ROLE_NAMES
+    }
+    queue = _queue(state, at)
+    reasons: list[str] = []
+    if sup_alive and is_stale(sup, at):
+        reasons.append("supervisor heartbeat is stale")
+    for name, role in roles.items():
+        if role["state"] in _PROBLEM_STATES and (sup_alive or role["alive"]):
+            reasons.append(f"{name} is {role['state']}")
+    if queue["dead"]:
+        reasons.append(f"{queue['dead']} dead letter(s) in dead/")
+    oldest = queue["oldest_outbox_age_seconds"]
+    if oldest is not None and oldest > retry_cap:
+        reasons.append(f"an outbox record has waited {oldest:.0f}s (more than retry_max_seconds={retry_cap:g})")
+    if not sup_alive:
+        overall, code = "not-running", EXIT_NOT_RUNNING
+    else:
+        overall, code = ("degraded", EXIT_DEGRADED) if reasons else ("healthy", EXIT_HEALTHY)
+    return {
+        "schema": SCHEMA,
+        "status": overall,
+        "exit_code": code,
+        "reasons": reasons,
+        "generated_at": at,
+        "state_dir": str(state.root),
+        "supervisor": _supervisor(sup, sup_alive, at),
+        "roles": roles,
+        "queue": queue,
+    }
+
+
+def _supervisor(sup: dict[str, Any] | None, is_alive: bool, at: float) -> dict[str, Any]:
+    sup = sup or {}
+    return {
+        "state": ("stale" if is_stale(sup, at) else sup.get("state")) if is_alive else "not-running",
+        "pid": sup.get("pid") if is_alive else None,
+        "started_at": sup.get("started_at") if is_alive else None,
+        "uptime_seconds": _since(sup.get("started_at"), at) if is_alive else None,
+        "heartbeat_at": sup.get("heartbeat_at"),
+        "heartbeat_age_seconds": _round(heartbeat_age(sup, at)),
+        "ready_at": sup.get("ready_at") if is_alive else None,
+    }
+
+
+def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, secrets: list[str]) -> dict[str, Any]:
+    health = state.read_health(name) or {}
+    owner = state.lock_owner(name)
+    health_alive = alive(health)
+    pid = health.get("pid") if health_alive else (owner or {}).get("pid") if alive(owner) else None
+    entry = entry or {}
+    if entry.get("state") == "disabled":
+        role_state = "disabled"
+    elif entry.get("fatal"):
+        role_state = "fatal"
+    elif health_alive:
+        role_state = "stale" if is_stale(health, at) else str(health.get("state") or "running")
+    elif pid is not None:
+        role_state = "running"  # holds its lock but has not written health yet
+    elif alive(entry):
+        role_state, pid = "starting", entry.get("pid")  # spawned, health file not written yet
+    elif entry.get("state") in RESTARTING_STATES:
+        role_state = str(entry["state"])
+    else:
+        role_state = "not-running"
+    detail = health.get("degraded_reason") or health.get("gate") or entry.get("reason")
+    return {
+        "state": role_state,
+        "enabled": entry.get("enabled", True) if entry else None,
+        "alive": pid is not None,
+        "pid": pid,
+        "started_at": health.get("started_at") if health_alive else None,
+        "uptime_seconds": _since(health.get("started_at"), at) if health_alive else None,
+        "heartbeat_at": health.get("heartbeat_at"),
+        "heartbeat_age_seconds": _round(heartbeat_age(health, at)),
+        "stale_after_seconds": stale_after(health),
+        "passes": health.get("passes"),
+        "last_success": health.get("last_success"),
+        "last_error": _scrub(health.get("last_error"), secrets),
+        "last_error_at": health.get("last_error_at"),
+        "detail": _scrub(detail, secrets),
+        "restarts": entry.get("restarts", 0),
+        "last_exit_code": entry.get("last_exit_code"),
+        "next_restart_at": entry.get("next_restart_at"),
+        "fatal": bool(entry.get("fatal")),
+    }
+
+
+def _queue(state: StateDir, at: float) -> dict[str, Any]:
+    oldest: float | None = None
+    for key in state.keys("outbox"):
+        stamp = _stamp(state, "outbox", key, ("promoted_at", "created_at"))
+        if stamp is not None and (oldest is None or stamp < oldest):
+            oldest = stamp
+    sent = state.keys("sent")
+    last = _stamp(state, "sent", sent[-1], ("created_at",)) if sent else None
+    return {
+        "pending": state.count("pending"),
+        "outbox": state.count("outbox"),
+        "dead": state.count("dead"),
+        "sent": len(sent),
+        "suppressed": state.count("suppressed"),
+        "oldest_outbox_age_seconds": _round(at - oldest) if oldest is not None else None,
+        "last_delivery_at": last,
+        "last_delivery_age_seconds": _round(at - last) if last is not None else None,
+    }
+
+
+def _stamp(state: StateDir, folder: str, key: str, fields: tuple[str, ...]) -> float | None:
+    """The first numeric field of a record; the file's mtime if it has none or is unreadable."""
+    path = state.record_path(folder, key)
+    try:
+        data = state.read_bytes(path)
+        record = decode(data, expect_key=key) if data is not None else {}
+        for field in fields:
+            if isinstance(record.get(field), (int, float)):
+                return float(record[field])
+        return path.stat().st_mtime
+    except (InvalidRecord, OSError):
+        return None
+
+
+def _config_facts() -> tuple[float, list[str]]:
+    """``retry_max_seconds`` and the configured secret values (only to scrub them from output)."""
+    try:
+        _, data = configfile.read_file()
+    except configfile.ConfigFileError:
+        data = None
+    merged = {**(data or {}), **configfile.env_overrides({"retry_max_seconds", "token", "password"})}
+    try:
+        cap = float(merged.get("retry_max_seconds", DEFAULT_RETRY_MAX_SECONDS))
+    except (TypeError, ValueError):
+        cap = DEFAULT_RETRY_MAX_SECONDS
+    secrets = [str(merged[k]) for k in ("token", "password") if merged.get(k)]
+    return cap, secrets
+
+
+def _scrub(text: object, secrets: list[str]) -> str | None:
+    if text is None:
+        return None
+    out = str(text)
+    for secret in secrets:
+        out = out.replace(secret, "**********")
+    for pattern in _CREDENTIAL_PATTERNS:
+        out = pattern.sub("**********", out)
+    return out[:300]
+
+
+def _since(stamp: object, at: float) -> float | None:
+    return round(max(0.0, at - float(stamp)), 1) if isinstance(stamp, (int, float)) else None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m"
+    return f"{s // 3600}h" if s < 172800 else f"{s // 86400}d"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The compact human table."""
+    sup = doc["supervisor"]
+    head = f"donebell: {doc['status']}"
+    if sup["pid"]:
+        head += f" (supervisor pid {sup['pid']}, up {_ago(sup['uptime_seconds'])})"
+    lines = [head, f"{'ROLE':<15} {'STATE':<12} {'PID':>7} {'UP':>5} {'BEAT':>5} {'RESTARTS':>8}  LAST ERROR"]
+    for name, r in doc["roles"].items():
+        lines.append(
+            f"{name:<15} {r['state']:<12} {r['pid'] or '-':>7} {_ago(r['uptime_seconds']):>5} "
+            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  {(r['last_error'] or '-')[:60]}"
+        )
+    q = doc["queue"]
+    lines.append(
+        f"queue: pending {q['pending']}, outbox {q['outbox']} (oldest {_ago(q['oldest_outbox_age_seconds'])}), "
+        f"dead {q['dead']}, last delivery "
+        + (f"{_ago(q['last_delivery_age_seconds'])} ago" if q["last_delivery_at"] is not None else "never")
+    )
+    lines += [f"! {reason}" for reason in doc["reasons"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="donebell status", description="Show the supervisor's and roles' health.")
+    parser.add_argument("--json", action="store_true", help="print the stable JSON document (docs/status.md)")
+    args = parser.parse_args(argv)
+    doc = collect(StateDir(state_dir_path()))  # never .ensure(): status creates nothing
+    if args.json:
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(render(doc))
+    return int(doc["exit_code"])
