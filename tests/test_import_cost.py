@@ -1,0 +1,145 @@
+"""The hook path's import budget (design.md): standard library only, and none of the heavy parts.
+
+Each case runs the real command under ``python -X importtime`` with a real payload and reads the
+list of modules the process imported. The hook must do its work (a record is written), so an
+early crash cannot pass for a lean import list.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hooks_harness import HookEnv, claude_event, notify_payload
+
+#: Third-party or heavy modules the hook path must never load (top-level package names).
+FORBIDDEN = {
+    "pydantic",
+    "pydantic_settings",
+    "httpx",
+    "psutil",
+    "orjson",
+    "filelock",
+    "asyncio",
+    "argparse",
+    "email",
+    "urllib.request",
+    # start-up cost guards (each costs milliseconds against a ~10 ms interpreter start):
+    "dataclasses",  # inspect + ast + dis
+    "hashlib",  # loads OpenSSL; keys.py uses the built-in SHA-256
+    "subprocess",  # the kick uses os.posix_spawn
+    "logging",
+    "traceback",
+    "sqlite3",  # only when neither rollout file nor name lookup classified the thread
+    "donebell.shared.config",  # pydantic settings: hooks read config with configfile.load_light
+}
+#: The donebell modules a hook may import (design.md "Hook path import budget").
+ALLOWED_DONEBELL = {
+    "donebell",
+    "donebell.shared",
+    "donebell.shared.cli",
+    "donebell.shared.paths",
+    "donebell.shared.configfile",
+    "donebell.shared.keys",
+    "donebell.shared.statedir",
+    "donebell.shared.records",
+    "donebell.shared.ingest",
+    "donebell.shared.codex_meta",
+    "donebell.shared.liveness",
+    "donebell.workers",
+}
+
+
+def imported_modules(stderr: bytes) -> set[str]:
+    """Module names from ``-X importtime`` output."""
+    names = set()
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name)
+    return names
+
+
+#: Runs the CLI as ``python -m`` would, and dumps ``sys.modules`` at exit: ``-X importtime``
+#: does not report modules loaded through ``importlib.import_module`` (the CLI's dispatcher).
+PROBE = (
+    "import atexit, runpy, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+    "runpy.run_module('donebell.shared.cli', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def run_with_importtime(hooks: HookEnv, args: list[str], stdin: bytes = b"", **env: str) -> set[str]:
+    """Every module the hook process loaded: ``-X importtime`` names plus ``sys.modules`` at exit."""
+    out = hooks.root / "modules.txt"
+    cmd = [sys.executable, "-X", "importtime", "-c", PROBE, str(out), "hook", *args]
+    result = subprocess.run(cmd, input=stdin, capture_output=True, env=hooks.env(**env), timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    reported = imported_modules(result.stderr)
+    loaded = set(out.read_text().split())
+    assert "donebell.workers.hooks.context" in reported  # importtime saw the hook's own imports
+    assert "donebell.workers.hooks" in loaded
+    return reported | loaded
+
+
+def assert_lean(modules: set[str]) -> None:
+    bad = {m for m in modules if m in FORBIDDEN or m.split(".")[0] in FORBIDDEN}
+    assert not bad, f"the hook path imported {sorted(bad)}"
+    extra = {
+        m
+        for m in modules
+        if m.startswith("donebell") and m not in ALLOWED_DONEBELL and not m.startswith("donebell.workers.hooks")
+    }
+    assert not extra, f"donebell modules outside the hook budget: {sorted(extra)}"
+
+
+@pytest.fixture()
+def hooks(tmp_path: Path) -> HookEnv:
+    env = HookEnv(tmp_path)
+    env.install_rollout("simple-exec", upto="task_complete")
+    return env
+
+
+def test_codex_stop_imports_only_the_budget(hooks: HookEnv) -> None:
+    """`hook codex-stop` (root Stop, candidate written, kick spawned) stays inside the import budget."""
+    kick = json.dumps([sys.executable, "-c", "pass"])
+    payload = json.dumps(hooks.stop_payload("simple")).encode()
+    assert_lean(run_with_importtime(hooks, ["codex-stop"], payload, DONEBELL_KICK_COMMAND=kick))
+    assert hooks.counts()["pending"] == 1
+    assert "started an on-demand delivery worker" in hooks.log_messages()
+
+
+def test_codex_notify_imports_only_the_budget(hooks: HookEnv) -> None:
+    """`hook codex-notify` (root notify merged into a candidate) stays inside the import budget."""
+    assert_lean(run_with_importtime(hooks, ["codex-notify", json.dumps(notify_payload("simple--notify-1"))]))
+    assert hooks.only("pending")["source"] == "codex-notify"
+
+
+@pytest.mark.parametrize("event", ["UserPromptSubmit", "Stop"])
+def test_claude_imports_only_the_budget(hooks: HookEnv, event: str) -> None:
+    """`hook claude` (UserPromptSubmit epoch, Stop candidate) stays inside the import budget."""
+    hooks.claude(claude_event("print-tool", "UserPromptSubmit"))
+    payload = json.dumps(claude_event("print-tool", event)).encode()
+    assert_lean(run_with_importtime(hooks, ["claude"], payload))
+    assert len(list((hooks.state_dir / "claude").glob("*.json"))) == 1
+    assert hooks.counts()["pending"] == (1 if event == "Stop" else 0)
+
+
+def test_refused_payload_imports_only_the_budget(hooks: HookEnv) -> None:
+    """Even the error path (invalid UTF-8, logged) imports nothing heavy such as traceback or logging."""
+    assert_lean(run_with_importtime(hooks, ["codex-stop"], b"\xff\xfe"))
+    assert "payload refused" in hooks.log_messages()
+
+
+def test_importtime_parser_sees_nested_modules() -> None:
+    """The -X importtime parser returns nested module names (so the checks above can fail)."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import json"], capture_output=True, timeout=60)
+    modules = imported_modules(result.stderr)
+    assert {"json", "json.decoder"} <= modules
+    with pytest.raises(AssertionError):
+        assert_lean(modules | {"pydantic.main"})

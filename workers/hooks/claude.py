@@ -1,0 +1,233 @@
+"""``donebell hook claude``: every Claude Code lifecycle hook, dispatched on ``hook_event_name``.
+
+* ``UserPromptSubmit``: a new prompt epoch (see :mod:`claude_session`); older pending candidates
+  of the session are superseded before the next Stop can arrive. Writes no candidate.
+* ``Stop``: a candidate only with ``session_id``, ``prompt_id`` and *present, empty*
+  ``background_tasks`` and ``session_crons`` (a running background task or cron means more work
+  will come, as a new prompt); otherwise nothing is written (logged), so the same prompt can
+  still become final. A repeated Stop of the same prompt refreshes the pending record.
+* ``StopFailure``: terminal by definition (an API error ended the turn): candidate with
+  ``outcome: "failed"`` and ``error``; a missing id gives a weak identity.
+* ``Notification`` ``idle_prompt``/``agent_completed``: an accelerator only — marks the
+  prompt's pending candidate (``idle_notified_at``) and starts a delivery worker if none runs.
+* anything else (``SubagentStop``, ``SessionEnd``, tool events...): ignored, logged at debug.
+
+Events fired inside a sub-agent (``agent_id`` present) never describe the main session.
+Nothing is ever printed: UserPromptSubmit stdout would become context for the model.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from donebell.shared.ingest import merge_evidence, submit_candidate
+from donebell.shared.keys import event_key, identity
+from donebell.shared.records import new_candidate
+from donebell.shared.statedir import now
+from donebell.workers.hooks import claude_session
+from donebell.workers.hooks.context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
+from donebell.workers.hooks.kick import kick_and_log
+from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
+
+PATH_LIMIT = 4096
+ACCELERATOR_TYPES = ("idle_prompt", "agent_completed")
+
+
+def claude(ctx: HookContext, argv: list[str]) -> None:
+    """Read one Claude hook payload from stdin and handle it."""
+    payload = decode_object(read_stream(getattr(sys.stdin, "buffer", None)))
+    event = payload.get("hook_event_name")
+    if not ctx.claude_enabled:
+        ctx.log("debug", "claude hook ignored: enable_claude_code is false", event=str(event)[:40])
+        return
+    handler = HANDLERS.get(event) if isinstance(event, str) else None
+    if handler is None:
+        ctx.log("debug", "claude hook event ignored", event=str(event)[:40])
+        return
+    if text_field(payload, "agent_id"):
+        ctx.log("debug", "claude hook from a sub-agent ignored", hook_event=event)
+        return
+    handler(ctx, payload)
+
+
+def on_prompt(ctx: HookContext, payload: dict[str, Any]) -> None:
+    session_id = text_field(payload, "session_id")
+    if session_id is None:
+        ctx.log("warning", "claude UserPromptSubmit without session_id: no epoch recorded")
+        return
+    prompt_id = text_field(payload, "prompt_id")
+    record = claude_session.advance(
+        ctx.state,
+        session_id,
+        prompt_id,
+        text_field(payload, "transcript_path", PATH_LIMIT),
+        text_field(payload, "cwd", PATH_LIMIT),
+    )
+    swept = claude_session.supersede_older(ctx.state, session_id, int(record["epoch"]))
+    ctx.log(
+        "info",
+        "claude prompt epoch",
+        session_id=session_id,
+        prompt_id=prompt_id,
+        epoch=record["epoch"],
+        superseded=swept,
+        goal_scan=(record.get("goal_scan") or {}).get("status"),
+    )
+
+
+def on_stop(ctx: HookContext, payload: dict[str, Any]) -> None:
+    session_id = text_field(payload, "session_id")
+    prompt_id = text_field(payload, "prompt_id")
+    reasons = [] if session_id else ["no session_id"]
+    if not prompt_id:
+        reasons.append("no prompt_id")
+    for name in ("background_tasks", "session_crons"):
+        value = payload.get(name)
+        if not isinstance(value, list):
+            reasons.append(f"{name} missing")
+        elif value:
+            reasons.append(f"{len(value)} {name} still active")
+    if reasons or session_id is None or prompt_id is None:
+        ctx.log(
+            "info",
+            "claude Stop not final: nothing written",
+            session_id=session_id,
+            prompt_id=prompt_id,
+            reason="; ".join(reasons),
+        )
+        return
+    last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
+    _ingest(
+        ctx,
+        payload,
+        session_id,
+        prompt_id,
+        source="claude-stop",
+        outcome="done",
+        error=None,
+        last=last,
+        stop_hook_active=payload.get("stop_hook_active") is True,
+    )
+
+
+def on_stop_failure(ctx: HookContext, payload: dict[str, Any]) -> None:
+    error = message_field(payload, "error", ERROR_LIMIT) or "unknown"
+    details = message_field(payload, "error_details", ERROR_LIMIT)
+    last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
+    _ingest(
+        ctx,
+        payload,
+        text_field(payload, "session_id"),
+        text_field(payload, "prompt_id"),
+        source="claude-stopfailure",
+        outcome="failed",
+        error=error,
+        last=last,
+        error_details=details,
+    )
+
+
+def on_notification(ctx: HookContext, payload: dict[str, Any]) -> None:
+    kind = payload.get("notification_type")
+    if kind not in ACCELERATOR_TYPES:
+        ctx.log("debug", "claude notification ignored", notification_type=str(kind)[:40])
+        return
+    session_id = text_field(payload, "session_id")
+    prompt_id = text_field(payload, "prompt_id")
+    marked = False
+    if session_id and prompt_id:
+        key = event_key("claude", session_id, prompt_id)
+        state = ctx.state
+        with state.mutation_lock(key):
+            current = state.read("pending", key) if state.locate(key) == "pending" else None
+            if current is not None:
+                merged = merge_evidence(current, {"source": "claude-notification"})
+                merged["idle_notified_at"] = now()
+                merged["notification_type"] = kind
+                state.replace("pending", merged)
+                marked = True
+    ctx.log("info", "claude idle notification", session_id=session_id, prompt_id=prompt_id, marked=marked)
+    kick_and_log(ctx)
+
+
+def _ingest(
+    ctx: HookContext,
+    payload: dict[str, Any],
+    session_id: str | None,
+    prompt_id: str | None,
+    *,
+    source: str,
+    outcome: str,
+    error: str | None,
+    last: str | None,
+    **extra: Any,
+) -> None:
+    state = ctx.state
+    transcript = text_field(payload, "transcript_path", PATH_LIMIT)
+    cwd = text_field(payload, "cwd", PATH_LIMIT)
+    session: dict[str, Any] | None = None
+    relation = "no-session"
+    if session_id and prompt_id:
+        session, relation = claude_session.for_prompt(state, session_id, prompt_id, transcript, cwd)
+        if relation == "stale":
+            ctx.log(
+                "info",
+                f"claude {source} of an older prompt ignored",
+                session_id=session_id,
+                prompt_id=prompt_id,
+                current_prompt_id=(session or {}).get("prompt_id"),
+            )
+            return
+    elif session_id:
+        session = claude_session.read_session(state, session_id)
+        relation = "current" if session else "no-session"
+    epoch = int(session["epoch"]) if session else 0
+    key, weak = identity("claude", session_id, prompt_id)
+    candidate = new_candidate(
+        key=key,
+        provider="claude",
+        source=source,
+        weak_identity=weak,
+        session_id=session_id,
+        prompt_id=prompt_id,
+        cwd=cwd,
+        transcript_path=transcript,
+        claude_epoch=epoch,
+        claude_session_state=relation,
+        goal_baseline=session.get("goal_baseline") if session else None,
+        outcome=outcome,
+        error=error,
+        last_message=last if ctx.include_message else None,
+        has_final_message=last is not None,
+        origin=ctx.origin,
+        **extra,
+    )
+    result: str = submit_candidate(state, candidate, refresh=True)
+    if session_id and result in ("created", "merged"):
+        # A UserPromptSubmit may have advanced the epoch between our read and our write.
+        latest = claude_session.read_session(state, session_id)
+        if latest is not None and int(latest["epoch"]) > epoch:
+            if claude_session.supersede_key(state, key, session_id, int(latest["epoch"])):
+                result = "superseded"
+    ctx.log(
+        "info",
+        f"claude {source}: {result}",
+        key=key,
+        session_id=session_id,
+        prompt_id=prompt_id,
+        epoch=epoch,
+        session_state=relation,
+        weak_identity=weak,
+    )
+    if result in ("created", "merged"):
+        kick_and_log(ctx)
+
+
+HANDLERS: dict[str, Callable[[HookContext, dict[str, Any]], None]] = {
+    "UserPromptSubmit": on_prompt,
+    "Stop": on_stop,
+    "StopFailure": on_stop_failure,
+    "Notification": on_notification,
+}
