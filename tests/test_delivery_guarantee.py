@@ -238,3 +238,23 @@ def test_insecure_auth_rule(server: str, ok: bool, tmp_path: Path) -> None:
             check_sendable(settings, auth_for(settings))
         env.update_config(allow_insecure_auth=True)
         check_sendable(env.settings(), auth_for(env.settings()))
+
+
+def test_unaccounted_pending_record_cannot_keep_a_worker_spinning(srv: NtfyStandin, tmp_path: Path) -> None:
+    """A record that arrived mid-pass forces another pass, but one the gate never accounts for stops doing so."""
+    env = Env(tmp_path, server=srv.url)
+    rec = env.queue()
+    env.state.remove("outbox", rec["key"])
+    env.state.create("pending", {**rec, "kind": "candidate"})
+
+    class Blind:
+        promoted = suppressed = waiting = 0
+        next_due: float | None = None
+        watch_paths: list[Path] = []
+
+    role = env.role(once=False, until_idle=True)
+    role.gate = lambda state, settings, at: Blind()
+    results = [role.pass_at(now()) for _ in range(25)]
+    assert [r.next_in for r in results[:20]] == [0.0] * 20 and not any(r.idle for r in results[:20])
+    assert results[-1].idle and results[-1].next_in is None
+    role.teardown()

@@ -96,3 +96,21 @@ def test_running_worker_delivers_the_test_record(srv: NtfyStandin, tmp_path: Pat
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(10)
+
+
+def test_takes_over_when_the_lock_holder_goes_away(srv: NtfyStandin, tmp_path: Path) -> None:
+    """If the lock holder exits without touching the test record, the command delivers it itself."""
+    env = Env(tmp_path, server=srv.url)
+    lock = env.state.role_lock("delivery")  # stands for a bounded worker that is just finishing
+    assert lock is not None
+    proc = env.popen_cli("test", "--json")
+    try:
+        deadline = time.monotonic() + 15
+        while env.state.count("outbox") == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert srv.requests == []  # nobody sends while the lock is held
+    finally:
+        lock.release()
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert _outcome(stdout)["via"] == "this command" and len(srv.messages()) == 1

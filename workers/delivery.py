@@ -38,6 +38,8 @@ IDLE_HORIZON_SECONDS = 30.0
 PASS_BUDGET_SECONDS = 5.0
 #: Minimum gap between passes: caps a wake-up loop (a pass whose own writes wake the next one).
 MIN_PASS_GAP_SECONDS = 0.025
+#: Consecutive passes that may see unexplained new records before they stop forcing a re-pass.
+UNSEEN_PASSES_MAX = 20
 
 
 class GatePassLike(Protocol):
@@ -79,6 +81,7 @@ class DeliveryRole(Role):
         self.gate_state = "ok" if self.gate is not None else "not-built"
         self._gate_watch: list[Path] = []
         self._last_pass_end = 0.0
+        self._unseen_streak = 0
         self._health: dict[str, Any] = {}
 
     @classmethod
@@ -163,9 +166,7 @@ class DeliveryRole(Role):
         # schedule a wake-up (the heartbeat re-reads the config) nor keep a bounded run alive.
         dues = [t for t in (gate_due, summary.next_due) if t is not None]
         earliest = min(dues) if dues else None
-        # Work that arrived during the pass (a hook's candidate, a `donebell test` record).
-        unseen = self.state.count("pending") > gate_waiting or self.state.count("outbox") > summary.left
-        busy = summary.more or unseen
+        busy = summary.more or self._arrived_during_pass(gate_waiting, summary.left)
         next_in = 0.0 if busy else (None if earliest is None else max(0.0, earliest - after))
         idle = not busy and (earliest is None or earliest - after > IDLE_HORIZON_SECONDS)
         degraded = degraded or (f"config: {self.config_problem}" if self.config_problem else None)
@@ -178,6 +179,21 @@ class DeliveryRole(Role):
             **({"last_sent_at": summary.last_sent_at} if summary.last_sent_at else {}),
         }
         return PassResult(next_in=next_in, idle=idle, counters=counters, degraded=degraded)
+
+    def _arrived_during_pass(self, gate_waiting: int, outbox_left: int) -> bool:
+        """True when records arrived after the gate or the sender listed their folder.
+
+        Such a record (a hook's candidate, a `donebell test` record) must get another pass at once:
+        a bounded worker that exited now would strand it, because the hook saw a running worker.
+        A mismatch that persists (a gate that does not account for a record) stops counting after
+        ``UNSEEN_PASSES_MAX`` passes, so it cannot keep a worker spinning.
+        """
+        unseen = self.state.count("pending") > gate_waiting or self.state.count("outbox") > outbox_left
+        self._unseen_streak = self._unseen_streak + 1 if unseen else 0
+        if self._unseen_streak == UNSEEN_PASSES_MAX + 1:
+            self.state.log("warning", "records stay in pending/ or outbox/ that no pass accounts for",
+                           pending=self.state.count("pending"), gate_waiting=gate_waiting)
+        return unseen and self._unseen_streak <= UNSEEN_PASSES_MAX
 
     def sender(self) -> OutboxSender:
         assert self.client is not None

@@ -63,32 +63,44 @@ def test_record() -> dict[str, Any]:
 
 
 def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> dict[str, Any]:
-    """Deliver the record ourselves if no worker holds the lock, else wait for the worker."""
-    lock = state.role_lock("delivery")
-    if lock is not None:
-        from donebell.workers.delivery import DeliveryRole
+    """Deliver the record ourselves whenever no worker holds the lock, else wait for the worker.
 
-        try:
-            role = DeliveryRole(state, settings, argparse.Namespace(once=True, until_idle=False, debug=False))
-            try:
-                role.setup()
-                role.deliver_one(key)
-            finally:
-                role.teardown()
-        finally:
-            lock.release()
-        return describe(state, key, via="this command")
+    The lock is tried again while waiting: a bounded worker may exit just before it sees the
+    record, and then this command finishes the job instead of waiting for nobody.
+    """
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+    while True:
+        lock = state.role_lock("delivery")
+        if lock is not None:
+            try:
+                current = state.read("outbox", key) if state.locate(key) == "outbox" else None
+                if current is not None and not current.get("attempts"):
+                    _deliver_here(state, settings, key)
+                    return describe(state, key, via="this command")
+            finally:
+                lock.release()
+            return describe(state, key, via="the delivery worker")
         where = state.locate(key)
         if where in ("sent", "dead"):
             break
-        if where == "outbox":
-            current = state.read("outbox", key) or {}
-            if current.get("attempts"):
-                break  # the worker tried and will retry: report the first answer now
+        if where == "outbox" and (state.read("outbox", key) or {}).get("attempts"):
+            break  # the worker tried and will retry: report its first answer now
+        if time.monotonic() >= deadline:
+            break
         time.sleep(POLL_SECONDS)
     return describe(state, key, via="the running delivery worker")
+
+
+def _deliver_here(state: StateDir, settings: Settings, key: str) -> None:
+    """Attempt the record with the delivery role's own code (this process holds the role lock)."""
+    from donebell.workers.delivery import DeliveryRole
+
+    role = DeliveryRole(state, settings, argparse.Namespace(once=True, until_idle=False, debug=False))
+    try:
+        role.setup()
+        role.deliver_one(key)
+    finally:
+        role.teardown()
 
 
 def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
