@@ -15,8 +15,10 @@ Memory stays bounded whatever the file size: one chunk, one partially read line 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,9 +230,11 @@ def scan_back(fd: int, start: int, end: int, items: list[Item], *, stop: Any = N
     while pos > start and end - pos < cap:
         n = min(CHUNK, pos - start)
         pos -= n
-        buf = os.pread(fd, n, pos) + carry
+        chunk = os.pread(fd, n, pos)
+        buf = chunk + carry
         if pos > start:
-            nl = buf.find(b"\n")
+            # Only a newline inside the new chunk starts a line; carry's own last byte is the old boundary.
+            nl = chunk.find(b"\n")
             if nl < 0:
                 carry = b"" if skipping else buf
                 if len(carry) > MAX_LINE:
@@ -286,27 +290,36 @@ class TailCache:
         except OSError as exc:
             return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error=f"{type(exc).__name__}: {exc}")
         try:
-            st = os.fstat(fd)
-            old = self._tails.get(path)
-            if old and (old.ino, old.size, old.mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns):
-                tail = old
-            elif old and old.ino == st.st_ino and st.st_size >= old.size and st.st_size - old.complete_end < SCAN_CAP:
-                tail = self._extend_forward(fd, old, st)
-            else:
-                tail = self._fresh(fd, path, st)
-            if need is not None and not need(tail.items) and tail.scanned_from > 0:
-                budget = SCAN_CAP - (tail.complete_end - tail.scanned_from)
-                if budget > 0:
-                    older: list[Item] = [Segment()]
-                    reached = scan_back(
-                        fd, 0, tail.scanned_from, older, stop=lambda it: need(tail.items + it[1:]), cap=budget
-                    )
-                    _join(tail.items, older)
-                    tail.scanned_from = reached
-            self._tails[path] = tail
-            return tail
+            return self._get(fd, path, need)
+        except OSError as exc:
+            self._tails.pop(path, None)
+            return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error=f"{type(exc).__name__}: {exc.strerror}")
         finally:
             os.close(fd)
+
+    def _get(self, fd: int, path: str, need: Any) -> Tail:
+        """The summary for an open ``fd``: reused, extended by new bytes, or rebuilt."""
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        old = self._tails.get(path)
+        if old and (old.ino, old.size, old.mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            tail = old
+        elif old and old.ino == st.st_ino and st.st_size >= old.size and st.st_size - old.complete_end < SCAN_CAP:
+            tail = self._extend_forward(fd, old, st)
+        else:
+            tail = self._fresh(fd, path, st)
+        if need is not None and not need(tail.items) and tail.scanned_from > 0:
+            budget = SCAN_CAP - (tail.complete_end - tail.scanned_from)
+            if budget > 0:
+                older: list[Item] = [Segment()]
+                reached = scan_back(
+                    fd, 0, tail.scanned_from, older, stop=lambda it: need(tail.items + it[1:]), cap=budget
+                )
+                _join(tail.items, older)
+                tail.scanned_from = reached
+        self._tails[path] = tail
+        return tail
 
     def _fresh(self, fd: int, path: str, st: os.stat_result) -> Tail:
         end = _find_complete_end(fd, st.st_size)

@@ -118,5 +118,9 @@ def needs_more(items: list[Item], turn_id: str) -> bool:
         return True
     start = v.chain_start or v.started
     index = next((k for k, item in enumerate(items) if item is start), len(items))
-    # Satisfied once one lifecycle event older than the chain start is in (its tokens segment is then complete).
-    return not any(isinstance(item, Lifecycle) for item in items[index + 1 :])
+    # Satisfied once the previous turn's token count (the stats baseline) is in, or two older
+    # lifecycle events show there is none to find.
+    older = items[index + 1 :]
+    if any(isinstance(item, Segment) and item.tokens is not None for item in older):
+        return False
+    return sum(isinstance(item, Lifecycle) for item in older) < 2
