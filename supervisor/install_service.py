@@ -86,17 +86,22 @@ def passed_env() -> dict[str, str]:
     return {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
 
 
-def _systemd_quote(word: str) -> str:
-    """One ExecStart/Environment word: specifiers (%) and variables ($) are literal."""
-    word = word.replace("%", "%%").replace("$", "$$")
+def _systemd_quote(word: str, *, expands_variables: bool) -> str:
+    """One ExecStart/Environment word, literal: specifiers (%) are doubled everywhere, ``$`` only
+    in ExecStart (Environment= does no variable expansion, so ``$$`` would stay two characters)."""
+    word = word.replace("%", "%%")
+    if expands_variables:
+        word = word.replace("$", "$$")
     if re.fullmatch(r"[A-Za-z0-9_@%+=:,./-]+", word):
         return word
     return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def render_systemd(executable: str, env: dict[str, str]) -> str:
-    environment = "".join(f"Environment={_systemd_quote(f'{k}={v}')}\n" for k, v in env.items())
-    exec_start = f"{_systemd_quote(executable)} run"
+    environment = "".join(
+        f"Environment={_systemd_quote(f'{k}={v}', expands_variables=False)}\n" for k, v in env.items()
+    )
+    exec_start = f"{_systemd_quote(executable, expands_variables=True)} run"
     return render(template("donebell.service"), {"EXEC_START": exec_start, "ENVIRONMENT": environment})
 
 

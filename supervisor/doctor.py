@@ -1,0 +1,102 @@
+"""``donebell doctor [--json]``: is everything in place for notifications to arrive?
+
+Checks, in order: config (valid, topic, owner-only), state directory (writable, owner-only), each
+agent's wiring (Codex Stop hook + notify, and whether Codex trusts the Stop hook; Claude's four
+hooks), that at least one agent is wired, the background service, the server (``GET /v1/health``),
+the clock (against the server's Date header), and the queue (failing deliveries, dead letters,
+fatal roles, recent log errors).
+
+Each check is ``ok``, ``warn`` (works, but something is missing or degraded), ``fail`` (blocks
+notifications), ``unknown`` (could not be determined here) or ``skip`` (not applicable), with the
+exact next step. Exit codes: 0 nothing blocks notifications, 1 at least one ``fail``, 2 usage.
+Secrets (token, password, URL credentials) never appear in the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from donebell.shared import configfile, paths
+from donebell.shared.statedir import StateDir
+from donebell.supervisor import doctor_local, doctor_runtime
+from donebell.supervisor.doctor_local import FAIL, OK, SKIP, WARN, Check
+from donebell.supervisor.runner import Runner, SubprocessRunner
+
+SCHEMA = 1
+REDACTED = "**********"
+
+
+def run_checks(runner: Runner) -> list[Check]:
+    config_check, settings = doctor_local.check_config()
+    checks = [config_check, doctor_local.check_state_dir()]
+    agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
+    checks += agents
+    if not any(c.details.get("wired") for c in agents):
+        checks.append(Check("agents", FAIL, "no agent is wired to donebell: nothing will trigger a notification",
+                            "run `donebell install`"))
+    state = StateDir(paths.state_dir_path())  # never .ensure(): doctor creates nothing
+    status = doctor_runtime.status_document(state) if state.root.is_dir() else None
+    checks.append(doctor_runtime.check_service(runner, status))
+    server_time = None
+    if settings is not None:
+        server_check, server_time = doctor_runtime.check_server(settings)
+        checks.append(server_check)
+    else:
+        checks.append(Check("server", SKIP, "no valid config to read the server from"))
+    checks.append(doctor_runtime.check_clock(server_time))
+    checks += doctor_runtime.check_queue(state, status)
+    return checks
+
+
+def _secrets() -> list[str]:
+    """The configured token/password values, only to make sure they are never printed."""
+    try:
+        _, data = configfile.read_file()
+    except configfile.ConfigFileError:
+        data = None
+    merged = {**(data or {}), **configfile.env_overrides({"token", "password"})}
+    return [str(merged[k]) for k in ("token", "password") if merged.get(k)]
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+        text = text.replace(json.dumps(secret)[1:-1], REDACTED)
+    return text
+
+
+def document(checks: list[Check]) -> dict[str, Any]:
+    blocked = any(c.status == FAIL for c in checks)
+    return {"schema": SCHEMA, "ok": not blocked, "exit_code": 1 if blocked else 0, "checks": [asdict(c) for c in checks]}
+
+
+def render(checks: list[Check]) -> str:
+    lines = ["donebell doctor"]
+    for check in checks:
+        label = {FAIL: "FAIL"}.get(check.status, check.status)
+        lines.append(f"  {label:<7} {check.name:<13} {check.summary}")
+        if check.next_step and check.status != OK:
+            lines.append(f"  {'':<7} {'':<13} next: {check.next_step}")
+    failures = sum(c.status == FAIL for c in checks)
+    warnings = sum(c.status == WARN for c in checks)
+    if failures:
+        lines.append(f"{failures} problem(s) block notifications; {warnings} warning(s).")
+    else:
+        lines.append(f"Nothing blocks notifications; {warnings} warning(s).")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str], *, runner: Runner | None = None, out: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="donebell doctor", description="Check that notifications can arrive.")
+    parser.add_argument("--json", action="store_true", help="print a JSON document instead of the table")
+    args = parser.parse_args(argv)
+    out = out or sys.stdout
+    checks = run_checks(runner or SubprocessRunner())
+    doc = document(checks)
+    text = json.dumps(doc, indent=2) + "\n" if args.json else render(checks)
+    out.write(scrub(text, _secrets()))
+    return int(doc["exit_code"])

@@ -1,0 +1,223 @@
+"""Doctor checks that read local files only: config, state directory, the agents' wiring and trust."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from donebell.shared import config, paths
+from donebell.shared.statedir import FOLDERS
+from donebell.supervisor.install_codex import REVIEW_STEP, codex_hooks_problem
+from donebell.supervisor.managed import (
+    CLAUDE_ARGS,
+    CLAUDE_EVENTS,
+    CODEX_NOTIFY_ARGS,
+    CODEX_STOP_ARGS,
+    is_managed_argv,
+    is_managed_handler,
+    split_command,
+)
+from donebell.supervisor.trust_hash import donebell_stop_hooks
+
+OK, WARN, FAIL, UNKNOWN, SKIP = "ok", "warn", "fail", "unknown", "skip"
+
+
+@dataclass
+class Check:
+    """One doctor finding; ``fail`` means notifications are blocked until ``next_step`` is done."""
+
+    name: str
+    status: str
+    summary: str
+    next_step: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _owner_only(path: Path) -> str | None:
+    """A problem with the file's owner or mode, or None (always None on Windows)."""
+    if sys.platform == "win32":
+        return None
+    st = path.stat()
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}, not you"
+    mode = stat.S_IMODE(st.st_mode)
+    return f"mode {mode:04o} lets others read it" if mode & 0o077 else None
+
+
+def check_config() -> tuple[Check, config.Settings | None]:
+    path = paths.config_path()
+    try:
+        loaded = config.load()
+    except config.ConfigError as exc:
+        return Check("config", FAIL, str(exc), "fix the file, then run `donebell config check`"), None
+    settings = loaded.settings
+    if not loaded.exists:
+        return Check("config", FAIL, f"no config file at {path}", "run `donebell install` (or `donebell config init`)"), None
+    if not settings.topic:
+        return Check("config", FAIL, f"{path}: no topic set", f"set \"topic\" in {path}"), settings
+    problem = _owner_only(path) if path.exists() else None
+    details = {"path": str(path), "server": _public_url(settings.server), "warnings": loaded.warnings}
+    if problem:
+        return Check("config", WARN, f"{path}: {problem}", f"chmod 600 {path}", details), settings
+    if loaded.warnings:
+        return Check("config", WARN, "; ".join(loaded.warnings), "run `donebell config check`", details), settings
+    return Check("config", OK, f"{path}: valid, owner-only", details=details), settings
+
+
+def _public_url(url: str) -> str:
+    """The server URL without any ``user:password@`` part."""
+    scheme, sep, rest = url.partition("://")
+    host, slash, tail = rest.partition("/")
+    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{tail}"
+
+
+def check_state_dir() -> Check:
+    root = paths.state_dir_path()
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        parent = root.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if os.access(parent, os.W_OK | os.X_OK):
+            return Check("state_dir", OK, f"{root}: not created yet (the first hook or `donebell run` creates it)")
+        return Check("state_dir", FAIL, f"{root}: cannot be created ({parent} is not writable)", "fix the permissions")
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        return Check("state_dir", FAIL, f"{root} is a symlink or not a directory; donebell refuses it", f"remove {root}")
+    unwritable = [
+        str(p) for p in (root, *(root / f for f in FOLDERS)) if p.exists() and not os.access(p, os.W_OK | os.X_OK)
+    ]
+    if unwritable:
+        return Check("state_dir", FAIL, f"not writable: {', '.join(unwritable[:3])}", "fix the owner/permissions")
+    problem = _owner_only(root)
+    if problem:
+        return Check("state_dir", WARN, f"{root}: {problem}", f"chmod 700 {root}")
+    return Check("state_dir", OK, f"{root}: writable, owner-only")
+
+
+def _program_missing(argv: list[str] | None) -> str | None:
+    if not argv:
+        return None
+    program = argv[0]
+    if os.path.isabs(program) and not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        return program
+    return None
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig")), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        return None, f"{path}: unreadable or invalid JSON ({exc})"
+
+
+def _handlers(doc: Any, event: str, args: tuple[str, ...]) -> list[dict[str, Any]]:
+    groups = doc.get("hooks", {}).get(event) if isinstance(doc, dict) and isinstance(doc.get("hooks"), dict) else None
+    found = []
+    for group in groups if isinstance(groups, list) else []:
+        for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+            if is_managed_handler(handler, args):
+                found.append(handler)
+    return found
+
+
+def _handler_argv(handler: dict[str, Any]) -> list[str] | None:
+    if "args" in handler:
+        return [handler["command"], *handler["args"]]
+    return split_command(handler.get("command"))
+
+
+def check_codex() -> list[Check]:
+    home = paths.codex_home()
+    if not home.is_dir():
+        return [Check("codex_hooks", SKIP, f"Codex not found ({home})")]
+    hooks_doc, error = _read_json(home / "hooks.json")
+    if error:
+        return [Check("codex_hooks", FAIL, error + ": Codex loads none of its hooks", "fix hooks.json")]
+    try:
+        toml = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        toml = {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return [Check("codex_hooks", FAIL, f"{home / 'config.toml'}: invalid ({exc})", "fix config.toml")]
+    stops = _handlers(hooks_doc, "Stop", CODEX_STOP_ARGS)
+    notify = toml.get("notify")
+    has_notify = is_managed_argv(notify, CODEX_NOTIFY_ARGS)
+    broken = [p for p in (*(_program_missing(_handler_argv(h)) for h in stops),
+                          _program_missing(notify if has_notify else None)) if p]
+    details = {"home": str(home), "stop_hooks": len(stops), "notify": has_notify, "wired": bool(stops or has_notify)}
+    if broken:
+        checks = [Check("codex_hooks", FAIL, f"Codex runs a donebell that does not exist: {broken[0]}",
+                        "run `donebell install --codex` again from the current installation", details)]
+    elif stops and has_notify:
+        checks = [Check("codex_hooks", OK, "Stop hook and notify registered", details=details)]
+    elif stops or has_notify:
+        missing = "notify" if stops else "the Stop hook"
+        checks = [Check("codex_hooks", WARN, f"{missing} is not registered", "run `donebell install --codex`", details)]
+    else:
+        checks = [Check("codex_hooks", WARN, "Codex is not wired to donebell", "run `donebell install --codex`", details)]
+    problem = codex_hooks_problem(hooks_doc) if hooks_doc is not None else None
+    if problem:
+        checks.append(Check("codex_hooks", WARN, f"Codex cannot load hooks.json ({problem}): none of its hooks run",
+                            f"fix {home / 'hooks.json'}"))
+    if len(stops) > 1:
+        checks.append(Check("codex_hooks", WARN, f"{len(stops)} donebell Stop hooks", "run `donebell install --codex`"))
+    if isinstance(toml.get("features"), dict) and toml["features"].get("hooks") is False:
+        checks.append(Check("codex_hooks", WARN, "hooks are disabled ([features] hooks = false)",
+                            "remove that line to let Codex run hooks"))
+    checks.extend(check_codex_trust(home))
+    return checks
+
+
+def check_codex_trust(home: Path) -> list[Check]:
+    hooks = donebell_stop_hooks(home)
+    if not hooks:
+        return [Check("codex_trust", SKIP, "no donebell Stop hook to trust")]
+    checks = []
+    for hook in hooks:
+        details = {"key": hook.key, "current_hash": hook.current_hash, "trusted_hash": hook.trusted_hash}
+        if hook.status == "trusted":
+            checks.append(Check("codex_trust", OK, "the donebell Stop hook is trusted", details=details))
+            continue
+        summary = {
+            "untrusted": "the donebell Stop hook is not trusted yet, so Codex skips it silently",
+            "modified": "the donebell Stop hook changed since it was trusted, so Codex skips it silently",
+            "disabled": "the donebell Stop hook is disabled in Codex",
+        }[hook.status]
+        checks.append(Check("codex_trust", WARN, summary, REVIEW_STEP, details))
+    return checks
+
+
+def check_claude(enabled: bool) -> list[Check]:
+    home = paths.claude_config_dir()
+    if not home.is_dir():
+        return [Check("claude_hooks", SKIP, f"Claude Code not found ({home})")]
+    doc, error = _read_json(home / "settings.json")
+    if error:
+        return [Check("claude_hooks", FAIL, error + ": Claude Code ignores these settings", "fix settings.json")]
+    found = {event: _handlers(doc, event, CLAUDE_ARGS) for event in CLAUDE_EVENTS}
+    wired = [event for event, handlers in found.items() if handlers]
+    broken = [p for hs in found.values() for h in hs if (p := _program_missing(_handler_argv(h)))]
+    details = {"settings": str(home / "settings.json"), "events": wired, "wired": bool(wired)}
+    if broken:
+        return [Check("claude_hooks", FAIL, f"Claude runs a donebell that does not exist: {broken[0]}",
+                      "run `donebell install --claude` again from the current installation", details)]
+    if not wired:
+        return [Check("claude_hooks", WARN, "Claude Code is not wired to donebell", "run `donebell install --claude`",
+                      details)]
+    if not enabled:
+        return [Check("claude_hooks", WARN, "hooks registered but enable_claude_code is false: they do nothing",
+                      "set enable_claude_code to true", details)]
+    missing = [event for event in CLAUDE_EVENTS if event not in wired]
+    if missing:
+        return [Check("claude_hooks", WARN, f"missing hooks: {', '.join(missing)}", "run `donebell install --claude`",
+                      details)]
+    return [Check("claude_hooks", OK, f"{', '.join(wired)} registered", details=details)]
