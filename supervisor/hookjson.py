@@ -5,12 +5,14 @@ hooks (and Codex's trust decisions, which are keyed by group and handler index) 
 
 * donebell's group is appended AFTER every existing group, so no other group changes index;
 * an existing managed group is updated in place (same index), a duplicate is removed;
-* removal deletes only managed handlers, then a group, event list or ``hooks`` object that this
-  removal left empty (install created it).
+* removal deletes only managed handlers, then a group this removal left empty, then an event
+  list or ``hooks`` object left empty that install created (the install record names them; with
+  no record, an emptied one is assumed to be install's).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from donebell.supervisor.jsonedit import JsonDocument
@@ -53,24 +55,27 @@ def _remove_handler(doc: JsonDocument, event: str, g: int, h: int) -> None:
         doc.remove(("hooks", event, g, "hooks", h))
 
 
-def ensure_group(doc: JsonDocument, event: str, group: dict[str, Any], args: tuple[str, ...]) -> bool:
-    """Make ``group`` the one managed group of ``event``; False if it already was."""
+ContainerPath = tuple[str, ...]
+
+
+def ensure_group(doc: JsonDocument, event: str, group: dict[str, Any], args: tuple[str, ...]) -> list[ContainerPath]:
+    """Make ``group`` the one managed group of ``event``; returns the containers it created."""
     _check_shape(doc, event)
     if doc.find(("hooks",)) is None:
         doc.add_member((), "hooks", {event: [group]})
-        return True
+        return [("hooks",), ("hooks", event)]
     if doc.find(("hooks", event)) is None:
         doc.add_member(("hooks",), event, [group])
-        return True
+        return [("hooks", event)]
     positions = managed_positions(doc, event, args)
     if not positions:
         doc.append_item(("hooks", event), group)
-        return True
+        return []
     g0, h0 = positions[0]
     first = doc.value(("hooks", event, g0))
     alone = len(first["hooks"]) == 1
     if alone and len(positions) == 1 and first == group:
-        return False
+        return []
     for g, h in reversed(positions[1:]):
         _remove_handler(doc, event, g, h)
     if alone:
@@ -78,17 +83,23 @@ def ensure_group(doc: JsonDocument, event: str, group: dict[str, Any], args: tup
     else:
         _remove_handler(doc, event, g0, h0)
         doc.append_item(("hooks", event), group)
-    return True
+    return []
 
 
-def remove_managed(doc: JsonDocument, event: str, args: tuple[str, ...]) -> int:
-    """Remove every managed handler of ``event``; returns how many were removed."""
+def remove_managed(
+    doc: JsonDocument, event: str, args: tuple[str, ...], created: Collection[ContainerPath] | None
+) -> int:
+    """Remove every managed handler of ``event``; returns how many were removed.
+
+    ``created``: the containers install created (from the install record), or None if unknown.
+    """
     _check_shape(doc, event)
     positions = managed_positions(doc, event, args)
     for g, h in reversed(positions):
         _remove_handler(doc, event, g, h)
-    if positions and doc.value(("hooks", event)) == []:
+    ours = (lambda path: True) if created is None else (lambda path: path in created)
+    if positions and doc.value(("hooks", event)) == [] and ours(("hooks", event)):
         doc.remove(("hooks", event))
-        if doc.value(("hooks",)) == {}:
+        if doc.value(("hooks",)) == {} and ours(("hooks",)):
             doc.remove(("hooks",))
     return len(positions)

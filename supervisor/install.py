@@ -67,6 +67,8 @@ def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: Text
     for change in changes:
         if change.changed:
             out.write(change.diff())
+            if change.secret and change.old is None:
+                out.write("# (the real run picks its own unguessable topic)\n")
         else:
             out.write(f"# {change.path}: unchanged\n")
     if service is not None:

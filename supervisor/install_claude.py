@@ -19,7 +19,14 @@ from typing import Any
 from donebell.supervisor.edits import EditError, FileChange, target_of
 from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.supervisor.managed import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
-from donebell.supervisor.plans import AgentPlan, created_files, load_json
+from donebell.supervisor.plans import (
+    AgentPlan,
+    created_containers,
+    created_files,
+    forget_containers,
+    load_json,
+    remember_containers,
+)
 from donebell.supervisor.runner import Runner
 
 #: First Claude Code version on which donebell verified the ``args`` exec form.
@@ -51,7 +58,7 @@ def plan_install(config_dir: Path, executable: str, record: dict[str, Any], *, e
     else:
         try:
             for event, group in groups.items():
-                ensure_group(doc, event, group, CLAUDE_ARGS)
+                remember_containers(plan.record, path, ensure_group(doc, event, group, CLAUDE_ARGS))
         except HookShapeError as exc:
             raise EditError(f"{path}: {exc}; nothing was changed") from None
         new = bom + doc.text
@@ -69,13 +76,15 @@ def plan_uninstall(config_dir: Path, record: dict[str, Any]) -> AgentPlan:
     if doc is None:
         return plan
     try:
-        removed = sum(remove_managed(doc, event, CLAUDE_ARGS) for event in CLAUDE_EVENTS)
+        created = created_containers(plan.record, path)
+        removed = sum(remove_managed(doc, event, CLAUDE_ARGS, created) for event in CLAUDE_EVENTS)
     except HookShapeError as exc:
         raise EditError(f"{path}: {exc}; nothing was changed") from None
     new: str | None = bom + doc.text
-    created = created_files(plan.record)
-    if str(path) in created:
-        created.remove(str(path))
+    forget_containers(plan.record, path)
+    files = created_files(plan.record)
+    if str(path) in files:
+        files.remove(str(path))
         if doc.value(()) == {}:
             new = None
     plan.changes.append(FileChange(path, old, new, "Claude settings", backup=new is not None))

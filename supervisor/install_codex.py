@@ -22,7 +22,14 @@ from donebell.supervisor.managed import (
     codex_stop_group,
     is_managed_argv,
 )
-from donebell.supervisor.plans import AgentPlan, created_files, load_json
+from donebell.supervisor.plans import (
+    AgentPlan,
+    created_containers,
+    created_files,
+    forget_containers,
+    load_json,
+    remember_containers,
+)
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (
@@ -90,7 +97,7 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
         created_files(plan.record).append(str(hooks_path))
     else:
         try:
-            ensure_group(doc, "Stop", group, CODEX_STOP_ARGS)
+            remember_containers(plan.record, hooks_path, ensure_group(doc, "Stop", group, CODEX_STOP_ARGS))
         except HookShapeError as exc:
             raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
         new = bom + doc.text
@@ -137,7 +144,7 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
     old, bom, doc = load_json(hooks_path)
     if doc is not None:
         try:
-            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS)
+            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS, created_containers(plan.record, hooks_path))
         except HookShapeError as exc:
             raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
         new: str | None = bom + doc.text
@@ -145,6 +152,7 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
             new = None  # install created this file: remove it again
         if str(hooks_path) in created:
             created.remove(str(hooks_path))
+        forget_containers(plan.record, hooks_path)
         plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=new is not None))
         plan.messages.append(f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook"))
 

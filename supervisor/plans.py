@@ -40,3 +40,31 @@ def created_files(record: dict[str, Any]) -> list[str]:
     if not isinstance(created, list):
         created = record["created_files"] = []
     return created
+
+
+def created_containers(record: dict[str, Any], path: Path) -> list[tuple[str, ...]] | None:
+    """The JSON containers install created in ``path``, or None when the record does not know."""
+    table = record.get("created_keys")
+    entry = table.get(str(path)) if isinstance(table, dict) else None
+    if not isinstance(entry, list):
+        return None
+    return [tuple(p) for p in entry if isinstance(p, list) and all(isinstance(k, str) for k in p)]
+
+
+def remember_containers(record: dict[str, Any], path: Path, created: list[tuple[str, ...]]) -> None:
+    """Add ``created`` to the record's containers of ``path`` (kept across repeated installs)."""
+    table = record.get("created_keys")
+    if not isinstance(table, dict):
+        table = record["created_keys"] = {}
+    known = [list(p) for p in (created_containers(record, path) or [])]
+    for item in created:
+        if list(item) not in known:
+            known.append(list(item))
+    if known:
+        table[str(path)] = known
+
+
+def forget_containers(record: dict[str, Any], path: Path) -> None:
+    table = record.get("created_keys")
+    if isinstance(table, dict):
+        table.pop(str(path), None)

@@ -266,3 +266,19 @@ def test_no_agent_found_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     code, out = install()
     assert code == 0 and "no Codex or Claude Code found" in out
     assert not paths["codex"].exists() and not paths["claude"].exists()
+
+
+def test_bom_crlf_tabs_and_table_only_toml_round_trip(env: dict[str, Path]) -> None:
+    """A BOM + CRLF + tab settings.json and a CRLF config.toml with only tables come back exactly."""
+    settings = "\ufeff" + json.dumps({"hooks": {"Stop": []}, "model": "opus"}, indent="\t").replace("\n", "\r\n")
+    (env["claude"] / "settings.json").write_bytes(settings.encode("utf-8"))
+    toml = '[profiles.fast]\r\nmodel = "gpt-5-mini"\r\n'
+    (env["codex"] / "config.toml").write_bytes(toml.encode("utf-8"))
+    before = tree(env["home"])
+    install()
+    installed = (env["claude"] / "settings.json").read_bytes()
+    assert installed.startswith("\ufeff".encode()) and b"\r\n\t\t\t{" in installed
+    assert tomllib.loads((env["codex"] / "config.toml").read_text())["notify"] == [EXE, "hook", "codex-notify"]
+    uninstall()
+    for name in (".claude/settings.json", ".codex/config.toml", ".codex/hooks.json"):
+        assert (env["home"] / name).read_bytes() == before[name], name
