@@ -125,7 +125,13 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
         state.log("info", "promoted", key=key, verdict=verdict.reason, evidence=verdict.evidence[:200])
         return "promoted"
     if verdict.action == "suppress":
-        state.finish("pending", "suppressed", records.new_receipt(decided, status="suppressed", reason=verdict.reason))
+        state.finish(
+            "pending",
+            "suppressed",
+            records.new_receipt(
+                decided, status="suppressed", reason=verdict.reason, candidate_created_at=current.get("created_at")
+            ),
+        )
         state.log("info", "suppressed", key=key, reason=verdict.reason, evidence=verdict.evidence[:200])
         return "suppressed"
     if verdict.action == "remove":

@@ -1,0 +1,199 @@
+"""``donebell explain <thread-id | session-id | event-key> [--json]``: why did (or didn't) it notify?
+
+Finds every record of the id in the state directory (pending, outbox, sent, suppressed, dead; an
+event key directly, a Codex thread / Claude session by scanning record ids), and prints where each
+candidate is, every probe decision the gate stored with its evidence and time, and what a waiting
+candidate is waiting for. Read-only: it never creates, moves or locks anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from donebell.shared.keys import claude_session_key, is_event_key
+from donebell.shared.paths import state_dir_path
+from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
+
+_ID_FIELDS = ("thread_id", "root_thread_id", "parent_thread_id", "session_id")
+
+
+def find(state: StateDir, ident: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(folder, record)`` of every record naming ``ident`` (key, thread, root thread or session)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if is_event_key(ident):
+        folder = state.locate(ident)
+        if folder is not None:
+            record = _read(state, folder, ident)
+            if record is not None:
+                found.append((folder, record))
+        return found
+    for folder in PIPELINE:
+        for key in state.keys(folder):
+            record = _read(state, folder, key)
+            if record is not None and any(record.get(name) == ident for name in _ID_FIELDS):
+                found.append((folder, record))
+    found.sort(key=lambda fr: (_born(fr[1]), str(fr[1].get("key"))))
+    return found
+
+
+def _born(record: dict[str, Any]) -> float:
+    """When the candidate was first captured (a receipt's own created_at is its finishing time)."""
+    value = record.get("candidate_created_at") or record.get("created_at") or 0
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _read(state: StateDir, folder: str, key: str) -> dict[str, Any] | None:
+    try:
+        return state.read(folder, key)
+    except (InvalidRecord, OSError):
+        return None
+
+
+def _ago(seconds: float) -> str:
+    seconds = abs(seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def _clock(ts: object) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts))) if isinstance(ts, (int, float)) else "?"
+
+
+def _short(ident: object) -> str:
+    return f"{ident[:8]}…" if isinstance(ident, str) and len(ident) > 12 else str(ident)
+
+
+def waiting_text(record: dict[str, Any], now: float) -> str | None:
+    """One line saying what a pending candidate waits for (None when it is not pending)."""
+    probe = record.get("probe") or {}
+    detail = probe.get("waiting_for") or {}
+    history = probe.get("history") or []
+    if not history:
+        return "waiting: not evaluated yet (the delivery worker has not run since it arrived)"
+    last = history[-1]
+    reason = detail.get("reason") or last.get("reason")
+    if reason in ("child-running", "child-partial", "child-invalid"):
+        state = {
+            "child-running": "still running",
+            "child-partial": "writing a record",
+            "child-invalid": "has invalid evidence",
+        }
+        since, orphan = detail.get("since"), detail.get("orphan_at")
+        text = f"waiting: child {_short(detail.get('child'))} {state[reason]}"
+        if isinstance(since, (int, float)):
+            text += f" (since {_ago(now - since)} ago)"
+        if isinstance(orphan, (int, float)):
+            text += f"; orphan timeout in {_ago(orphan - now)}" if orphan > now else "; orphan timeout reached"
+        return text
+    if reason == "goal-active":
+        return "waiting: the goal is still active (a goal-continuation turn will follow, or the goal must end)"
+    if reason == "awaiting-completion":
+        return "waiting: the turn's task_complete is not in the rollout yet"
+    if reason == "quiet-window":
+        return f"waiting: quiet window ({last.get('evidence')})"
+    deadline = detail.get("grace_deadline")
+    if probe.get("wait_kind") in ("unknown", "invalid") and isinstance(deadline, (int, float)):
+        left = f"in {_ago(deadline - now)}" if deadline > now else "now"
+        return f"waiting: {reason}: {last.get('evidence')}; probe grace ends {left} (strict then suppresses as unverifiable)"
+    return f"waiting: {reason}: {last.get('evidence')}"
+
+
+def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]:
+    """The JSON form of one candidate's story."""
+    probe = record.get("probe") or {}
+    history = probe.get("history") or record.get("probe_history") or []
+    out: dict[str, Any] = {
+        "key": record.get("key"),
+        "folder": folder,
+        "provider": record.get("provider"),
+        **{name: record.get(name) for name in ("thread_id", "turn_id", "session_id", "prompt_id") if record.get(name)},
+        "sources": record.get("sources") or ([record["source"]] if record.get("source") else []),
+        "outcome": record.get("outcome"),
+        "created_at": _born(record),
+        "history": history,
+    }
+    if folder in ("sent", "suppressed", "dead"):
+        out["reason"] = record.get("reason")
+    if folder in ("outbox", "sent"):
+        out["verdict"] = record.get("verdict")
+        out["promoted_at"] = record.get("promoted_at")
+    if folder == "outbox":
+        out.update({k: record.get(k) for k in ("attempts", "next_attempt_at", "last_error")})
+    if folder == "pending":
+        out["next_probe_at"] = probe.get("next_probe_at")
+        out["waiting_for"] = probe.get("waiting_for")
+        out["waiting"] = waiting_text(record, now)
+    return out
+
+
+def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | None, now: float) -> str:
+    lines = [f"{ident}: {len(items)} record(s)"]
+    if session is not None:
+        lines.append(
+            f"  Claude session: prompt epoch {session.get('epoch')}, current prompt {_short(session.get('prompt_id'))}"
+        )
+    for item in items:
+        turn = item.get("turn_id") or item.get("prompt_id") or "?"
+        head = f"• {'turn' if item.get('turn_id') else 'prompt'} {_short(turn)} [{item['folder']}]"
+        if item.get("reason"):
+            head += f" reason {item['reason']}"
+        if item.get("verdict"):
+            head += f" verdict {item['verdict']}"
+        head += f"; {', '.join(item['sources']) or 'no source'}; outcome {item.get('outcome') or '-'}"
+        lines.append(head)
+        lines.append(f"    key {item['key']}; first seen {_clock(item.get('created_at'))}")
+        for entry in item["history"]:
+            repeat = f" (×{entry['count']}, last {_clock(entry.get('last_at'))})" if entry.get("count") else ""
+            lines.append(
+                f"    {_clock(entry.get('at'))}  {entry.get('decision', '?'):<8} {entry.get('reason', '?')}: "
+                f"{entry.get('evidence', '')}{repeat}"
+            )
+        if item["folder"] == "outbox":
+            lines.append(
+                f"  in the outbox: {item.get('attempts') or 0} attempt(s); last error {item.get('last_error') or '-'}"
+            )
+        if item.get("waiting"):
+            lines.append(f"  {item['waiting']}")
+            if isinstance(item.get("next_probe_at"), (int, float)):
+                lines.append(f"  next probe in {_ago(max(0.0, item['next_probe_at'] - now))}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="donebell explain", description="Why did (or didn't) a task notify?")
+    parser.add_argument("id", help="a Codex thread id, a Claude session id, or an event key (64 hex)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    args = parser.parse_args(argv)
+    root = state_dir_path()
+    now = time.time()
+    if not root.is_dir():
+        sys.stderr.write(f"donebell explain: no state directory at {root}\n")
+        return 1
+    state = StateDir(root)
+    items = [summarize(folder, record, now) for folder, record in find(state, args.id)]
+    session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
+    if args.json:
+        sys.stdout.write(
+            json.dumps(
+                {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
+    elif items or session:
+        sys.stdout.write(render(args.id, items, session, now))
+    else:
+        sys.stdout.write(
+            f"{args.id}: no record in {root}\n  (never reported, a different state directory, or receipts expired by retention)\n"
+        )
+    return 0 if items or session else 1
