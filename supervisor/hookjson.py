@@ -97,9 +97,12 @@ def remove_managed(
     positions = managed_positions(doc, event, args)
     for g, h in reversed(positions):
         _remove_handler(doc, event, g, h)
-    ours = (lambda path: True) if created is None else (lambda path: path in created)
-    if positions and doc.value(("hooks", event)) == [] and ours(("hooks", event)):
+    if positions and doc.value(("hooks", event)) == [] and _installed(("hooks", event), created):
         doc.remove(("hooks", event))
-        if doc.value(("hooks",)) == {} and ours(("hooks",)):
+        if doc.value(("hooks",)) == {} and _installed(("hooks",), created):
             doc.remove(("hooks",))
     return len(positions)
+
+
+def _installed(path: ContainerPath, created: Collection[ContainerPath] | None) -> bool:
+    return created is None or path in created
