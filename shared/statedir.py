@@ -151,6 +151,29 @@ class StateDir:
                 os.chmod(path, 0o700)
         return self
 
+    def ensure_folder(self, name: str) -> Path:
+        """Create a nested record folder such as ``watch/local`` (0700, no symlinks); its path.
+
+        For namespaces below the fixed folders (rollout cursors); the record methods then take
+        ``name`` as their ``folder`` argument.
+        """
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or any(p in ("", ".", "..") for p in parts):
+            raise StateError(f"not a relative folder name: {name!r}")
+        path = self.root
+        for part in parts:
+            path = path / part
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                _step()
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(path, 0o700)
+                st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")
+        return path
+
     def folder(self, name: str) -> Path:
         return self.root / name
 
