@@ -1,0 +1,205 @@
+"""Discovery without walking history: the thread index, hot folders, and their failure modes."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from donebell.shared.statedir import StateDir
+from donebell.workers.scan_discovery import hot_day_folders, remap_to_root
+from test_scanner_support import (
+    IDS,
+    append,
+    engine,
+    fixture_lines,
+    make_index,
+    records,
+    rollout_path,
+    set_age,
+    today_folder,
+)
+
+
+def _old_folder_rollout(home: Path, name: str) -> Path:
+    """A thread created long ago (old date folder) that has just been resumed (fresh mtime)."""
+    folder = home / "sessions" / "2025" / "01" / "15"
+    folder.mkdir(parents=True)
+    path = rollout_path(home, name, folder)
+    path.write_bytes(b"".join(fixture_lines(name)))
+    return path
+
+
+def test_index_finds_a_resumed_rollout_outside_the_hot_folders(state: StateDir, tmp_path: Path) -> None:
+    """A recently updated thread whose rollout sits in an old date folder is found through state_5."""
+    home = tmp_path / "codex"
+    path = _old_folder_rollout(home, "simple-exec")
+    assert engine(state, home).scan(full=True).counters["terminal_created"] == 0  # no index: not found
+    make_index(home, [{"id": IDS["simple-exec"][0], "rollout_path": path}])
+    scanner = engine(state, home)
+    report = scanner.scan(full=True)
+    assert scanner.index_result.status == "ok" and report.counters["terminal_created"] == 1
+    assert Path(path).parent in scanner.watch_paths()  # its folder wakes the worker from now on
+
+
+def test_sqlite_home_separate_from_codex_home(state: StateDir, tmp_path: Path) -> None:
+    """With CODEX_SQLITE_HOME elsewhere, the index is read from there."""
+    home, sqlite_home = tmp_path / "codex", tmp_path / "sqlite"
+    path = _old_folder_rollout(home, "tool-exec-command")
+    make_index(sqlite_home, [{"id": IDS["tool-exec-command"][0], "rollout_path": path}])
+    report = engine(state, home, sqlite_home=sqlite_home).scan(full=True)
+    assert report.counters["terminal_created"] == 1
+    assert records(state, "pending")[0]["sqlite_home"] == str(sqlite_home)
+
+
+def test_old_rollouts_are_not_replayed(state: StateDir, tmp_path: Path) -> None:
+    """A rollout last written before the replay window starts at its end; only later turns count."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    lines = fixture_lines("simple-exec")
+    path.write_bytes(b"".join(lines))
+    set_age(path, 3600)
+    scanner = engine(state, home, replay_seconds=300)
+    scanner.scan(full=True)
+    assert records(state, "pending") == []
+    resumed = [line.replace(b"9063-7c32", b"7777-7c32") for line in lines[1:]]
+    append(path, b"".join(resumed))
+    scanner.scan(full=False)
+    [rec] = records(state, "pending")
+    assert rec["turn_id"] == "01a22be2-7777-7c32-bfff-4b6d573f20c6" and rec["classification"] == "root"
+    assert rec["has_user_message"] is True  # the resumed turn was read from its task_started
+
+
+def test_recent_rollout_is_replayed_from_its_start(state: StateDir, tmp_path: Path) -> None:
+    """A rollout modified within watch_initial_replay_seconds is read from line 0 when first found."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    path.write_bytes(b"".join(fixture_lines("simple-exec")))
+    set_age(path, 60)
+    engine(state, home, replay_seconds=300).scan(full=True)
+    assert len(records(state, "pending")) == 1
+
+
+def test_replay_skips_turns_that_ended_before_the_window(state: StateDir, tmp_path: Path) -> None:
+    """Replaying a just-found rollout submits only turns that ended within the window, not its history."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    lines = fixture_lines("simple-exec", shift_to_now=False)  # a turn from the recording day, long ago
+    path.write_bytes(b"".join(lines))  # ...in a file modified just now (a resumed thread)
+    scanner = engine(state, home, replay_seconds=300)
+    assert scanner.scan(full=True).counters["terminal_historical"] == 1
+    assert records(state, "pending") == []
+    fresh = fixture_lines("simple-exec")
+    append(path, b"".join(line.replace(b"9063-7c32", b"5555-7c32") for line in fresh[1:]))
+    scanner.scan(full=False)
+    assert [r["turn_id"] for r in records(state, "pending")] == ["01a22be2-5555-7c32-bfff-4b6d573f20c6"]
+
+
+def _hot_rollout(home: Path) -> Path:
+    path = rollout_path(home, "abort-sigint-turn_aborted")
+    path.write_bytes(b"".join(fixture_lines("abort-sigint-turn_aborted")))
+    return path
+
+
+def test_locked_index_degrades_to_hot_folders(state: StateDir, tmp_path: Path) -> None:
+    """An index held under an EXCLUSIVE transaction reports "locked"; hot-folder rollouts still yield candidates."""
+    home = tmp_path / "codex"
+    make_index(home, [])
+    _hot_rollout(home)
+    holder = sqlite3.connect(home / "state_5.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        scanner = engine(state, home)
+        started = time.monotonic()
+        report = scanner.scan(full=True)
+        assert time.monotonic() - started < 2  # a short busy timeout, never a stall
+        assert scanner.index_result.status == "locked" and report.counters["terminal_created"] == 1
+        assert scanner.scan(full=False).counters["index_queries"] == 0  # light passes do not retry it
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert scanner.scan(full=True).counters["index_queries"] == 1 and scanner.index_result.status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("make", "status"),
+    [
+        ("missing", "missing"),
+        ("corrupt", "corrupt"),
+        ("unknown-schema", "unknown-schema"),
+    ],
+)
+def test_unusable_index_degrades_to_hot_folders(state: StateDir, tmp_path: Path, make: str, status: str) -> None:
+    """Missing, corrupt and unknown-schema databases each get a status word and never stop the scan."""
+    home = tmp_path / "codex"
+    home.mkdir(exist_ok=True)
+    if make == "corrupt":
+        (home / "state_5.sqlite").write_bytes(b"this is not an SQLite database" * 100)
+    elif make == "unknown-schema":
+        db = sqlite3.connect(home / "state_5.sqlite")
+        db.execute("CREATE TABLE threads (id TEXT, path TEXT)")
+        db.commit()
+        db.close()
+    _hot_rollout(home)
+    scanner = engine(state, home)
+    report = scanner.scan(full=True)
+    assert scanner.index_result.status == status and scanner.health()["index_status"] == status
+    assert report.counters["terminal_created"] == 1 and not report.counters["file_errors"]
+
+
+def test_unchanged_index_is_not_queried_again(state: StateDir, tmp_path: Path) -> None:
+    """An index whose file and WAL did not change is not re-queried on the next full pass."""
+    home = tmp_path / "codex"
+    make_index(home, [])
+    scanner = engine(state, home)
+    assert scanner.scan(full=True).counters["index_queries"] == 1
+    assert scanner.scan(full=True).counters["index_queries"] == 0
+    assert scanner.scan(full=False).counters["index_queries"] == 0
+
+
+def test_scan_scope_all_walks_the_archive_once(state: StateDir, tmp_path: Path) -> None:
+    """--scan-scope all finds a recent rollout the index and hot folders miss; hot scope does not."""
+    home = tmp_path / "codex"
+    archived = home / "archived_sessions" / "2025" / "02" / "01"
+    archived.mkdir(parents=True)
+    rollout_path(home, "simple-exec", archived).write_bytes(b"".join(fixture_lines("simple-exec")))
+    old = rollout_path(home, "tool-exec-command", archived)
+    old.write_bytes(b"".join(fixture_lines("tool-exec-command")))
+    set_age(old, 10 * 86400)
+    assert engine(state, home).scan(full=True).counters["terminal_created"] == 0
+    scanner = engine(state, home, scope="all")
+    report = scanner.scan(full=True)
+    assert report.counters["terminal_created"] == 1  # the old one starts at its end
+    assert report.counters["cursors_advanced"] == 1  # no cursor written for the untouched old file
+    assert scanner.watched == {}  # walked files are not kept in the hot set
+    assert scanner.scan(full=True).counters["cursors_advanced"] == 0  # walked once per run
+
+
+def test_hot_folders_are_today_and_yesterday_in_utc(tmp_path: Path) -> None:
+    """The hot set is sessions/YYYY/MM/DD for the UTC day and the day before (plus local days)."""
+    at = datetime(2026, 3, 1, 0, 30, tzinfo=UTC).timestamp()
+    folders = hot_day_folders(tmp_path, at)
+    assert folders[:2] == [tmp_path / "sessions/2026/03/01", tmp_path / "sessions/2026/02/28"]
+
+
+def test_new_hot_folder_is_watched_through_its_existing_parent(state: StateDir, tmp_path: Path) -> None:
+    """Before today's folder exists, its nearest existing ancestor is watched so its creation wakes the worker."""
+    home = tmp_path / "codex"
+    (home / "sessions").mkdir(parents=True)
+    scanner = engine(state, home)
+    scanner.scan(full=True)
+    assert home / "sessions" in scanner.watch_paths()
+    today = today_folder(home)
+    scanner.scan(full=False)
+    assert today in scanner.watch_paths()
+
+
+def test_index_paths_of_another_system_are_mapped_onto_the_root() -> None:
+    """A WSL index path is re-rooted from its sessions/ component onward; other paths are refused."""
+    root = Path("/mnt/wsl-root")
+    mapped = remap_to_root("/home/u/.codex/sessions/2026/11/30/rollout-x.jsonl", root)
+    assert mapped == root / "sessions/2026/11/30/rollout-x.jsonl"
+    assert remap_to_root(r"C:\Users\u\.codex\archived_sessions\a.jsonl", root) == root / "archived_sessions/a.jsonl"
+    assert remap_to_root("/elsewhere/file.jsonl", root) is None
