@@ -167,6 +167,9 @@ def main_uninstall(
         if args.purge:
             out.write(f"# would delete: {paths.state_dir_path()} and {config_file}\n")
         return 0
+    purge_confirmed = _confirm_purge(args.yes, config_file, out, stdin) if args.purge else False
+    if purge_confirmed is None:
+        return 1
     ok = service is None or _apply_service(service, runner, out)
     ok = _apply_all(changes, out) and ok
     for plan in plans:
@@ -174,8 +177,8 @@ def main_uninstall(
             out.write(f"  {plan.agent}: {message}\n")
     for message in service.messages if service else []:
         out.write(f"  service: {message}\n")
-    if args.purge:
-        ok = _purge(args.yes, config_file, out, stdin) and ok
+    if purge_confirmed:
+        ok = _purge(config_file, out) and ok
     return 0 if ok else 1
 
 
@@ -183,17 +186,23 @@ def _platform_service() -> str:
     return {"win32": "task-scheduler", "darwin": "launchd"}.get(sys.platform, "systemd")
 
 
-def _purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: TextIO) -> bool:
+def _confirm_purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: TextIO) -> bool | None:
+    """Ask before anything is changed: True = purge, False = uninstall only, None = refuse."""
+    if assume_yes:
+        return True
+    if not stdin.isatty():
+        out.write("donebell uninstall: --purge needs confirmation; pass --yes to delete without asking\n")
+        return None
+    out.write(f"Delete donebell's state ({paths.state_dir_path()}) and config ({config_file.parent})? [y/N] ")
+    out.flush()
+    if stdin.readline().strip().lower() in ("y", "yes"):
+        return True
+    out.write("  purge skipped; uninstalling only\n")
+    return False
+
+
+def _purge(config_file: Path, out: TextIO) -> bool:
     state = paths.state_dir_path()
-    if not assume_yes:
-        if not stdin.isatty():
-            out.write("donebell uninstall: --purge needs confirmation; pass --yes to delete without asking\n")
-            return False
-        out.write(f"Delete donebell's state ({state}) and config ({config_file.parent})? [y/N] ")
-        out.flush()
-        if stdin.readline().strip().lower() not in ("y", "yes"):
-            out.write("  purge skipped\n")
-            return True
     try:
         purge(state, config_file)
     except PurgeRefused as exc:
@@ -201,4 +210,3 @@ def _purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: TextIO) -> b
         return False
     out.write(f"  purged {state} and {config_file}\n")
     return True
-

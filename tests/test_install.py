@@ -234,12 +234,15 @@ def test_uninstall_leaves_a_notify_the_user_changed_since(env: dict[str, Path]) 
 
 
 def test_purge_needs_confirmation_then_deletes_state_and_config(env: dict[str, Path]) -> None:
-    """--purge refuses without a terminal or --yes, and with --yes deletes state dir and config."""
+    """--purge without a terminal or --yes changes nothing; with --yes it uninstalls and deletes
+    the state dir, the config and the config's backups."""
     install()
     env["state"].mkdir(parents=True)
     (env["state"] / "pending").mkdir()
+    installed = tree(env["home"])
     code, out = uninstall("--purge")
-    assert code == 1 and "--yes" in out and env["state"].exists() and env["config"].exists()
+    assert code == 1 and "--yes" in out
+    assert tree(env["home"]) == installed  # refused before anything changed
     code, out = uninstall("--purge", "--yes")
     assert code == 0, out
     assert not env["state"].exists() and not env["config"].exists() and not env["config"].parent.exists()
@@ -282,3 +285,20 @@ def test_bom_crlf_tabs_and_table_only_toml_round_trip(env: dict[str, Path]) -> N
     uninstall()
     for name in (".claude/settings.json", ".codex/config.toml", ".codex/hooks.json"):
         assert (env["home"] / name).read_bytes() == before[name], name
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_purge_answered_no_uninstalls_but_keeps_state_and_config(env: dict[str, Path]) -> None:
+    """At the prompt, anything but yes keeps state and config; the hooks are still removed."""
+    before = tree(env["home"])
+    install()
+    env["state"].mkdir(parents=True)
+    out = io.StringIO()
+    code = main_uninstall(["--service", "none", "--purge"], runner=RecordingRunner(), out=out, stdin=_Terminal("n\n"))
+    assert code == 0 and "[y/N]" in out.getvalue() and "purge skipped" in out.getvalue()
+    assert env["state"].exists() and env["config"].exists()
+    assert (env["codex"] / "hooks.json").read_bytes() == before[".codex/hooks.json"]
