@@ -70,7 +70,11 @@ def template(name: str) -> str:
     try:
         return importlib.resources.files("donebell.ops").joinpath(name).read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
+        pass
+    try:
         return (Path(__file__).resolve().parent.parent / "ops" / name).read_text(encoding="utf-8")
+    except OSError:
+        raise ValueError(f"the launcher template {name} is not part of this installation (ops/)") from None
 
 
 def render(text: str, values: dict[str, str]) -> str:
