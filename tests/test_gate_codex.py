@@ -308,3 +308,30 @@ def test_unrelated_roots_are_independent(world: CodexWorld, state: StateDir) -> 
     busy = world.submit(ERROR_THREAD, ERROR_TURN)
     gate(state, fast_settings())
     assert where(state, done) == "outbox" and where(state, busy) == "pending"
+
+
+def test_balanced_fallback_still_sends_one_per_root(world: CodexWorld, state: StateDir) -> None:
+    """Without rollout evidence, balanced promotes after the grace, but only the newest candidate of a root."""
+    settings = fast_settings(idle_detection_mode="balanced", idle_probe_grace_seconds=10)
+    older = world.submit("0000-no-rollout", "t1", source="codex-notify")
+    time.sleep(0.01)
+    newer = world.submit("0000-no-rollout", "t2", source="codex-notify")
+    gate(state, settings)
+    assert state.count("pending") == 2
+    gate(state, settings, later(11))
+    assert where(state, newer) == "outbox" and where(state, older) == "suppressed"
+    assert last_decision(state, older)["reason"] == "superseded"
+    assert state.read("outbox", newer)["verdict"] == "balanced"  # type: ignore[index]
+
+
+def test_unknown_provider_is_unverifiable_after_the_grace(state: StateDir) -> None:
+    """A candidate of a provider without a gate is never sent in strict mode."""
+    from donebell.shared import ingest, records
+
+    rec = records.new_candidate(key="ab" * 32, provider="other", source="x")
+    ingest.submit_candidate(state, rec)
+    settings = fast_settings(idle_probe_grace_seconds=10)
+    gate(state, settings)
+    assert where(state, rec["key"]) == "pending"
+    gate(state, settings, later(11))
+    assert last_decision(state, rec["key"])["reason"] == "unverifiable"

@@ -62,11 +62,13 @@ class CodexGate:
 
     # --- outcomes of a check -----------------------------------------------------------
 
-    def _retry_in(self) -> float:
+    def _retry_in(self, *, ignore_grace: bool = False) -> float:
+        """Exponential from 0.5 s, capped by unknown_retry_max_seconds and (unless told) the grace end."""
         attempts = int((self.record.get("probe") or {}).get("attempts") or 0)
         exponential = float(RETRY_BASE_SECONDS * (2 ** min(attempts, 20)))
         cap = self.settings.unknown_retry_max_seconds or exponential
-        return max(0.05, min(exponential, cap, max(0.0, self.deadline - self.now)))
+        until_grace = float("inf") if ignore_grace else max(0.0, self.deadline - self.now)
+        return max(0.05, min(exponential, cap, until_grace))
 
     def unknown(self, reason: str, evidence: str, **detail: Any) -> None:
         """Unknown evidence: wait within the grace; then strict suppresses, balanced goes on."""
@@ -187,12 +189,8 @@ class CodexGate:
         for name in (codex_db.GOALS_DB, codex_db.GOALS_DB + "-wal"):
             self.watch.append(self.homes.sqlite_home / name)
         if status == "active":
-            self.busy(
-                "goal-active",
-                evidence,
-                min(GOAL_RETRY_SECONDS, self.settings.unknown_retry_max_seconds or GOAL_RETRY_SECONDS),
-                thread=root,
-            )
+            # The rollout and goals_1.sqlite-wal are watched; polling only backs that up, so it backs off.
+            self.busy("goal-active", evidence, max(GOAL_RETRY_SECONDS, self._retry_in(ignore_grace=True)), thread=root)
         self.passed.append(evidence)
         return status
 

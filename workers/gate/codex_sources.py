@@ -43,6 +43,17 @@ def homes(record: dict[str, Any]) -> Homes:
     return Homes(codex, codex)
 
 
+#: Process-lifetime memo sizes: beyond this a memo starts over (they are only shortcuts).
+MEMO_LIMIT = 4096
+
+
+def _bounded(ctx: GateContext, name: str) -> dict[Any, Any]:
+    memo: dict[Any, Any] = ctx.persistent.setdefault(name, {})
+    if len(memo) > MEMO_LIMIT:
+        memo.clear()
+    return memo
+
+
 def _db_query(
     ctx: GateContext, h: Homes, db: str, sql: str, params: tuple[object, ...]
 ) -> list[tuple[object, ...]] | None:
@@ -129,7 +140,7 @@ def find_rollout(ctx: GateContext, h: Homes, thread_id: str, hint: object = None
     """The rollout of ``thread_id``: the record's path, the thread index, then a bounded search."""
     if isinstance(hint, str) and hint and Path(hint).name.endswith(f"{thread_id}.jsonl") and os.path.isfile(hint):
         return Path(hint)
-    memo = ctx.persistent.setdefault("rollout_paths", {})
+    memo = _bounded(ctx, "rollout_paths")
     known = memo.get(thread_id)
     if known and os.path.isfile(known):
         return Path(known)
@@ -157,7 +168,7 @@ def children_on_disk(ctx: GateContext, h: Homes, parent: str, since: float) -> d
     The fallback for children with neither an edge row nor a thread row yet. First lines are
     cached per (path, inode): a rollout's session_meta never changes.
     """
-    metas: dict[tuple[str, int], codex_meta.ThreadIdentity] = ctx.persistent.setdefault("session_meta", {})
+    metas: dict[tuple[str, int], codex_meta.ThreadIdentity] = _bounded(ctx, "session_meta")
     found: dict[str, Path] = {}
     listing_key = ("listing", str(h.codex_home), int(since))
     listing = ctx.cache.get(listing_key)

@@ -30,4 +30,8 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         from donebell.workers.gate import claude
 
         return claude.evaluate(record, ctx)
-    return Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")
+    from donebell.workers.gate.commit import first_seen
+
+    if ctx.now < first_seen(record, ctx.now) + ctx.settings.idle_probe_grace_seconds:
+        return Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")
+    return Verdict.suppress("unverifiable", f"provider {provider!r} has no gate; unresolved after the probe grace")

@@ -272,7 +272,12 @@ def _offsets(base: int, lines: list[bytes]) -> list[int]:
 
 
 class TailCache:
-    """Per-file tail summaries that survive between probes (resume from the cached offset)."""
+    """Per-file tail summaries that survive between probes (resume from the cached offset).
+
+    Bounded to :data:`MAX_FILES` summaries, least recently used dropped first.
+    """
+
+    MAX_FILES = 512
 
     def __init__(self) -> None:
         self._tails: dict[str, Tail] = {}
@@ -318,7 +323,10 @@ class TailCache:
                 )
                 _join(tail.items, older)
                 tail.scanned_from = reached
-        self._tails[path] = tail
+        self._tails.pop(path, None)
+        self._tails[path] = tail  # most recently used last
+        while len(self._tails) > self.MAX_FILES:
+            self._tails.pop(next(iter(self._tails)))
         return tail
 
     def _fresh(self, fd: int, path: str, st: os.stat_result) -> Tail:
