@@ -91,10 +91,10 @@ def check_server(settings: config.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     import httpx
 
-    url = f"{settings.server}/v1/health"
-    shown = _public_url(url)
+    # Without any user:password@ part: the health check sends no credentials at all.
+    shown = _public_url(f"{settings.server}/v1/health")
     try:
-        response = httpx.get(url, timeout=SERVER_TIMEOUT, follow_redirects=False)
+        response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False)
     except httpx.HTTPError as exc:
         return Check("server", FAIL, f"cannot reach {shown}: {type(exc).__name__}",
                      "check the server URL, the network, a proxy or the firewall"), None

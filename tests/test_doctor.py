@@ -167,7 +167,9 @@ def test_a_hooks_file_codex_rejects_is_reported(env: dict[str, Path]) -> None:
 def test_server_reachable_with_no_publish_and_no_credentials(env: dict[str, Path]) -> None:
     """Doctor GETs /v1/health only, without the token, and never prints the token or password."""
     cfg = json.loads(env["config"].read_text())
-    env["config"].write_text(json.dumps({**cfg, "token": TOKEN, "username": "ana", "password": PASSWORD}))
+    server = cfg["server"].replace("http://", f"http://ana:{PASSWORD}@")
+    env["config"].write_text(json.dumps({**cfg, "server": server, "token": TOKEN, "username": "ana",
+                                         "password": PASSWORD}))
     code, doc, table = doctor()
     assert check(doc, "server")["status"] == "ok"
     assert {method for method, _, _ in FakeNtfy.requests} == {"GET"}
