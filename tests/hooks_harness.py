@@ -7,18 +7,24 @@ rewritten to the test's temporary Codex/Claude homes.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import StateDir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"
+#: Byte-code cache for the hook subprocesses of this test run (a real install has .pyc files;
+#: without them every hook process recompiles donebell, which only makes the suite slow).
+PYCACHE = tempfile.mkdtemp(prefix="donebell-hook-pyc-")
+atexit.register(shutil.rmtree, PYCACHE, True)
 DAY = ("2026", "11", "30")  # the day the fixtures were recorded (rollout folders)
 
 #: Real rollout file names, by fixture (as Codex named them; the thread id is the suffix).
@@ -86,8 +92,10 @@ class HookEnv:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_") and k != "CODEX_SQLITE_HOME"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(
             {
+                "PYTHONPYCACHEPREFIX": PYCACHE,
                 "DONEBELL_STATE_DIR": str(self.state_dir),
                 "DONEBELL_CONFIG": str(self.config),
                 "CODEX_HOME": str(self.codex_home),

@@ -107,3 +107,14 @@ def test_chain_argv_validation() -> None:
     for bad in ("notify-send", [1, 2], ["ok", ""], {"a": 1}):
         with pytest.raises(ValueError):
             chain_argv(bad, "{}")
+
+
+def test_chain_runs_even_when_the_state_dir_is_unusable(hooks: HookEnv) -> None:
+    """A broken donebell state dir never costs the user their own notifier."""
+    blocker = hooks.root / "blocked"
+    blocker.write_text("a file where the state dir should be")
+    hooks.write_config(chain_notify=_chain(hooks, "chain.json"))
+    arg = json.dumps(notify_payload("simple--notify-1"))
+    result = hooks.run("codex-notify", arg, DONEBELL_STATE_DIR=str(blocker))
+    assert result.returncode == 0
+    assert _wait_for(hooks.root / "chain.json")["argv"] == [arg]

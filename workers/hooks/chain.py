@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from donebell.shared.statedir import StateDir
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.spawn import spawn_detached
 
@@ -42,6 +43,13 @@ def run_chain(ctx: HookContext, payload_arg: str | None) -> None:
     if os.environ.get(CHAINED_ENV):
         return
     try:
+        _run_chain(ctx, payload_arg)
+    except Exception as exc:  # noqa: BLE001 - the user's notifier must never stop donebell's own ingest
+        ctx.log("warning", "chain_notify not run", reason=f"{type(exc).__name__}: {exc}"[:200])
+
+
+def _run_chain(ctx: HookContext, payload_arg: str | None) -> None:
+    try:
         argv = chain_argv(ctx.config.get("chain_notify"), payload_arg)
     except ValueError as exc:
         ctx.log("warning", "chain_notify not run", reason=str(exc))
@@ -61,7 +69,15 @@ def run_chain(ctx: HookContext, payload_arg: str | None) -> None:
 
 
 def _fork_watcher(ctx: HookContext, argv: list[str], env: dict[str, str], program: str) -> None:
-    state = ctx.state  # opened before forking, so the watcher can log
+    try:
+        state: StateDir | None = ctx.state  # opened before forking, so the watcher can log
+    except Exception:  # noqa: BLE001 - a broken state dir must not cost the user their notifier
+        state = None
+
+    def note(message: str, **fields: Any) -> None:
+        if state is not None:
+            state.log("warning", message, hook=ctx.command, program=program, **fields)
+
     pid = os.fork()
     if pid:
         return  # the hook goes on; the watcher is reaped by init once the hook exits
@@ -74,25 +90,13 @@ def _fork_watcher(ctx: HookContext, argv: list[str], env: dict[str, str], progra
         try:
             child = spawn_detached(argv, env=env)
         except OSError as exc:
-            state.log(
-                "warning",
-                "chain_notify could not start",
-                hook=ctx.command,
-                program=program,
-                error=exc.strerror or str(exc),
-            )
+            note("chain_notify could not start", error=exc.strerror or str(exc))
             return
         exit_code = _wait(child)
         if exit_code is None:
-            state.log(
-                "warning",
-                "chain_notify still running; no longer watched",
-                hook=ctx.command,
-                program=program,
-                seconds=WATCH_SECONDS,
-            )
+            note("chain_notify still running; no longer watched", seconds=WATCH_SECONDS)
         elif exit_code != 0:
-            state.log("warning", "chain_notify failed", hook=ctx.command, program=program, exit_code=exit_code)
+            note("chain_notify failed", exit_code=exit_code)
     except BaseException:  # noqa: BLE001 - the watcher must never return into the hook's code
         code = 1
     finally:

@@ -49,7 +49,7 @@ def read_kick_record(state: StateDir) -> dict[str, Any] | None:
     try:
         data = state.read_bytes(state.root / "locks" / KICK_RECORD, limit=1 << 16)
         record = None if data is None else json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, Exception):  # noqa: BLE001 - a broken record means "no kick known"
+    except Exception:  # noqa: BLE001 - unreadable or not JSON: no kick is known
         return None
     return record if isinstance(record, dict) else None
 

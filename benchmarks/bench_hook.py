@@ -1,0 +1,188 @@
+"""Hook start-up: `donebell hook codex-stop` / `hook claude` (Stop) wall time vs `python -I -c pass`.
+
+Target (issue 3): median ≤ 2.5× a bare interpreter start-up, same interpreter, same run. Each
+timed hook does its real work: reads a real payload, classifies from a real rollout's first line,
+checks the delivery owner's liveness (a live owner is recorded, as under a running supervisor, so
+no worker is spawned) and creates one new durable record. Runs are interleaved (base, hooks,
+base, ...) so machine noise hits every command alike.
+
+Two installs are measured, because the editable install's ``.pth`` finder runs in *every*
+interpreter of that venv (``python -I -c pass`` included) and so hides part of the hook's cost:
+
+* ``editable``: this venv (the README's ``pip install -e .``);
+* ``installed``: a throwaway venv with a regular wheel install (``pip install --no-deps``).
+
+``python -m benchmarks hook`` prints the table; ``DONEBELL_BENCH_RUNS`` sets the runs (default 30).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures" / "hooks"
+ROLLOUT = "rollout-2026-11-30T09-56-38-01a22be2-8ff4-7060-90c7-45d2cf0697b5.jsonl"
+TARGET = 2.5
+
+
+def _clean_install(tmp: Path) -> Path | None:
+    """A fresh venv with a regular (non-editable) wheel install; its python, or None if it fails."""
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for name in ("shared", "workers", "supervisor"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    dist, venv = tmp / "dist", tmp / "venv"
+    try:
+        quiet = {"check": True, "capture_output": True, "timeout": 600}
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)], **quiet)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], **quiet)
+        wheel = next(dist.glob("donebell-*.whl"))
+        python = venv / "bin" / "python"
+        subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], **quiet)
+    except (subprocess.SubprocessError, StopIteration, OSError) as exc:
+        print(f"bench_hook: clean install failed, measuring the editable venv only: {exc}", file=sys.stderr)
+        return None
+    return python
+
+
+class Setup:
+    """One venv's commands plus a private state dir, config and Codex home."""
+
+    def __init__(self, label: str, python: Path, tmp: Path) -> None:
+        self.label, self.python = label, python
+        root = tmp / label
+        self.state, self.codex = root / "state", root / "codex"
+        folder = self.codex / "sessions" / "2026" / "11" / "30"
+        folder.mkdir(parents=True)
+        shutil.copy(FIXTURES / "codex" / "rollouts" / "simple-exec.jsonl", folder / ROLLOUT)
+        (root / "config.json").write_text("{}")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)  # real installs have byte-code caches
+        self.env.update(
+            {
+                "DONEBELL_STATE_DIR": str(self.state),
+                "DONEBELL_CONFIG": str(root / "config.json"),
+                "CODEX_HOME": str(self.codex),
+                "DONEBELL_KICK_COMMAND": "off",
+                "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+            }
+        )
+        self.stop = json.loads((FIXTURES / "codex" / "hook-payloads" / "simple--Stop.json").read_text())["stdin"]
+        self.stop["transcript_path"] = str(folder / ROLLOUT)
+        events = [json.loads(x)["payload"] for x in (FIXTURES / "claude" / "print-tool" / "hooks.jsonl").open()]
+        self.prompt = next(e for e in events if e["hook_event_name"] == "UserPromptSubmit")
+        self.claude_stop = next(e for e in events if e["hook_event_name"] == "Stop")
+        script = python.parent / "donebell"
+        self.commands = {
+            "codex-stop (console script)": [str(script), "hook", "codex-stop"],
+            "codex-stop (python -m)": [str(python), "-m", "donebell.shared.cli", "hook", "codex-stop"],
+            "claude Stop (console script)": [str(script), "hook", "claude"],
+            "claude Stop (python -m)": [str(python), "-m", "donebell.shared.cli", "hook", "claude"],
+        }
+
+    def record_live_delivery_owner(self) -> None:
+        """As under a running supervisor: the hook checks the owner and spawns nothing."""
+        from donebell.shared.liveness import current_process_identity
+
+        (self.state / "locks").mkdir(parents=True, exist_ok=True)
+        owner = {**current_process_identity(), "role": "delivery"}
+        (self.state / "locks" / "delivery.owner.json").write_text(json.dumps(owner))
+
+    def payload(self, name: str, run: int) -> bytes:
+        """A fresh turn (codex) or a fresh, announced prompt (claude): every run creates a record."""
+        if name.startswith("codex"):
+            return json.dumps({**self.stop, "turn_id": f"bench-{name[-3:]}-{run}"}).encode()
+        session = f"bench-{self.label}-{name[-3:]}-{run}"
+        prompt = {**self.prompt, "session_id": session}
+        subprocess.run(
+            self.commands[name][:-1] + ["claude"], input=json.dumps(prompt).encode(), env=self.env, check=True
+        )
+        return json.dumps({**self.claude_stop, "session_id": session}).encode()
+
+
+def _time(cmd: list[str], data: bytes | None, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, cpu) seconds of one run; CPU (user + sys of the child) is the load-insensitive view."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(cmd, input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(setup: Setup, runs: int) -> dict[str, tuple[float, float]]:
+    """(median wall, median CPU) seconds per command, interleaved with the bare interpreter."""
+    base_cmd = [str(setup.python), "-I", "-c", "pass"]
+    samples: dict[str, list[tuple[float, float]]] = {"base": [], **{name: [] for name in setup.commands}}
+    setup.record_live_delivery_owner()
+    for warm in range(3):  # byte-code caches, page cache
+        for name, cmd in setup.commands.items():
+            _time(cmd, setup.payload(name, -1 - warm), setup.env)
+    for run in range(runs):
+        samples["base"].append(_time(base_cmd, None, setup.env))
+        for name, cmd in setup.commands.items():
+            samples[name].append(_time(cmd, setup.payload(name, run), setup.env))
+    pending = len(list((setup.state / "pending").glob("*.json")))
+    expected = (runs + 3) * len(setup.commands)
+    assert pending == expected, f"{setup.label}: {pending} candidates written, expected {expected}"
+    return {
+        name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+        for name, values in samples.items()
+    }
+
+
+def main() -> list[dict[str, Any]]:
+    runs = int(os.environ.get("DONEBELL_BENCH_RUNS", "30"))
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-hook-") as name:
+        tmp = Path(name)
+        setups = [Setup("editable", Path(sys.executable), tmp)]
+        clean = _clean_install(tmp)
+        if clean is not None:
+            setups.append(Setup("installed", clean, tmp))
+        medians = {setup.label: measure(setup, runs) for setup in setups}
+    for label, result in medians.items():
+        base_wall, base_cpu = result["base"]
+        rows.append({"benchmark": "hook", "metric": f"{label}: python -I -c pass wall (ms)", "value": base_wall * 1000})
+        rows.append({"benchmark": "hook", "metric": f"{label}: python -I -c pass CPU (ms)", "value": base_cpu * 1000})
+        for cmd, (wall, cpu) in result.items():
+            if cmd == "base":
+                continue
+            for kind, value, base in (("wall", wall, base_wall), ("CPU", cpu, base_cpu)):
+                rows.append(
+                    {
+                        "benchmark": "hook",
+                        "metric": f"{label}: {cmd} {kind} (ms)",
+                        "value": value * 1000,
+                        "target": f"<= {TARGET}x base" if kind == "wall" else None,
+                        "ratio": round(value / base, 2) if base > 0 else None,
+                    }
+                )
+    if "installed" in medians:
+        overhead = medians["editable"]["base"][0] - medians["installed"]["base"][0]
+        rows.append(
+            {
+                "benchmark": "hook",
+                "metric": "editable .pth finder overhead on every start, wall (ms)",
+                "value": overhead * 1000,
+            }
+        )
+    for row in rows:
+        print(row)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
