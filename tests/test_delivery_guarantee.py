@@ -79,20 +79,21 @@ def test_record_with_receipt_is_removed_not_resent(folder: str, srv: NtfyStandin
 
 
 def test_corrupt_outbox_file_is_dead_lettered_and_the_rest_delivered(srv: NtfyStandin, tmp_path: Path) -> None:
-    """An unparsable outbox file becomes a sanitized dead letter (bytes kept) and the pass goes on."""
+    """An unparsable or stray outbox file becomes a sanitized dead letter (bytes kept); the pass goes on."""
     env = Env(tmp_path, server=srv.url)
     bad_key = "f" * 64
     (env.state.folder("outbox") / f"{bad_key}.json").write_bytes(b'{"schema": 1, "key": "ff')
+    (env.state.folder("outbox") / "notes.txt").write_bytes(b"stray")
     good = env.queue()
     role = env.role()
     result = role.pass_at(now())
     assert env.state.exists("sent", good["key"])
-    assert not (env.state.folder("outbox") / f"{bad_key}.json").exists()
+    assert sorted(p.name for p in env.state.folder("outbox").iterdir()) == []
     letters = [env.state.read("dead", p.stem) for p in env.state.folder("dead").glob("*.json")]
-    assert [(d or {}).get("reason") for d in letters] == ["invalid-record"]
-    raws = list(env.state.folder("dead").glob("*.raw"))
-    assert [r.read_bytes() for r in raws] == [b'{"schema": 1, "key": "ff']
-    assert result.counters.get("invalid") == 1
+    assert [(d or {}).get("reason") for d in letters] == ["invalid-record"] * 2
+    raws = sorted(r.read_bytes() for r in env.state.folder("dead").glob("*.raw"))
+    assert raws == sorted([b'{"schema": 1, "key": "ff', b"stray"])
+    assert result.counters.get("invalid") == 2
     role.teardown()
 
 

@@ -57,6 +57,9 @@ class OutboxSender:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
         summary = SendSummary()
         started = time.monotonic()
+        for name in self.state.stray_files("outbox"):  # not <key>.json: never deliverable, set aside
+            self.state.dead_letter_invalid("outbox", name, "not a <key>.json record file")
+            summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
         keys = self.state.keys("outbox")
         for index, key in enumerate(keys):
             if budget_seconds is not None and time.monotonic() - started > budget_seconds:
