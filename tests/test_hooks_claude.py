@@ -241,3 +241,16 @@ def test_corrupt_session_record_is_dead_lettered_and_replaced(hooks: HookEnv) ->
     assert _session(hooks, prompt["session_id"])["epoch"] == 2
     assert hooks.only("dead")["reason"] == "invalid-record"
     assert hooks.only("suppressed")["reason"] == "superseded"
+
+
+def test_stop_with_a_corrupt_session_record_starts_a_fresh_epoch(hooks: HookEnv) -> None:
+    """A Stop finding a corrupt session record repairs it (dead letter) and anchors to a fresh epoch, not epoch 0."""
+    prompt = claude_event("print-tool", "UserPromptSubmit")
+    hooks.claude(prompt)
+    key = claude_session_key(prompt["session_id"])
+    (hooks.state_dir / "claude" / f"{key}.json").write_bytes(b"\x00garbage")
+    hooks.claude(claude_event("print-tool", "Stop"))
+    rec = hooks.only("pending")
+    assert (rec["claude_epoch"], rec["claude_session_state"]) == (1, "advanced")
+    assert _session(hooks, prompt["session_id"])["prompt_id"] == prompt["prompt_id"]
+    assert hooks.only("dead")["reason"] == "invalid-record"

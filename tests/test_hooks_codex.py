@@ -157,6 +157,16 @@ def test_missing_turn_id_gives_weak_identity(hooks: HookEnv) -> None:
     assert len(found) == 2 and all(r["weak_identity"] and r["turn_id"] is None for r in found)
 
 
+def test_stop_without_session_id_takes_the_thread_from_its_rollout(hooks: HookEnv) -> None:
+    """A Stop that lost session_id still gets the right key: the root rollout's session_meta names the thread."""
+    hooks.install_rollout("simple-exec")
+    payload = hooks.stop_payload("simple")
+    del payload["session_id"]
+    hooks.stop(payload)
+    rec = hooks.only("pending")
+    assert rec["key"] == event_key("codex", ROOT, ROOT_TURN) and rec["weak_identity"] is False
+
+
 def test_signal_for_a_finished_key_changes_nothing(hooks: HookEnv) -> None:
     """A Stop arriving after the turn was sent is a duplicate: no new pending record."""
     hooks.install_rollout("simple-exec")

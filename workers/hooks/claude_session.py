@@ -31,16 +31,21 @@ PromptState = Literal["current", "advanced", "stale", "no-session"]
 
 
 def read_session(state: StateDir, session_id: str) -> dict[str, Any] | None:
-    """The session record, or None (absent or corrupt; a corrupt one is moved to ``dead/``)."""
-    key = claude_session_key(session_id)
+    """The session record, or None (absent, corrupt or not this session's)."""
+    return _load(state, session_id)[0]
+
+
+def _load(state: StateDir, session_id: str) -> tuple[dict[str, Any] | None, bool]:
+    """``(record, corrupt)``; only a caller holding the session lock may move a corrupt one aside."""
     try:
-        record = state.read("claude", key)
-    except InvalidRecord as exc:
-        state.dead_letter_invalid("claude", f"{key}.json", str(exc))
-        return None
-    if record is None or record.get("session_id") != session_id or not isinstance(record.get("epoch"), int):
-        return None
-    return record
+        record = state.read("claude", claude_session_key(session_id))
+    except InvalidRecord:
+        return None, True
+    if record is None:
+        return None, False
+    if record.get("session_id") != session_id or not isinstance(record.get("epoch"), int):
+        return None, True
+    return record, False
 
 
 def advance(
@@ -50,7 +55,9 @@ def advance(
     marker, scan = newest_goal_marker(transcript_path)  # bounded read, outside the lock
     key = claude_session_key(session_id)
     with state.mutation_lock(key):
-        current = read_session(state, session_id)
+        current, corrupt = _load(state, session_id)
+        if corrupt:
+            state.dead_letter_invalid("claude", f"{key}.json", "claude session record unreadable or incompatible")
         if current is not None and prompt_id is not None and current.get("prompt_id") == prompt_id:
             return current
         if current is None:
@@ -90,13 +97,14 @@ def for_prompt(
     UserPromptSubmit — the epoch was advanced now. ``no-session``: no UserPromptSubmit was ever
     seen for this session (hook added mid-session): an epoch-0 compatibility candidate.
     """
-    record = read_session(state, session_id)
-    if record is None:
+    record, corrupt = _load(state, session_id)
+    if record is None and not corrupt:
         return None, "no-session"
-    if record.get("prompt_id") == prompt_id:
+    if record is not None and record.get("prompt_id") == prompt_id:
         return record, "current"
-    if prompt_id in (record.get("recent_prompt_ids") or []):
+    if record is not None and prompt_id in (record.get("recent_prompt_ids") or []):
         return record, "stale"
+    # A prompt never announced (or a corrupt record, repaired under the lock): start its epoch now.
     record = advance(state, session_id, prompt_id, transcript_path, cwd)
     supersede_older(state, session_id, int(record["epoch"]))
     return record, "advanced"

@@ -59,6 +59,8 @@ def codex_stop(ctx: HookContext, argv: list[str]) -> None:
         thread_id, rollout = agent_id, None
     else:
         ident, rollout = classify_thread(thread_id, transcript, home, sqlite_home)
+        if thread_id is None and ident.classification == "root":
+            thread_id = ident.thread_id  # the payload lost its id; the root rollout names the thread
     last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
     candidate = _candidate(
         ctx,
