@@ -39,6 +39,8 @@ class AgentRun:
     stderr: str
     duration_s: float
     timed_out: bool
+    # Rollouts (Codex) or transcripts (Claude, main then subagents) found after the run.
+    session_files: tuple[Path, ...] = ()
 
     def stdout_json(self) -> list[dict[str, Any]]:
         """stdout's JSON lines (codex --json / claude stream-json), non-JSON lines skipped."""

@@ -17,21 +17,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from support import npm_clis
 from support.fake_messages import FakeMessages
-from support.fake_responses import FakeResponses
+from support.fake_responses import FakeResponses, ScriptedServer
 
 from e2e.agent_proc import AgentRun, RunningAgent, base_env, start_agent
 from e2e.recorder import Recorder, hook_config
 
 __all__ = [
     "AgentRun", "ClaudeHome", "CodexHome", "Recorder", "RunningAgent", "claude_project_slug",
-    "event_payloads", "make_claude_home", "make_codex_home", "read_jsonl", "run_claude", "run_codex",
-    "run_codex_interrupted", "start_claude", "start_codex",
+    "event_payloads", "interrupt_when_stalled", "make_claude_home", "make_codex_home", "read_jsonl",
+    "run_claude", "run_claude_interrupted", "run_codex", "run_codex_interrupted", "start_claude", "start_codex",
 ]
 
 JSON = dict[str, Any]
@@ -164,17 +164,13 @@ def start_codex(home: CodexHome, prompt: str, **kw: Any) -> RunningAgent:
 
 def run_codex(home: CodexHome, prompt: str, *, timeout: float = 60, **kw: Any) -> AgentRun:
     """Run one `codex exec` turn to completion (or kill it after `timeout`)."""
-    return start_codex(home, prompt, **kw).wait(timeout)
+    run = start_codex(home, prompt, **kw).wait(timeout)
+    return replace(run, session_files=tuple(home.rollouts()))
 
 
-def run_codex_interrupted(
-    home: CodexHome, server: FakeResponses, prompt: str, *, stall: int = 1, timeout: float = 60, **kw: Any,
-) -> AgentRun:
-    """Start codex, wait until the fake holds its `stall`-th stalled request, SIGINT it, reap it.
-
-    Script a `Stall()` step where the turn should be caught.
-    """
-    agent = start_codex(home, prompt, **kw)
+def interrupt_when_stalled(agent: RunningAgent, server: ScriptedServer, *, stall: int = 1,
+                           timeout: float = 60) -> AgentRun:
+    """Wait until the fake holds its `stall`-th stalled request, SIGINT the agent, reap it."""
     try:
         server.wait_for_stall(count=stall, timeout=timeout)
     except TimeoutError:
@@ -184,6 +180,13 @@ def run_codex_interrupted(
     run = agent.wait(timeout)
     server.release_stalls()
     return run
+
+
+def run_codex_interrupted(home: CodexHome, server: FakeResponses, prompt: str, *, stall: int = 1,
+                          timeout: float = 60, **kw: Any) -> AgentRun:
+    """Run codex and SIGINT it mid-request; script a `Stall()` step where the turn should be caught."""
+    run = interrupt_when_stalled(start_codex(home, prompt, **kw), server, stall=stall, timeout=timeout)
+    return replace(run, session_files=tuple(home.rollouts()))
 
 
 # ==== Claude Code =============================================================================
@@ -278,4 +281,12 @@ def start_claude(home: ClaudeHome, prompt: str, **kw: Any) -> RunningAgent:
 
 def run_claude(home: ClaudeHome, prompt: str, *, timeout: float = 60, **kw: Any) -> AgentRun:
     """Run `claude -p` to completion, including its background-task wind-down."""
-    return start_claude(home, prompt, **kw).wait(timeout)
+    run = start_claude(home, prompt, **kw).wait(timeout)
+    return replace(run, session_files=(*home.transcripts(), *home.subagent_transcripts()))
+
+
+def run_claude_interrupted(home: ClaudeHome, server: FakeMessages, prompt: str, *, stall: int = 1,
+                           timeout: float = 60, **kw: Any) -> AgentRun:
+    """Run `claude -p` and SIGINT it while the fake holds a `Stall()` request."""
+    run = interrupt_when_stalled(start_claude(home, prompt, **kw), server, stall=stall, timeout=timeout)
+    return replace(run, session_files=(*home.transcripts(), *home.subagent_transcripts()))

@@ -376,6 +376,22 @@ def codex_route(req: RecordedRequest) -> str:
     return "child" if "x-openai-subagent" in req.headers or "x-codex-parent-thread-id" in req.headers else "root"
 
 
+def child_order_router() -> Callable[[RecordedRequest], str]:
+    """A router for several children: 'root', then 'child1', 'child2'... by each child thread's
+    first request (the `thread-id` header), so each child can have its own script."""
+    order: dict[str, str] = {}
+    lock = threading.Lock()
+
+    def route(req: RecordedRequest) -> str:
+        if codex_route(req) == "root":
+            return "root"
+        thread = req.headers.get("thread-id") or str(turn_metadata(req).get("thread_id"))
+        with lock:
+            return order.setdefault(thread, f"child{len(order) + 1}")
+
+    return route
+
+
 class FakeResponses(ScriptedServer):
     """Fake Responses API; routes are 'root' and 'child' unless a custom `router` is given."""
 
