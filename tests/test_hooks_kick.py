@@ -140,3 +140,26 @@ def test_kick_runs_on_this_interpreter_and_package() -> None:
     argv = worker_argv()
     assert argv[0] == sys.executable and os.path.isabs(argv[0])
     assert argv[1:3] == ["-m", "donebell.shared.cli"]
+
+
+def test_real_kick_delivers_without_a_service(hooks: HookEnv) -> None:
+    """With no supervisor, the hook's real kick starts `worker delivery --until-idle`, which sends and exits."""
+    from donebell.shared.liveness import owner_alive
+    from support.ntfy_standin import NtfyStandin
+
+    with NtfyStandin() as srv:
+        hooks.write_config(server=srv.url, topic="hooks-kick-test", idle_detection_mode="off")
+        env = {"DONEBELL_KICK_COMMAND": ""}  # the real command
+        result = hooks.run("codex-stop", stdin=hooks.stop_payload("simple"), **env)
+        assert result.returncode == 0 and result.stdout == b"{}\n"
+        [message] = srv.wait_for_messages(1, timeout=60, topic="hooks-kick-test")
+        kick = json.loads((hooks.state_dir / "locks" / "delivery.kick.json").read_text())
+        deadline = time.monotonic() + 60
+        while owner_alive(kick) and time.monotonic() < deadline:  # --until-idle: it exits by itself
+            time.sleep(0.1)
+        alive = owner_alive(kick)
+        if alive:
+            os.kill(kick["pid"], signal.SIGTERM)
+        assert not alive, "the on-demand worker did not exit once idle"
+    assert hooks.counts()["sent"] == 1 and hooks.counts()["pending"] == 0
+    assert len(srv.messages("hooks-kick-test")) == 1 and message["topic"] == "hooks-kick-test"
