@@ -99,10 +99,10 @@ def apply(change: FileChange, stamp: str) -> Path | None:
     if change.new is None:
         path.unlink()
         return backup
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     mode = change.force_mode if change.force_mode is not None else _mode_of(path, change.new_file_mode)
     tmp = path.with_name(f".{path.name}.donebell-tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         with os.fdopen(fd, "w", encoding=change.encoding, newline="") as f:
             f.write(change.new)
