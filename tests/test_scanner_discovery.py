@@ -44,6 +44,20 @@ def test_index_finds_a_resumed_rollout_outside_the_hot_folders(state: StateDir, 
     assert Path(path).parent in scanner.watch_paths()  # its folder wakes the worker from now on
 
 
+def test_index_path_through_a_symlinked_home_is_the_same_file(state: StateDir, tmp_path: Path) -> None:
+    """An index row spelled via a symlink to the Codex home maps onto the hot-folder file: one cursor, one submit."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    path.write_bytes(b"".join(fixture_lines("simple-exec")))
+    (tmp_path / "link").symlink_to(home)
+    spelled = tmp_path / "link" / path.relative_to(home)
+    make_index(home, [{"id": IDS["simple-exec"][0], "rollout_path": spelled}])
+    scanner = engine(state, home)
+    report = scanner.scan(full=True)
+    assert len(scanner.watched) == 1 and report.counters["terminal_created"] == 1
+    assert not report.counters["terminal_merged"] and len(list((state.root / "watch" / "local").iterdir())) == 1
+
+
 def test_sqlite_home_separate_from_codex_home(state: StateDir, tmp_path: Path) -> None:
     """With CODEX_SQLITE_HOME elsewhere, the index is read from there."""
     home, sqlite_home = tmp_path / "codex", tmp_path / "sqlite"

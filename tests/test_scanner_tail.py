@@ -176,3 +176,25 @@ def test_fifo_named_like_a_rollout_never_blocks_a_scan(state: StateDir, tmp_path
     report = engine(state, home).scan(full=True)
     assert time.monotonic() - started < 5
     assert not report.counters["file_errors"] and len(records(state, "pending")) == 1
+
+
+def test_failed_submit_keeps_the_cursor_and_logs_once(state: StateDir, tmp_path: Path) -> None:
+    """While the state dir refuses the candidate, the cursor stays put (logged once); once it recovers, the turn lands."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    path.write_bytes(b"".join(fixture_lines("simple-exec")))
+    pending = state.root / "pending"
+    pending.rmdir()
+    pending.write_bytes(b"")  # pending/ is not a folder: every create fails
+    scanner = engine(state, home)
+    for _ in range(3):
+        scanner.scan(full=False)
+        scanner.scan(full=True)
+    log = (state.root / "notify.log").read_text().splitlines()
+    assert sum("rollout scan failed" in line for line in log) == 1
+    assert cursor_of(state, path) is None  # nothing was marked read
+    pending.unlink()
+    pending.mkdir()
+    report = scanner.scan(full=False)
+    assert report.counters["terminal_created"] == 1 and len(records(state, "pending")) == 1
+    assert cursor_of(state, path).offset == path.stat().st_size

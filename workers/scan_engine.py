@@ -63,6 +63,7 @@ class Watched:
     cursor: Cursor | None = None
     seen: FileStat | None = None  # last stat we acted on (in memory only)
     index_source: str | None = None  # threads.source, a classification fallback
+    last_error: str | None = None  # logged once per distinct error, not once per pass
 
 
 @dataclass
@@ -84,6 +85,7 @@ class ScanEngine:
         )
         self.watched: dict[str, Watched] = {}
         self.index_paths: dict[str, str | None] = {}  # path -> threads.source
+        self._resolved: dict[str, str] = {}  # index path as written -> realpath (local homes)
         self.index_result = IndexResult("not-checked")
         self.index_checked_at: float | None = None
         self._index_sig: object = None
@@ -110,21 +112,26 @@ class ScanEngine:
         self.index_checked_at = now()
         if self.index_result.status == "ok":
             paths: dict[str, str | None] = {}
+            resolved: dict[str, str] = {}
             for row in self.index_result.rows:
-                path = self._index_path(row.rollout_path)
+                path = self._index_path(row.rollout_path, resolved)
                 if path is not None:
                     paths[path] = row.source
-            self.index_paths = paths
+            self.index_paths, self._resolved = paths, resolved
         return 1
 
-    def _index_path(self, raw: str) -> str | None:
+    def _index_path(self, raw: str, resolved: dict[str, str]) -> str | None:
         if self.opts.remap_index_paths:
             mapped = remap_to_root(raw, self.opts.codex_home)
             return None if mapped is None else os.path.normpath(mapped)
-        path = Path(raw)
-        if not path.is_absolute():
-            path = self.opts.codex_home / path
-        return os.path.normpath(path)
+        # Codex may have spelled its home through a symlink: resolve, so one file has one cursor
+        # (the hot folders are listed under the resolved home). Cached across index refreshes.
+        real = self._resolved.get(raw)
+        if real is None:
+            path = Path(raw) if Path(raw).is_absolute() else self.opts.codex_home / raw
+            real = os.path.realpath(path)
+        resolved[raw] = real
+        return real
 
     def _discover(self, full: bool, report: ScanReport) -> list[str]:
         report.counters["index_queries"] += self._refresh_index(full)
@@ -170,15 +177,15 @@ class ScanEngine:
                 return
             self._tail(w, st, report, persist_new)
         except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the others
+            error = f"{type(exc).__name__}: {exc}"[:200]
+            kind = f"{type(exc).__name__}/{getattr(exc, 'errno', None)}"  # messages may hold temp names
             report.counters["file_errors"] += 1
-            report.errors.append(f"{w.path}: {type(exc).__name__}: {exc}"[:300])
-            self.state.log(
-                "warning",
-                "rollout scan failed",
-                source=self.opts.source,
-                path=w.path,
-                error=f"{type(exc).__name__}: {exc}"[:200],
-            )
+            report.errors.append(f"{w.path}: {error}"[:300])
+            if kind != w.last_error:
+                self.state.log("warning", "rollout scan failed", source=self.opts.source, path=w.path, error=error)
+            w.last_error = kind
+            return
+        w.last_error = None
 
     def _start(self, path: str, st: FileStat, f: IO[bytes]) -> Cursor:
         """A cursor for a file seen for the first time (or replaced/truncated): replay or end."""
