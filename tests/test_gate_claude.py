@@ -181,3 +181,19 @@ def test_transcript_never_appearing_is_unknown_evidence(world: ClaudeWorld, stat
     assert where(state, key) == "pending"
     gate(state, settings, later(40))
     assert where(state, key) == ("suppressed" if mode == "strict" else "outbox")
+
+
+def test_active_goal_of_a_silent_session_is_orphaned(world: ClaudeWorld, state: StateDir) -> None:
+    """An active goal holds while the session writes; silent for the orphan bound, the prompt notifies once."""
+    import os
+    import time
+
+    key = _tool_session(world, extra=[goal_marker(met=False, uuid="m1")])
+    settings = fast_settings(subagent_orphan_seconds=60)
+    gate(state, settings, later(1))
+    assert last_decision(state, key)["last"]["reason"] == "goal-active"
+    old = time.time() - 120
+    os.utime(world.root / f"{TOOL_SESSION}.jsonl", (old, old))
+    gate(state, settings, later(1))
+    rec = state.read("outbox", key)
+    assert rec is not None and rec["goal"] == "active-orphaned"

@@ -105,7 +105,8 @@ def test_goal_auto_continuation_coalesces_into_one_notification(world: CodexWorl
     world.add_thread(SIMPLE_THREAD)
     world.set_goal(SIMPLE_THREAD, "active")
     sources = ["codex-stop", "codex-notify", "scanner"]
-    keys = [world.submit(SIMPLE_THREAD, turn, source=sources[i % 3]) for i, turn in enumerate(turns)]
+    # The last (message-less) continuation turn comes from the scanner: a terminal goal exempts it.
+    keys = [world.submit(SIMPLE_THREAD, turn, source=sources[(i + 2) % 3]) for i, turn in enumerate(turns)]
     gate(state, fast_settings())
     assert [where(state, k) for k in keys[:-1]] == ["suppressed"] * (len(turns) - 1)
     assert where(state, keys[-1]) == "pending"
@@ -335,3 +336,25 @@ def test_unknown_provider_is_unverifiable_after_the_grace(state: StateDir) -> No
     assert where(state, rec["key"]) == "pending"
     gate(state, settings, later(11))
     assert last_decision(state, rec["key"])["reason"] == "unverifiable"
+
+
+def test_active_goal_of_a_silent_thread_is_orphaned(world: CodexWorld, state: StateDir) -> None:
+    """`codex exec` exits with the goal still active (continuation aborted): after the orphan bound it notifies once."""
+    recs = [
+        *lines_of("simple-exec.jsonl"),
+        *turn_records("t-cont", trigger="goal", user=False, final=False, terminal="turn_aborted"),
+    ]
+    world.write_rollout(SIMPLE_THREAD, recs)
+    world.add_thread(SIMPLE_THREAD)
+    world.set_goal(SIMPLE_THREAD, "active")
+    first = world.submit(SIMPLE_THREAD, SIMPLE_TURN)
+    cont = world.submit(SIMPLE_THREAD, "t-cont", source="scanner")
+    settings = fast_settings(subagent_orphan_seconds=60)
+    gate(state, settings)
+    assert where(state, first) == "suppressed" and last_decision(state, cont)["last"]["reason"] == "goal-active"
+    world.age(SIMPLE_THREAD, 120)
+    gate(state, settings)
+    rec = state.read("outbox", cont)
+    assert (
+        rec is not None and rec["outcome"] == "stopped" and "orphaned goal" in rec["probe"]["history"][-1]["evidence"]
+    )

@@ -95,7 +95,11 @@ def waiting_text(record: dict[str, Any], now: float) -> str | None:
             text += f"; orphan timeout in {_ago(orphan - now)}" if orphan > now else "; orphan timeout reached"
         return text
     if reason == "goal-active":
-        return "waiting: the goal is still active (a goal-continuation turn will follow, or the goal must end)"
+        text = "waiting: the goal is still active (a continuation turn will follow, or the goal must end)"
+        orphan = detail.get("orphan_at")
+        if isinstance(orphan, (int, float)):
+            text += f"; released if the thread stays silent, in {_ago(orphan - now)}"
+        return text
     if reason == "awaiting-completion":
         return "waiting: the turn's task_complete is not in the rollout yet"
     if reason == "quiet-window":

@@ -97,7 +97,7 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
             record, None, assumed, ""
         )
 
-    goal = _check_goal(record, view, watch)
+    goal = _check_goal(record, view, settings.subagent_orphan_seconds, now, watch)
     if isinstance(goal, Verdict):
         return goal
     if view.newer_prompt is not None:
@@ -138,6 +138,11 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     status = f"turn status {'done' if view.status.is_done else view.status.event} ({view.status.key})"
     if goal == "met":
         return _promote(record, view, assumed, f"goal met; {status}", goal="met")
+    if goal == "active-orphaned":
+        silent = now - view.mtime
+        return _promote(
+            record, view, assumed, f"goal still active but the session silent {silent:.0f}s; {status}", goal=goal
+        )
     if goal == "failed":
         return _promote(
             record,
@@ -178,7 +183,9 @@ def _check_epoch(record: dict[str, Any], ctx: GateContext, session_id: str, prom
     return None
 
 
-def _check_goal(record: dict[str, Any], view: TranscriptView, watch: list[Any]) -> Verdict | str | None:
+def _check_goal(
+    record: dict[str, Any], view: TranscriptView, orphan: float, now: float, watch: list[Any]
+) -> Verdict | str | None:
     """A verdict that ends evaluation, or the goal state to label the promotion with."""
     baseline = record.get("goal_baseline")
     marker = view.marker
@@ -187,14 +194,20 @@ def _check_goal(record: dict[str, Any], view: TranscriptView, watch: list[Any]) 
         if state == "cleared":
             return Verdict.remove("goal-cleared", "goal_status met+sentinel: the user cleared the goal")
         if state == "active":
-            return _wait("goal-active", "goal_status met:false after the prompt", "busy", GOAL_RETRY_SECONDS, watch)
+            return _goal_wait("goal_status met:false after the prompt", view, orphan, now, watch)
         return state  # "met" | "failed"
     if baseline_state(baseline) == "active":
         # Anchored to an active goal: only a different terminal marker proves finality.
-        return _wait(
-            "goal-active", "prompt began with an active goal and no newer marker", "busy", GOAL_RETRY_SECONDS, watch
-        )
+        return _goal_wait("prompt began with an active goal and no newer marker", view, orphan, now, watch)
     return None
+
+
+def _goal_wait(evidence: str, view: TranscriptView, orphan: float, now: float, watch: list[Any]) -> Verdict | str:
+    """Hold for an active goal, unless the session has been silent for the orphan bound."""
+    orphan_at = view.mtime + orphan
+    if now >= orphan_at:
+        return "active-orphaned"  # nobody drives it any more: the same liveness bound as a child
+    return _wait("goal-active", evidence, "busy", GOAL_RETRY_SECONDS, watch, orphan_at=orphan_at)
 
 
 def _promote(

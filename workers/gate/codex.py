@@ -35,7 +35,9 @@ from donebell.workers.gate.verdict import Verdict
 #: A Stop candidate's task_complete follows the hook by tens of milliseconds: look again soon.
 COMPLETION_RETRY_SECONDS = 0.25
 GOAL_RETRY_SECONDS = 5.0
-TERMINAL_GOALS = ("complete", "paused", "blocked", "usage_limited", "budget_limited")
+ORPHANED_GOAL = "active-orphaned"
+#: Goal states that end a task: its last (often message-less) continuation turn is not "technical".
+TERMINAL_GOALS = ("complete", "paused", "blocked", "usage_limited", "budget_limited", ORPHANED_GOAL)
 
 
 class _Blocked(Exception):
@@ -117,7 +119,7 @@ class CodexGate:
             self.watch.append(rollout)
         root = self._check_root(thread_id, rollout)
         tail, turn = self._check_completion(rollout, turn_id)
-        goal = self._check_goal(root)
+        goal = self._check_goal(root, tail)
         if turn is not None:
             self._check_technical(turn, goal)
         children = self._check_descendants(root)
@@ -182,15 +184,22 @@ class CodexGate:
         self.passed.append(f"{turn.terminal.kind} {turn_id}")
         return tail, turn
 
-    def _check_goal(self, root: str) -> str | None:
+    def _check_goal(self, root: str, tail: Tail | None) -> str | None:
         if not self.settings.goal_aware:
             return None
         status, evidence = goal_status(self.ctx, self.homes, root)
         for name in (codex_db.GOALS_DB, codex_db.GOALS_DB + "-wal"):
             self.watch.append(self.homes.sqlite_home / name)
         if status == "active":
+            # Nobody drives a goal whose thread has been silent this long (e.g. `codex exec` exited
+            # and aborted the continuation turn): the same liveness bound as an orphaned child.
+            orphan_at = tail.mtime + self.settings.subagent_orphan_seconds if tail else None
+            if orphan_at is not None and self.now >= orphan_at:
+                self.passed.append(f"goal active but the thread silent {self.now - tail.mtime:.0f}s: orphaned goal")  # type: ignore[union-attr]
+                return ORPHANED_GOAL
             # The rollout and goals_1.sqlite-wal are watched; polling only backs that up, so it backs off.
-            self.busy("goal-active", evidence, max(GOAL_RETRY_SECONDS, self._retry_in(ignore_grace=True)), thread=root)
+            retry = max(GOAL_RETRY_SECONDS, self._retry_in(ignore_grace=True))
+            self.busy("goal-active", evidence, retry, thread=root, orphan_at=orphan_at)
         self.passed.append(evidence)
         return status
 
