@@ -18,7 +18,7 @@ def test_wheel_contains_only_the_donebell_package(tmp_path: Path) -> None:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
-    for name in ("shared", "workers", "supervisor"):
+    for name in ("shared", "workers", "supervisor", "ops"):
         shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "dist"
     subprocess.run(
@@ -33,6 +33,8 @@ def test_wheel_contains_only_the_donebell_package(tmp_path: Path) -> None:
     assert {t for t in top if not t.endswith(".dist-info")} == {"donebell"}
     for sub in ("supervisor", "workers", "shared"):
         assert f"donebell/{sub}/__init__.py" in names
+    assert "donebell/ops/donebell.service" in names  # service templates travel with the wheel
+    assert "donebell/workers/hooks/__init__.py" in names and "donebell/workers/gate/__init__.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "donebell = donebell.shared.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
