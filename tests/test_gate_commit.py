@@ -172,3 +172,22 @@ def test_crash_at_every_step_of_a_promotion_recovers_to_one_outbox_record(world:
         gate(state, fast_settings())  # the next pass after a restart
         assert where(state, key) == "outbox" and state.count("pending") == 0 and state.count("outbox") == 1
     assert len(crashed_at) >= 4  # the create/link/unlink/fsync steps of the promotion were all hit
+
+
+def test_merged_evidence_makes_a_waiting_candidate_due_at_once(world: CodexWorld, state: StateDir) -> None:
+    """A candidate scheduled far ahead is re-probed in the next pass when a new signal merges into it."""
+    from donebell.workers.gate import run_gate_pass
+
+    recs = lines_of("simple-exec.jsonl")
+    world.write_rollout(SIMPLE_THREAD, recs[:-1])
+    key = world.submit(SIMPLE_THREAD, SIMPLE_TURN)
+    now = time.time()
+    run_gate_pass(state, fast_settings(), now)
+    rec = state.read("pending", key)
+    assert rec is not None
+    rec["probe"]["next_probe_at"] = now + 3600  # as if it had backed off a long way
+    state.replace("pending", rec)
+    assert run_gate_pass(state, fast_settings(), now + 1).waiting == 1  # not due, untouched
+    world.append(SIMPLE_THREAD, recs[-1:])
+    world.submit(SIMPLE_THREAD, SIMPLE_TURN, source="codex-notify")
+    assert run_gate_pass(state, fast_settings(), now + 2).promoted == 1

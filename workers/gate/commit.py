@@ -46,6 +46,7 @@ def record_decision(record: dict[str, Any], verdict: Verdict, now: float) -> dic
         history.append(entry)
     probe["history"] = history[-HISTORY_LIMIT:]
     probe.update(verdict.probe_update)
+    probe["revision_seen"] = record.get("revision")  # new evidence (a merge) makes it due at once
     probe["waiting_for"] = verdict.detail if verdict.action == "wait" else None
     probe["attempts"] = int(probe.get("attempts") or 0) + 1
     probe.setdefault("first_seen_at", first_seen(record, now))

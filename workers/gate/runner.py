@@ -50,7 +50,8 @@ def _load_due(state: StateDir, now: float, result: GatePass) -> list[dict[str, A
             continue
         probe = record.get("probe") or {}
         next_at = probe.get("next_probe_at")
-        if isinstance(next_at, (int, float)) and next_at > now:
+        fresh_evidence = probe.get("revision_seen") not in (None, record.get("revision"))
+        if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence:
             result.waiting += 1
             result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
             result.watch_paths.extend(_watch_of(record))
