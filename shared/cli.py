@@ -35,10 +35,11 @@ commands:
   status [--json]          read the roles' health files
   hook codex-stop|codex-notify|claude
                            ingest an agent hook (reads stdin / argv; never blocks the agent)
-  install|uninstall [--codex] [--claude] [--service systemd|launchd|task-scheduler|none]
-  doctor                   check config, hooks, service and server
+  install [--codex] [--claude] [--service systemd|launchd|task-scheduler|none] [--dry-run]
+  uninstall [--codex] [--claude] [--service ...] [--purge [--yes]]
+  doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
   test                     send one test notification through the outbox
-  explain ID               why did (or didn't) a thread/session/event notify?
+  explain ID [--json]      why did (or didn't) a thread/session/event notify?
   config init|show|check|path
 
 options: --version, --help
