@@ -43,6 +43,7 @@ LOG_MAX_BYTES = 1 << 20
 
 _IS_WINDOWS = sys.platform == "win32"
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 # Windows sharing violations while a scanner or antivirus holds the target.
 _WINDOWS_SHARING_ERRORS = {5, 32, 33}
@@ -277,12 +278,16 @@ class StateDir:
         """Read a file without following a symlink; None if absent."""
         _step()
         try:
-            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_BINARY)
+            # O_NONBLOCK: a FIFO planted in a record folder must not hang the reader (the fstat
+            # below then refuses it); on a regular file the flag changes nothing.
+            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY)
         except FileNotFoundError:
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise InvalidRecord("is a symlink") from None
+            if exc.errno == errno.ENXIO:  # a socket (or a device without a driver)
+                raise InvalidRecord("not a regular file") from None
             raise
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -422,7 +427,7 @@ class StateDir:
         """Serialize changes to one event key across processes (one of 64 shard files)."""
         shard = int(key[:8], 16) % MUTATION_LOCK_SHARDS if is_event_key(key) else 0
         path = self.root / "mutation-locks" / f"shard-{shard:02d}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_BINARY, 0o600)
+        fd = _open_lock_file(path)
         try:
             _lock_fd(fd, blocking=True)
             try:
@@ -441,7 +446,11 @@ class StateDir:
         """
         import filelock  # workers only; the hook path never takes a role lock
 
-        lock = filelock.FileLock(str(self.root / "locks" / f"{role}.lock"), timeout=0)
+        path = self.root / "locks" / f"{role}.lock"
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                os.unlink(path)  # a planted symlink: removed (the link itself), never followed
+        lock = filelock.FileLock(str(path), timeout=0)
         try:
             lock.acquire()
         except filelock.Timeout:
@@ -485,8 +494,11 @@ class StateDir:
         try:
             data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
             path = self.root / LOG_NAME
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _O_NOFOLLOW | _O_BINARY, 0o600)
+            # O_NONBLOCK: a FIFO planted as the log must not hang a hook (no reader: ENXIO).
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY, 0o600)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return
                 os.write(fd, data)
                 size = os.fstat(fd).st_size
             finally:
@@ -604,6 +616,19 @@ def _scan(folder: Path) -> list[tuple[str, os.stat_result]]:
     except FileNotFoundError:
         return []
     return out
+
+
+def _open_lock_file(path: Path) -> int:
+    """Open (or create) a lock file of ours; a symlink planted in its place is removed, never followed."""
+    flags = os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # removes the link itself, not its target
+    return os.open(path, flags, 0o600)
 
 
 def _hash_name(text: str) -> str:

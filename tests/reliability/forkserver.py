@@ -65,6 +65,7 @@ def _child(request: dict[str, object]) -> None:
     """Runs in the forked child; never returns."""
     rc = 1
     try:
+        _die_with_parent()
         env = request["env"]
         assert isinstance(env, dict)
         os.environ.clear()
@@ -107,6 +108,17 @@ def _child(request: dict[str, object]) -> None:
         os._exit(rc)
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this child if the fork server dies (a test run killed by its timeout)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _poll(pid: int) -> int | None:
     done, status = os.waitpid(pid, os.WNOHANG)
     return os.waitstatus_to_exitcode(status) if done else None
@@ -114,6 +126,20 @@ def _poll(pid: int) -> int | None:
 
 def serve() -> None:
     preload()
+    running: set[int] = set()
+    try:
+        _serve(running)
+    finally:
+        # The test run ended (or died): no child of ours outlives it, e.g. one stuck on a FIFO.
+        for pid in running:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+
+
+def _serve(running: set[int]) -> None:
     requests = sys.stdin.buffer
     replies = sys.stdout
     replies.write(json.dumps({"ready": True}) + "\n")
@@ -127,9 +153,13 @@ def serve() -> None:
             pid = os.fork()
             if pid == 0:
                 _child(request)
+            running.add(pid)
             reply: dict[str, object] = {"pid": pid}
         elif op == "poll":
-            reply = {"rc": _poll(int(request["pid"]))}
+            rc = _poll(int(request["pid"]))
+            if rc is not None:
+                running.discard(int(request["pid"]))
+            reply = {"rc": rc}
         else:
             reply = {"error": f"unknown op {op!r}"}
         replies.write(json.dumps(reply) + "\n")
