@@ -33,8 +33,11 @@ CHUNK = 64 << 10
 MAX_LINE = 4 << 20
 SCAN_CAP = 16 << 20
 
-#: Cheap byte probes: a line containing none of these cannot change a lifecycle decision, so it
-#: is never JSON-parsed (the reason probing a 200 MB file costs microseconds, not seconds).
+#: Where the probes look: Codex writes the record type, payload type, item type and message role
+#: first (serde tags), so a line's first KiB says what it is, however long its body.
+PREFIX = 1024
+#: Cheap byte probes: a line whose prefix holds none of these cannot change a lifecycle decision,
+#: so it is never JSON-parsed (the reason probing a 200 MB file costs milliseconds, not seconds).
 _INTERESTING = (
     b"task_started",
     b"task_complete",
@@ -120,7 +123,8 @@ def _classify(line: bytes, offset: int) -> Lifecycle | tuple[str, Any] | None:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         return ("malformed", "invalid UTF-8")
-    if not any(word in line for word in _INTERESTING):
+    head = line[:PREFIX]
+    if not any(word in head for word in _INTERESTING):
         return None
     try:
         obj = json.loads(text)
