@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from donebell.shared.liveness import is_alive, process_create_time
 from support.supervisor_proc import Harness, built, cmdline, harness, wait_for
@@ -99,8 +100,10 @@ def test_sigterm_stops_all_roles_within_six_seconds_even_a_stuck_one(h: Harness)
     sup = h.start(DONEBELL_SUPERVISOR_STOP_GRACE="5")
     working = tuple(r for r in ROLES if built(r))
     pids = wait_for(lambda: _settled_pids(h, working), what="roles working")
-    idents = {pid: process_create_time(pid) for pid in pids.values()}
     os.kill(pids["maintenance"], signal.SIGSTOP)  # cannot react to SIGTERM: must be SIGKILLed
+    tree = psutil.Process(sup.pid).children(recursive=True)  # roles and whatever they started
+    idents = {p.pid: process_create_time(p.pid) for p in tree}
+    assert set(pids.values()) <= set(idents)
     started = time.monotonic()
     sup.send_signal(signal.SIGTERM)
     assert sup.wait(10) == 0

@@ -1,0 +1,239 @@
+"""Footprint: the supervisor and its roles sitting idle, with 100 and with 10,000 archived rollouts.
+
+Targets (issue 7): <= 0.1 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
+rollouts as at 100 (within 1.2x), <= 35 MiB RSS per process and <= 150 MiB in all.
+
+Each run is a real ``donebell run`` over a temp ``CODEX_HOME`` holding a real thread index and N
+small archived rollouts (and a second such home as the remote-scanner's ``watch_roots``). Once
+every role counted a pass, it settles ``DONEBELL_BENCH_SETTLE`` seconds (10), then the CPU time
+of every process in the tree (plus reaped children, so a restarting role is not hidden) is read
+before and after ``DONEBELL_BENCH_SECONDS`` (60). RSS is per process; USS (memory unique to the
+process: shared libraries and the page cache not counted) is printed beside it.
+
+Then, unless ``DONEBELL_BENCH_IMPORTS=0``, what each import costs in a fresh interpreter (RSS and
+time), so the RSS rows can be read: which module pushes a role over its budget.
+
+Run: ``python benchmarks/bench_footprint.py`` or ``python -m benchmarks footprint``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from support.codex_home import make_codex_home  # noqa: E402
+
+SECONDS = float(os.environ.get("DONEBELL_BENCH_SECONDS", "60"))
+SETTLE = float(os.environ.get("DONEBELL_BENCH_SETTLE", "10"))
+SIZES = (100, 10_000)
+MIB = 1 << 20
+IMPORTS = (
+    "json",
+    "sqlite3",
+    "orjson",
+    "psutil",
+    "filelock",
+    "setproctitle",
+    "httpx",
+    "pydantic",
+    "pydantic_settings",
+    "donebell.shared.config",
+    "donebell.workers.role",
+    "donebell.supervisor.run",
+    "donebell.workers.maintenance",
+    "donebell.workers.local_scanner",
+    "donebell.workers.remote_scanner",
+    "donebell.workers.delivery",
+)
+
+
+def _tree(sup: psutil.Process) -> list[psutil.Process]:
+    try:
+        return [sup, *sup.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _title(proc: psutil.Process) -> str:
+    try:
+        return " ".join(proc.cmdline()).strip() or proc.name()
+    except psutil.Error:
+        return "?"
+
+
+def _own_cpu(proc: psutil.Process) -> float:
+    """CPU seconds of one live process: nanosecond schedstat on Linux (cpu_times ticks are 10 ms)."""
+    try:
+        return sum(int(p.read_text().split()[0]) for p in Path(f"/proc/{proc.pid}/task").glob("*/schedstat")) / 1e9
+    except (OSError, ValueError, IndexError):
+        t = proc.cpu_times()
+        return float(t.user + t.system)
+
+
+def _cpu(sup: psutil.Process) -> tuple[dict[tuple[int, float], float], dict[tuple[int, float], float]]:
+    """Each live process's own CPU, and the CPU of the children it reaped (one-shot runs, restarts)."""
+    own: dict[tuple[int, float], float] = {}
+    reaped: dict[tuple[int, float], float] = {}
+    for proc in _tree(sup):
+        try:
+            key = (proc.pid, proc.create_time())
+            own[key] = _own_cpu(proc)
+            t = proc.cpu_times()
+            reaped[key] = t.children_user + t.children_system
+        except psutil.Error:
+            continue
+    return own, reaped
+
+
+def measure(archived: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="donebell-footprint-") as tmp:
+        base = Path(tmp)
+        codex = make_codex_home(base / "codex", archived)
+        remote = make_codex_home(base / "remote", archived)
+        config = base / "config.json"
+        config.write_text(json.dumps({"server": "http://127.0.0.1:9", "topic": "bench", "watch_roots": [str(remote)]}))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
+        env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config), CODEX_HOME=str(codex))
+        env.update(CLAUDE_CONFIG_DIR=str(base / "claude"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "donebell.shared.cli", "run"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(base / "run.err", "wb"),  # noqa: SIM115 - closed with the process
+        )
+        sup = psutil.Process(proc.pid)
+        try:
+            _wait_ready(base / "state" / "health" / "supervisor.json")
+            time.sleep(SETTLE)
+            cpu0, reaped0 = _cpu(sup)
+            time.sleep(SECONDS)
+            cpu1, reaped1 = _cpu(sup)
+            rss, uss = {}, {}
+            for p in _tree(sup):
+                try:
+                    info = p.memory_full_info()
+                    rss[_title(p)], uss[_title(p)] = info.rss / MIB, info.uss / MIB
+                except psutil.Error:
+                    continue
+            titles = {k: _title_of(k[0]) for k in cpu1}
+            supervisor = json.loads((base / "state" / "health" / "supervisor.json").read_text())
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+        per_process = {k: cpu1[k] - cpu0.get(k, 0.0) + reaped1[k] - reaped0.get(k, 0.0) for k in cpu1}
+        total = sum(per_process.values())
+        return {
+            "cpu_per_60s": total * 60.0 / SECONDS,
+            "cpu_by_process": {titles[k]: v * 60.0 / SECONDS for k, v in per_process.items()},
+            "rss": rss,
+            "uss": uss,
+            "restarts": {n: e.get("restarts") for n, e in supervisor.get("roles", {}).items()},
+            "states": {n: e.get("state") for n, e in supervisor.get("roles", {}).items()},
+        }
+
+
+def _title_of(pid: int) -> str:
+    try:
+        return _title(psutil.Process(pid))
+    except psutil.Error:
+        return f"pid {pid} (exited)"
+
+
+def _wait_ready(path: Path, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if json.loads(path.read_text()).get("ready_at"):
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the supervisor did not report ready")
+
+
+def import_costs() -> list[dict[str, Any]]:
+    """RSS and wall time of importing each module alone in a fresh interpreter."""
+    probe = (
+        "import resource, sys, time; t = time.perf_counter(); import {m}; "
+        "print(time.perf_counter() - t, open('/proc/self/statm').read().split()[1])"
+    )
+    rows = []
+    for module in ("", *IMPORTS):
+        code = probe.format(m=module) if module else probe.replace("import {m}; ", "")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        if res.returncode != 0:
+            rows.append({"module": module, "error": res.stderr.strip().splitlines()[-1:]})
+            continue
+        seconds, pages = res.stdout.split()
+        rows.append(
+            {
+                "module": module or "(bare interpreter)",
+                "seconds": float(seconds),
+                "rss_mib": int(pages) * os.sysconf("SC_PAGE_SIZE") / MIB,
+            }
+        )
+    return rows
+
+
+def main() -> list[dict[str, Any]]:
+    results = {n: measure(n) for n in SIZES}
+    rows: list[dict[str, Any]] = []
+    low, high = (results[n]["cpu_per_60s"] for n in SIZES)
+    for n in SIZES:
+        r = results[n]
+        rows.append(_row(f"tree CPU-s per 60 s idle @{n} archived", r["cpu_per_60s"], 0.1))
+        rows.append(_row(f"max RSS per process (MiB) @{n}", max(r["rss"].values()), 35))
+        rows.append(_row(f"total RSS (MiB) @{n}", sum(r["rss"].values()), 150))
+        rows.append(_row(f"total USS (MiB) @{n}", sum(r["uss"].values()), None))
+    rows.append(_row("CPU ratio 10,000 / 100 archived", high / low if low else float("inf"), 1.2))
+    for n in SIZES:
+        r = results[n]
+        print(f"\n@{n} archived rollouts: roles {r['states']}, restarts {r['restarts']}")
+        for title in sorted(r["rss"]):
+            cpu = r["cpu_by_process"].get(title, 0.0)
+            print(
+                f"  {title[:48]:<48} RSS {r['rss'][title]:6.1f} MiB  USS {r['uss'][title]:6.1f} MiB  "
+                f"CPU {cpu:.4f} s/60s"
+            )
+    if os.environ.get("DONEBELL_BENCH_IMPORTS", "1") != "0":
+        print("\nimport cost in a fresh interpreter (RSS after import, wall time):")
+        for item in import_costs():
+            if "error" in item:
+                print(f"  {item['module']:<34} not importable: {item['error']}")
+            else:
+                print(f"  {item['module']:<34} {item['rss_mib']:6.1f} MiB  {item['seconds'] * 1000:6.0f} ms")
+    print()
+    for row in rows:
+        ratio = f"  ratio {row['ratio']:.2f}" if "ratio" in row else ""
+        print(f"{row['benchmark']}: {row['metric']} = {row['value']:.4g} (target {row['target']}){ratio}")
+    return rows
+
+
+def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "benchmark": "footprint",
+        "metric": metric,
+        "value": round(float(value), 4),
+        "target": target,
+    }
+    if target:
+        row["ratio"] = round(float(value) / target, 3)
+    return row
+
+
+if __name__ == "__main__":
+    main()
