@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,9 @@ def _clean_install(tmp: Path) -> Path | None:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
-    for name in ("shared", "workers", "supervisor"):
+    with (REPO / "pyproject.toml").open("rb") as f:
+        folders = set(tomllib.load(f)["tool"]["setuptools"]["package-dir"].values())
+    for name in sorted(folders):
         shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     dist, venv = tmp / "dist", tmp / "venv"
     try:
