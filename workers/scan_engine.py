@@ -103,7 +103,9 @@ class ScanEngine:
             # A failed index is retried on full passes only: a locked one costs a busy timeout.
             due = changed or self.index_result.status != "ok" or since >= INDEX_RECHECK
         else:
-            due = changed and since >= INDEX_MIN_INTERVAL and self.index_result.status == "ok"
+            # A missing index that has just appeared (Codex's first run after install) costs no
+            # busy timeout: query it now, not a full rescan (watch_scan_seconds) later.
+            due = changed and since >= INDEX_MIN_INTERVAL and self.index_result.status in ("ok", "missing")
         if not due:
             return 0
         mono = time.monotonic()
