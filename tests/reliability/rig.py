@@ -82,7 +82,7 @@ class Rig:
             path.mkdir(parents=True, exist_ok=True)
         self.extra_env: dict[str, str] = {"DONEBELL_KICK_COMMAND": "off"}
         self.config: dict[str, Any] = {}
-        self.write_config(server=server, topic=topic, **FAST_CONFIG, **config)
+        self.write_config(**{"server": server, "topic": topic, **FAST_CONFIG, **config})
 
     # configuration and environment ---------------------------------------------------------
 
@@ -149,9 +149,15 @@ class Rig:
         return self.run("worker", "delivery", "--once", crash_at=crash_at, env=env)
 
     def settle(
-        self, keys: Iterable[str], timeout: float = 15.0, scan: bool = True, env: Mapping[str, str] | None = None
+        self,
+        keys: Iterable[str],
+        timeout: float = 15.0,
+        scan: bool = True,
+        env: Mapping[str, str] | None = None,
+        drain: bool = False,
     ) -> int:
-        """Run scanner + delivery passes until every key has a receipt; returns the passes used."""
+        """Run scanner + delivery passes until every key has a receipt (and, with ``drain``, until
+        ``pending/`` is empty too); returns the passes used."""
         wanted = list(keys)
         deadline = time.monotonic() + timeout
         passes = 0
@@ -161,7 +167,7 @@ class Rig:
             self.deliver_once(env=env)
             passes += 1
             finished = all(self.state.locate(k) in ("sent", "suppressed", "dead") for k in wanted)
-            if finished and not self.state.count("outbox"):
+            if finished and not self.state.count("outbox") and not (drain and self.state.count("pending")):
                 return passes
             time.sleep(0.1)
         return passes
