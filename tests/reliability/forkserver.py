@@ -11,7 +11,8 @@ makes the tests start every step as a plain subprocess instead (see ``runner.py`
 
 Protocol, one JSON line each way on stdin/stdout:
 ``{"op": "spawn", "argv", "env", "stdin_file", "out_file"}`` -> ``{"pid"}``;
-``{"op": "poll", "pid"}`` -> ``{"rc"}`` (null while it runs; negative: killed by that signal);
+``{"op": "poll", "pid"}`` -> ``{"rc", "maxrss_kb"}`` (null while it runs; a negative rc: killed by
+that signal; ``maxrss_kb``: the child's peak resident set, shared pages of the server included);
 ``{"op": "quit"}``. Polling keeps the server free for other requests while a child runs.
 """
 
@@ -119,9 +120,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def _poll(pid: int) -> int | None:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    return os.waitstatus_to_exitcode(status) if done else None
+def _poll(pid: int) -> tuple[int | None, int | None]:
+    """``(exit code, peak RSS in KiB)`` of a finished child, ``(None, None)`` while it runs."""
+    done, status, usage = os.wait4(pid, os.WNOHANG)
+    return (os.waitstatus_to_exitcode(status), usage.ru_maxrss) if done else (None, None)
 
 
 def serve() -> None:
@@ -156,10 +158,10 @@ def _serve(running: set[int]) -> None:
             running.add(pid)
             reply: dict[str, object] = {"pid": pid}
         elif op == "poll":
-            rc = _poll(int(request["pid"]))
+            rc, maxrss = _poll(int(request["pid"]))
             if rc is not None:
                 running.discard(int(request["pid"]))
-            reply = {"rc": rc}
+            reply = {"rc": rc, "maxrss_kb": maxrss}
         else:
             reply = {"error": f"unknown op {op!r}"}
         replies.write(json.dumps(reply) + "\n")

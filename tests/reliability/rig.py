@@ -65,6 +65,22 @@ def _fixture_lines() -> list[bytes]:
     return (FIXTURES / "rollouts" / "simple-exec.jsonl").read_bytes().splitlines(keepends=True)
 
 
+def _turn_lines(thread: str, at: float) -> tuple[list[bytes], str]:
+    """The recorded run's lines for ``thread`` with a fresh turn id, stamped ``at``."""
+    turn = str(uuid.uuid4())
+    stamp, epoch = _iso(at), str(int(at)).encode()
+    lines = []
+    for line in _fixture_lines():
+        line = re.sub(rb'"timestamp":"[^"]*"', b'"timestamp":"' + stamp + b'"', line)
+        line = re.sub(rb'"(started_at|completed_at)":\d+', rb'"\1":' + epoch, line)
+        lines.append(line.replace(FIXTURE_THREAD, thread.encode()).replace(FIXTURE_TURN, turn.encode()))
+    return lines, turn
+
+
+def _completion_index(lines: list[bytes]) -> int:
+    return next(i for i, line in enumerate(lines) if b'"type":"task_complete"' in line)
+
+
 def _iso(at: float) -> bytes:
     return dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z"
 
@@ -177,20 +193,26 @@ class Rig:
     def new_turn(self, *, complete: bool = False, at: float | None = None) -> Turn:
         """A fresh root thread with one turn, its rollout written up to (not including) task_complete."""
         at = time.time() if at is None else at
-        thread, turn = str(uuid.uuid4()), str(uuid.uuid4())
-        stamp, epoch = _iso(at), str(int(at)).encode()
-        lines = []
-        for line in _fixture_lines():
-            line = re.sub(rb'"timestamp":"[^"]*"', b'"timestamp":"' + stamp + b'"', line)
-            line = re.sub(rb'"(started_at|completed_at)":\d+', rb'"\1":' + epoch, line)
-            lines.append(line.replace(FIXTURE_THREAD, thread.encode()).replace(FIXTURE_TURN, turn.encode()))
-        cut = next(i for i, line in enumerate(lines) if b'"type":"task_complete"' in line)
+        thread = str(uuid.uuid4())
+        lines, turn_id = _turn_lines(thread, at)
+        cut = _completion_index(lines)
         day = dt.datetime.fromtimestamp(at, dt.UTC)
         folder = self.codex_home.joinpath("sessions", day.strftime("%Y"), day.strftime("%m"), day.strftime("%d"))
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"rollout-{day.strftime('%Y-%m-%dT%H-%M-%S')}-{thread}.jsonl"
         path.write_bytes(b"".join(lines[:cut]))
-        result = Turn(thread, turn, path, b"".join(lines[cut:]))
+        result = Turn(thread, turn_id, path, b"".join(lines[cut:]))
+        if complete:
+            self.complete(result)
+        return result
+
+    def next_turn(self, previous: Turn, *, complete: bool = False) -> Turn:
+        """The thread's next turn (a new turn id) appended to the same rollout, up to task_complete."""
+        lines, turn_id = _turn_lines(previous.thread_id, time.time())
+        cut = _completion_index(lines)
+        with open(previous.rollout, "ab") as f:
+            f.write(b"".join(lines[1:cut]))  # no second session_meta: a thread has one
+        result = Turn(previous.thread_id, turn_id, previous.rollout, b"".join(lines[cut:]))
         if complete:
             self.complete(result)
         return result

@@ -44,6 +44,7 @@ class Proc:
     def __init__(self, pid: int, out_file: Path, waiter: Spawner) -> None:
         self.pid, self.out_file, self._waiter = pid, out_file, waiter
         self.rc: int | None = None
+        self.maxrss_kb: int | None = None  # peak resident set, once it exited
 
     def wait(self, timeout: float = 60.0) -> int:
         if self.rc is None:
@@ -114,11 +115,18 @@ class ExecSpawner(Spawner):
 
     def wait_pid(self, proc: Proc, timeout: float) -> int:
         popen = self._procs.pop(proc.pid)
-        try:
-            return popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            popen.kill()
-            return popen.wait()
+        deadline = time.monotonic() + timeout
+        while True:
+            # wait4 instead of Popen.wait: it also reports the child's peak memory.
+            done, status, usage = os.wait4(popen.pid, os.WNOHANG)
+            if done:
+                popen.returncode = os.waitstatus_to_exitcode(status)
+                proc.maxrss_kb = usage.ru_maxrss
+                return popen.returncode
+            if time.monotonic() > deadline:
+                popen.kill()
+                deadline = float("inf")
+            time.sleep(0.002)
 
 
 class ForkSpawner(Spawner):
@@ -164,8 +172,10 @@ class ForkSpawner(Spawner):
         deadline = time.monotonic() + timeout
         pause = 0.001
         while True:
-            rc = self._call({"op": "poll", "pid": proc.pid})["rc"]
+            reply = self._call({"op": "poll", "pid": proc.pid})
+            rc, maxrss = reply["rc"], reply.get("maxrss_kb")
             if isinstance(rc, int):
+                proc.maxrss_kb = maxrss if isinstance(maxrss, int) else None
                 return rc
             if time.monotonic() > deadline:
                 os.kill(proc.pid, signal.SIGKILL)  # a hung child: the same as ExecSpawner's kill()
