@@ -47,13 +47,16 @@ def _clean_install(tmp: Path) -> Path | None:
     for name in sorted(folders):
         shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     dist, venv = tmp / "dist", tmp / "venv"
+
+    def quiet(*cmd: str) -> None:
+        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+
     try:
-        quiet = {"check": True, "capture_output": True, "timeout": 600}
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)], **quiet)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], **quiet)
+        quiet(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src))
+        quiet(sys.executable, "-m", "venv", str(venv))
         wheel = next(dist.glob("donebell-*.whl"))
         python = venv / "bin" / "python"
-        subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], **quiet)
+        quiet(str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel))
     except (subprocess.SubprocessError, StopIteration, OSError) as exc:
         print(f"bench_hook: clean install failed, measuring the editable venv only: {exc}", file=sys.stderr)
         return None

@@ -115,26 +115,30 @@ class HookEnv:
         return [sys.executable, "-m", "donebell.shared.cli", "hook", *args]
 
     def run(
-        self, *args: str, stdin: bytes | dict[str, Any] = b"", timeout: float = 60, **extra_env: str
+        self, *args: str, stdin: bytes | dict[str, Any] = b"", **extra_env: str
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``donebell hook <args>`` with ``stdin`` (bytes, or a dict sent as JSON)."""
+        return self._run(args, stdin, extra_env)
+
+    def _run(
+        self, args: tuple[str, ...], stdin: bytes | dict[str, Any], extra_env: dict[str, str]
     ) -> subprocess.CompletedProcess[bytes]:
         data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
-        return subprocess.run(
-            self.argv(*args), input=data, capture_output=True, timeout=timeout, env=self.env(**extra_env)
-        )
+        return subprocess.run(self.argv(*args), input=data, capture_output=True, timeout=60, env=self.env(**extra_env))
 
     def stop(self, payload: dict[str, Any], **extra_env: str) -> subprocess.CompletedProcess[bytes]:
-        result = self.run("codex-stop", stdin=payload, **extra_env)
+        result = self._run(("codex-stop",), payload, extra_env)
         assert result.returncode == 0 and result.stdout == b"{}\n", result
         return result
 
     def notify(self, payload: dict[str, Any] | str, **extra_env: str) -> subprocess.CompletedProcess[bytes]:
         arg = payload if isinstance(payload, str) else json.dumps(payload)
-        result = self.run("codex-notify", arg, **extra_env)
+        result = self._run(("codex-notify", arg), b"", extra_env)
         assert result.returncode == 0 and result.stdout == b"", result
         return result
 
     def claude(self, payload: dict[str, Any], **extra_env: str) -> subprocess.CompletedProcess[bytes]:
-        result = self.run("claude", stdin=payload, **extra_env)
+        result = self._run(("claude",), payload, extra_env)
         assert result.returncode == 0 and result.stdout == b"", result
         return result
 
