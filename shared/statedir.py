@@ -238,8 +238,12 @@ class StateDir:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY, 0o600)
         try:
             os.write(fd, data)
-        finally:
+        except BaseException:
             os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # e.g. ENOSPC: leave no empty temp file behind
+            raise
+        os.close(fd)
         return path
 
     def create_file(self, path: Path, data: bytes) -> bool:
