@@ -167,6 +167,16 @@ def test_stop_without_session_id_takes_the_thread_from_its_rollout(hooks: HookEn
     assert rec["key"] == event_key("codex", ROOT, ROOT_TURN) and rec["weak_identity"] is False
 
 
+def test_rollout_of_another_thread_is_not_attached(hooks: HookEnv) -> None:
+    """A Stop whose transcript's session_meta names another thread keeps its own key and drops that path."""
+    hooks.install_rollout("simple-exec")
+    hooks.stop(hooks.stop_payload("simple", session_id="not-this-thread"))
+    rec = hooks.only("pending")
+    assert rec["key"] == event_key("codex", "not-this-thread", ROOT_TURN)
+    assert rec["classification"] == "unknown" and rec["transcript_path"] is None
+    assert f"rollout belongs to thread {ROOT}" in rec["classification_evidence"]
+
+
 def test_signal_for_a_finished_key_changes_nothing(hooks: HookEnv) -> None:
     """A Stop arriving after the turn was sent is a duplicate: no new pending record."""
     hooks.install_rollout("simple-exec")

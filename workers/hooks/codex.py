@@ -69,7 +69,7 @@ def codex_stop(ctx: HookContext, argv: list[str]) -> None:
         turn_id,
         ident,
         cwd=text_field(payload, "cwd", PATH_LIMIT),
-        transcript_path=rollout or transcript,
+        transcript_path=rollout,  # None when the payload's transcript is another thread's
         codex_home=home,
         sqlite_home=sqlite_home,
         last_message=last,

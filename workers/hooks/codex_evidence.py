@@ -22,6 +22,7 @@ from donebell.shared import codex_meta
 from donebell.shared.codex_meta import ThreadIdentity
 
 _HEX = frozenset("0123456789abcdef")
+MISMATCH = "rollout belongs to thread"
 
 
 def codex_homes(transcript_path: str | None) -> tuple[str, str]:
@@ -80,7 +81,7 @@ def _from_rollout(path: str, thread_id: str | None) -> ThreadIdentity:
         return ThreadIdentity("unknown", evidence="rollout: not found")
     found = codex_meta.classify_rollout(path)
     if thread_id and found.thread_id and found.thread_id != thread_id:
-        return ThreadIdentity("unknown", evidence=f"rollout belongs to thread {found.thread_id[:40]}")
+        return ThreadIdentity("unknown", evidence=f"{MISMATCH} {found.thread_id[:40]}")
     return found
 
 
@@ -106,13 +107,20 @@ def _from_threads_table(sqlite_home: str, thread_id: str) -> tuple[ThreadIdentit
 def classify_thread(
     thread_id: str | None, transcript_path: str | None, codex_home: str, sqlite_home: str
 ) -> tuple[ThreadIdentity, str | None]:
-    """``(identity, rollout_path)`` of ``thread_id`` from the cheapest conclusive evidence."""
+    """``(identity, rollout_path)`` of ``thread_id`` from the cheapest conclusive evidence.
+
+    ``rollout_path`` is never a file whose ``session_meta`` names another thread.
+    """
     notes: list[str] = []
     if transcript_path:
         found = _from_rollout(transcript_path, thread_id)
         if found.classification != "unknown":
             return found, transcript_path
         notes.append(found.evidence)
+        if found.evidence.startswith(MISMATCH):
+            # Another thread's rollout is no evidence about this one: never hand it to the gate,
+            # which would otherwise judge (and notify) that thread's turn under this key.
+            transcript_path = None
     if not thread_id:
         return ThreadIdentity("unknown", evidence="; ".join([*notes, "no thread id"])), transcript_path
     located = locate_rollout(codex_home, thread_id)
