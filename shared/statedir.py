@@ -335,6 +335,21 @@ class StateDir:
             return []
         return [n for n in names if not (n.endswith(".json") and is_event_key(n[:-5]))]
 
+    def changed_since(self, folder: str, wall_time: float) -> bool:
+        """True if a record in ``folder`` was written at or after ``wall_time`` (file mtime)."""
+        try:
+            with os.scandir(self.root / folder) as it:
+                for entry in it:
+                    if entry.name.endswith(".json"):
+                        try:
+                            if entry.stat(follow_symlinks=False).st_mtime >= wall_time - 0.05:
+                                return True
+                        except FileNotFoundError:
+                            continue
+        except FileNotFoundError:
+            return False
+        return False
+
     def count(self, folder: str) -> int:
         try:
             return sum(1 for n in os.listdir(self.root / folder) if n.endswith(".json"))

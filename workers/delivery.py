@@ -180,6 +180,10 @@ class DeliveryRole(Role):
         }
         return PassResult(next_in=next_in, idle=idle, counters=counters, degraded=degraded)
 
+    def work_arrived_since(self, wall_time: float) -> bool:
+        """Handover check of a bounded run after it released its lock (see ``run_role``)."""
+        return self.state.changed_since("pending", wall_time) or self.state.changed_since("outbox", wall_time)
+
     def _arrived_during_pass(self, gate_waiting: int, outbox_left: int) -> bool:
         """True when records arrived after the gate or the sender listed their folder.
 

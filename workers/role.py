@@ -85,6 +85,10 @@ class Role:
     def teardown(self) -> None:
         """Release resources after the last pass."""
 
+    def work_arrived_since(self, wall_time: float) -> bool:
+        """After a bounded run released its lock: did work arrive that it may not have seen?"""
+        return False
+
 
 class _StateLogHandler(logging.Handler):
     """Route a role's log records into the state directory's bounded ``notify.log``."""
@@ -148,37 +152,69 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
             return 0
         lock = state.role_lock(role_cls.name)
 
+    held: list[Any] = [lock]
     try:
         health.update(state="starting")
         if injected_fault(role_cls.name, "startup"):
             logger.error("injected start-up fault (DONEBELL_TEST_FAULT)")
             return EXIT_FAULT
         role.setup()
-        while not stopping["flag"]:
-            health.update(state="scanning" if health.data.get("passes") else "starting")
-            started = time.monotonic()
-            try:
-                result = role.run_pass()
-            except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
-                logger.error("pass failed: %s: %s", type(exc).__name__, exc)
-                logger.debug("%s", traceback.format_exc())
-                health.update(state="degraded", last_error=f"{type(exc).__name__}: {exc}"[:300], last_error_at=now())
-                if role.bounded():
-                    return 1
-                waker.wait(5.0)
-                continue
-            health.record_pass(result, time.monotonic() - started, role.health_extra())
-            if role.bounded() and (getattr(args, "once", False) or result.idle):
+        for _ in range(_MAX_HANDOVER_RECHECKS):
+            status, pass_started_at = _serve(role, health, waker, stopping, logger)
+            if status != "idle":
+                if status == 0:
+                    health.update(state="stopped")
+                return int(status)
+            # Handover: a hook that wrote a record while this bounded run was finishing saw the
+            # lock owned and did not start a worker. Release first, then look once more.
+            held.pop().release()
+            if not role.work_arrived_since(pass_started_at):
                 break
-            waker.watch(role.watch_paths())
-            delay = role.heartbeat_seconds if result.next_in is None else min(result.next_in, role.heartbeat_seconds)
-            waker.wait(max(0.0, delay))
+            again = state.role_lock(role_cls.name)
+            if again is None:
+                break  # a newer worker took over: it will see the record
+            held.append(again)
         health.update(state="stopped")
         return 0
     finally:
         role.teardown()
         waker.close()
-        lock.release()
+        for remaining in held:
+            remaining.release()
+
+
+_MAX_HANDOVER_RECHECKS = 5
+
+
+def _serve(
+    role: Role, health: _Health, waker: Waker, stopping: dict[str, bool], logger: logging.Logger
+) -> tuple[int | str, float]:
+    """Run passes until stopped or ``--once`` (0), a bounded run is idle ("idle"), or a bounded
+    pass fails (1); also return the wall-clock start of the last pass."""
+    pass_started_at = time.time()  # real wall clock: compared with file mtimes
+    while not stopping["flag"]:
+        health.update(state="scanning" if health.data.get("passes") else "starting")
+        started = time.monotonic()
+        pass_started_at = time.time()
+        try:
+            result = role.run_pass()
+        except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
+            logger.error("pass failed: %s: %s", type(exc).__name__, exc)
+            logger.debug("%s", traceback.format_exc())
+            health.update(state="degraded", last_error=f"{type(exc).__name__}: {exc}"[:300], last_error_at=now())
+            if role.bounded():
+                return 1, pass_started_at
+            waker.wait(5.0)
+            continue
+        health.record_pass(result, time.monotonic() - started, role.health_extra())
+        if role.bounded() and getattr(role.args, "once", False):
+            return 0, pass_started_at
+        if role.bounded() and result.idle:
+            return "idle", pass_started_at
+        waker.watch(role.watch_paths())
+        delay = role.heartbeat_seconds if result.next_in is None else min(result.next_in, role.heartbeat_seconds)
+        waker.wait(max(0.0, delay))
+    return 0, pass_started_at
 
 
 class _Health:
