@@ -31,7 +31,8 @@ USAGE = """usage: donebell <command> [options]
 commands:
   run                      run the supervisor in the foreground (systemd/launchd/Task Scheduler entry)
   worker ROLE [--once] [--debug]
-                           run one role: delivery | local-scanner | remote-scanner | maintenance
+                           run one role: delivery [--until-idle] | local-scanner [--scan-scope all]
+                           | remote-scanner | maintenance
   status [--json]          read the roles' health files
   hook codex-stop|codex-notify|claude
                            ingest an agent hook (reads stdin / argv; never blocks the agent)
