@@ -119,9 +119,12 @@ def measure(archived: int) -> dict[str, Any]:
         try:
             _wait_ready(base / "state" / "health" / "supervisor.json")
             time.sleep(SETTLE)
+            health = base / "state" / "health" / "remote-scanner.json"
+            runs0 = _remote_runs(health)
             cpu0, reaped0 = _cpu(sup)
             time.sleep(SECONDS)
             cpu1, reaped1 = _cpu(sup)
+            runs = _remote_runs(health) - runs0
             rss, uss = {}, {}
             for p in _tree(sup):
                 try:
@@ -136,6 +139,8 @@ def measure(archived: int) -> dict[str, Any]:
             proc.wait(30)
         per_process = {k: cpu1[k] - cpu0.get(k, 0.0) + reaped1[k] - reaped0.get(k, 0.0) for k in cpu1}
         total = sum(per_process.values())
+        # The remote-scanner's root runs are its reaped children: their CPU, per run.
+        runs_cpu = sum(reaped1[k] - reaped0.get(k, 0.0) for k in cpu1 if "remote-scanner" in titles[k])
         return {
             "cpu_per_60s": total * 60.0 / SECONDS,
             "cpu_by_process": {titles[k]: v * 60.0 / SECONDS for k, v in per_process.items()},
@@ -143,7 +148,19 @@ def measure(archived: int) -> dict[str, Any]:
             "uss": uss,
             "restarts": {n: e.get("restarts") for n, e in supervisor.get("roles", {}).items()},
             "states": {n: e.get("state") for n, e in supervisor.get("roles", {}).items()},
+            # The remote-scanner starts one child per root every watch_scan_seconds (60 s): a 60 s
+            # window holds one or two of them. Normalized: the rest of the tree + one run's cost.
+            "remote_runs": runs,
+            "cpu_per_60s_one_remote_run": (total - runs_cpu) * 60.0 / SECONDS + runs_cpu / runs if runs else None,
+            "cpu_per_remote_run": runs_cpu / runs if runs else None,
         }
+
+
+def _remote_runs(health: Path) -> int:
+    try:
+        return int(json.loads(health.read_text()).get("counters", {}).get("runs", 0))
+    except (OSError, ValueError):
+        return 0
 
 
 def _title_of(pid: int) -> str:
@@ -171,7 +188,7 @@ def import_costs() -> list[dict[str, Any]]:
         "import resource, sys, time; t = time.perf_counter(); import {m}; "
         "print(time.perf_counter() - t, open('/proc/self/statm').read().split()[1])"
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
     for module in ("", *IMPORTS):
         code = probe.format(m=module) if module else probe.replace("import {m}; ", "")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -192,14 +209,22 @@ def import_costs() -> list[dict[str, Any]]:
 def main() -> list[dict[str, Any]]:
     results = {n: measure(n) for n in SIZES}
     rows: list[dict[str, Any]] = []
-    low, high = (results[n]["cpu_per_60s"] for n in SIZES)
+    low, high = (results[n]["cpu_per_60s_one_remote_run"] or results[n]["cpu_per_60s"] for n in SIZES)
     for n in SIZES:
         r = results[n]
         rows.append(_row(f"tree CPU-s per 60 s idle @{n} archived", r["cpu_per_60s"], 0.1))
+        remote = sum(v for k, v in r["cpu_by_process"].items() if "remote-scanner" in k)
+        rows.append(_row(f"  of which remote-scanner (+ its {r['remote_runs']} root runs) @{n}", remote, None))
+        if r["cpu_per_remote_run"] is not None:
+            rows.append(_row(f"  CPU-s of one remote root run (child process) @{n}", r["cpu_per_remote_run"], None))
+        if r["cpu_per_60s_one_remote_run"] is not None:
+            rows.append(
+                _row(f"tree CPU-s per 60 s, one remote run per 60 s @{n}", r["cpu_per_60s_one_remote_run"], 0.1)
+            )
         rows.append(_row(f"max RSS per process (MiB) @{n}", max(r["rss"].values()), 35))
         rows.append(_row(f"total RSS (MiB) @{n}", sum(r["rss"].values()), 150))
         rows.append(_row(f"total USS (MiB) @{n}", sum(r["uss"].values()), None))
-    rows.append(_row("CPU ratio 10,000 / 100 archived", high / low if low else float("inf"), 1.2))
+    rows.append(_row("CPU ratio 10,000 / 100 archived (one remote run each)", high / low if low else float("inf"), 1.2))
     for n in SIZES:
         r = results[n]
         print(f"\n@{n} archived rollouts: roles {r['states']}, restarts {r['restarts']}")

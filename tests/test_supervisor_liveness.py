@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,17 +87,31 @@ def test_killed_supervisor_is_replaced_and_its_orphan_roles_stopped(h: Harness) 
     assert h.state.lock_owner("maintenance")["pid"] == fresh  # type: ignore[index]
 
 
-def test_hung_role_is_killed_and_restarted(h: Harness) -> None:
-    """A role that stops heartbeating (SIGSTOP) for hang_after seconds is killed and replaced."""
-    h.start(DONEBELL_SUPERVISOR_ROLES="maintenance", DONEBELL_SUPERVISOR_HANG_AFTER="1.5")
-    first = wait_for(lambda: h.working_pid("maintenance"), what="maintenance working")
-    start = process_create_time(first)
-    os.kill(first, signal.SIGSTOP)
-    wait_for(lambda: (p := h.working_pid("maintenance")) and p != first, timeout=20, what="replacement")
-    assert not is_alive(first, start)
-    entry = h.role_entry("maintenance")
-    assert entry["restarts"] == 1 and entry["last_exit_code"] == -signal.SIGKILL
-    assert "silent for" in h.output()
+def test_hung_role_is_killed_and_restarted_but_a_heartbeating_one_is_not(h: Harness) -> None:
+    """A role that keeps heartbeating outlives hang_after; once it stops (SIGSTOP) it is killed and replaced."""
+    h.state.ensure()
+    held = h.state.role_lock("maintenance")  # the role waits for it, heartbeating every second
+    assert held is not None
+    try:
+        h.start(DONEBELL_SUPERVISOR_ROLES="maintenance", DONEBELL_SUPERVISOR_HANG_AFTER="2.5")
+        first = wait_for(
+            lambda: h.health("maintenance").get("state") == "waiting-lock" and h.health("maintenance")["pid"],
+            what="maintenance waiting for its lock",
+        )
+        start = process_create_time(first)
+        time.sleep(4.0)  # longer than hang_after, but it heartbeats: not a hang
+        assert h.role_entry("maintenance")["pid"] == first and is_alive(first, start)
+        os.kill(first, signal.SIGSTOP)
+        entry = wait_for(
+            lambda: (e := h.role_entry("maintenance")).get("pid") not in (None, first) and e,
+            timeout=20,
+            what="replacement",
+        )
+        assert not is_alive(first, start)
+        assert entry["restarts"] == 1 and entry["last_exit_code"] == -signal.SIGKILL
+        assert "silent for" in h.output()
+    finally:
+        held.release()
 
 
 def test_status_shows_a_stale_heartbeat_of_a_live_role(h: Harness) -> None:
