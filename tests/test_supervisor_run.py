@@ -152,7 +152,7 @@ def test_first_run_writes_the_default_config_and_prints_the_subscribe_url(
     assert out.count(f"https://ntfy.sh/{topic}") == 1
     again = h.start(DONEBELL_SUPERVISOR_ROLES="maintenance")
     wait_for(lambda: h.supervisor_json().get("pid") == again.pid, what="second supervisor up")
-    again.send_signal(signal.SIGTERM)
+    again.send_signal(signal.SIGINT)  # Ctrl-C in a terminal stops it the same way
     assert again.wait(10) == 0 and "subscribe" not in (h.log_dir / "run1.out").read_text()
 
 
