@@ -66,12 +66,17 @@ class Service:
         with open(self.log, "ab") as out:
             return subprocess.Popen(
                 [sys.executable, "-m", "donebell.shared.cli", "run"],
-                env=self.rig.env(**FAST),
+                env=self.environment(),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+
+    def environment(self) -> dict[str, str]:
+        """The rig's environment with the supervisor's fast test intervals (the rig's own settings win)."""
+        fast = {k: v for k, v in FAST.items() if k not in self.rig.extra_env}
+        return self.rig.env(**fast)
 
     def restart(self) -> None:
         """Start a new supervisor after the old one died (a kill -9, say)."""

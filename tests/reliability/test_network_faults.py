@@ -14,6 +14,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from support.ntfy_standin import NtfyStandin
 
 from reliability.figures import record
@@ -124,44 +125,43 @@ def _closed_port() -> int:
     return port
 
 
+TRANSPORT = ["dns", "connect refused", "tls to plain http", "slow, not stored", "slow, stored", "hang"]
+
+
+@pytest.mark.parametrize("case", TRANSPORT)
 def test_transport_failures_keep_the_turn_until_the_network_returns(
-    make_rig: Callable[..., Rig], standin: NtfyStandin
+    make_rig: Callable[..., Rig], standin: NtfyStandin, case: str
 ) -> None:
     """DNS failure (.invalid), connection refused, TLS to a plain-HTTP port, a slow server past
-    timeout_seconds (stored or not) and a hung server: each turn waits in outbox/ with the failure's
+    timeout_seconds (stored or not) and a hung server: the turn waits in outbox/ with the failure's
     kind, then is delivered once the server is reachable (twice, same sequence_id, only if stored)."""
     rig = make_rig(timeout_seconds=0.5, retry_max_seconds=30.0)
     plain = f"http://127.0.0.1:{standin.port}"
-    cases: list[tuple[str, str, Callable[[], None], str, bool]] = [
-        ("dns", "http://donebell-reliability.invalid", lambda: None, "dns", False),
-        ("connect refused", f"http://127.0.0.1:{_closed_port()}", lambda: None, "connect", False),
-        ("tls to plain http", f"https://127.0.0.1:{standin.port}", lambda: None, "tls", False),
-        ("slow, not stored", plain, lambda: standin.faults.delay(2.0, store=False), "timeout", False),
-        ("slow, stored", plain, lambda: standin.faults.delay(2.0, store=True), "timeout", True),
-        ("hang", plain, lambda: standin.faults.hang(max_seconds=5.0), "timeout", False),
-    ]
-    turns: list[tuple[Turn, bool]] = []
-    for name, server, fault, kind, stored in cases:
-        (turn,) = _promoted(rig, 1)
-        rig.update_config(server=server)
-        fault()
-        assert rig.deliver_once().rc == 0
-        rec = _outbox(rig, turn)
-        assert rec["attempts"] == 1 and str(rec["last_error"]).startswith(kind), (name, rec["last_error"])
-        standin.faults.clear()
-        turns.append((turn, stored))
+    server, fault, kind, stored = {
+        "dns": ("http://donebell-reliability.invalid", lambda: None, "dns", False),
+        "connect refused": (f"http://127.0.0.1:{_closed_port()}", lambda: None, "connect", False),
+        "tls to plain http": (f"https://127.0.0.1:{standin.port}", lambda: None, "tls", False),
+        "slow, not stored": (plain, lambda: standin.faults.delay(2.0, store=False), "timeout", False),
+        "slow, stored": (plain, lambda: standin.faults.delay(2.0, store=True), "timeout", True),
+        "hang": (plain, lambda: standin.faults.hang(max_seconds=5.0), "timeout", False),
+    }[case]
+    (turn,) = _promoted(rig, 1)
+    rig.update_config(server=server)
+    fault()
 
+    assert rig.deliver_once().rc == 0
+
+    rec = _outbox(rig, turn)
+    assert rec["attempts"] == 1 and str(rec["last_error"]).startswith(kind), rec["last_error"]
+    standin.faults.clear()
     rig.update_config(server=standin.url)
-    rig.settle([t.key for t, _ in turns], scan=False, env={"DONEBELL_CLOCK_OFFSET": "60"})
-
-    sent = messages_by_sequence(standin.messages(rig.topic))
-    for turn, stored in turns:
-        assert rig.where(turn.key) == ["sent"]
-        assert sent[turn.sequence_id] == (2 if stored else 1), turn
+    rig.settle([turn.key], scan=False, env={"DONEBELL_CLOCK_OFFSET": "60"})
+    assert rig.where(turn.key) == ["sent"]
+    assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 2 if stored else 1}
     record(
-        "network_transport",
-        classes=len(cases),
+        f"network_transport_{case}",
+        error=str(rec["last_error"])[:60],
         lost=0,
-        duplicates=sum(1 for _, s in turns if s),
-        duplicate_sequence_ids=[t.sequence_id for t, s in turns if s],
+        duplicates=int(stored),
+        duplicate_sequence_ids=[turn.sequence_id] if stored else [],
     )
