@@ -90,8 +90,9 @@ class LocalScannerRole(Role):
         # No Codex home at all (a Claude-only machine) is nothing to watch, not a fault.
         if status not in ("ok", "not-checked") and self.engine.opts.codex_home.is_dir():
             degraded = f"thread index {status}: discovering from the hot folders only"
+        due = min(self.next_full, self.engine.index_retry_at or self.next_full)
         return PassResult(
-            next_in=max(0.0, self.next_full - time.monotonic()),
+            next_in=max(0.0, due - time.monotonic()),
             idle=True,
             counters=dict(report.counters),
             degraded=degraded,

@@ -90,6 +90,7 @@ class ScanEngine:
         self.index_checked_at: float | None = None
         self._index_sig: object = None
         self._index_query_mono = -1e18
+        self.index_retry_at: float | None = None  # monotonic time a throttled index change is due
         self.hot_folders: list[Path] = []
         self.walked = False
 
@@ -106,6 +107,10 @@ class ScanEngine:
             # A missing index that has just appeared (Codex's first run after install) costs no
             # busy timeout: query it now, not a full rescan (watch_scan_seconds) later.
             due = changed and since >= INDEX_MIN_INTERVAL and self.index_result.status in ("ok", "missing")
+        # A change seen inside the throttle interval is queried when it ends (the role's next pass
+        # is scheduled for then): no later file event may come to wake it.
+        throttled = not full and changed and not due and self.index_result.status in ("ok", "missing")
+        self.index_retry_at = self._index_query_mono + INDEX_MIN_INTERVAL if throttled else None
         if not due:
             return 0
         mono = time.monotonic()
