@@ -113,7 +113,8 @@ def test_hostile_input_to_the_claude_and_notify_hooks_exits_quietly(make_rig: Ca
     for name, data in _raw_payloads(good).items():
         seconds, output, rc = _call(rig, data, "claude")
         assert (rc, output, seconds < HOOK_SECONDS) == (0, "", True), (name, output[:300], seconds)
-        if len(data) <= 1 << 20:  # an argv element that large does not survive exec; 1 MiB is the cap
+        # An argv element cannot hold a NUL byte, and one over 1 MiB does not survive exec (the cap).
+        if len(data) <= 1 << 20 and b"\0" not in data:
             arg = data.decode("utf-8", "surrogateescape")
             started = time.monotonic()
             result = rig.run("hook", "codex-notify", arg)
