@@ -4,6 +4,11 @@
 a user-given ``name`` wins over the automatic ``title``. When the database is missing, locked or
 has no row, Codex's append-only ``session_index.jsonl`` (``{"id", "thread_name", "updated_at"}``
 lines; the newest line for an id wins) is read from its bounded tail.
+
+A remote candidate's SQLite lives on its watch root (a share that may hang), and this runs in the
+delivery process at send time: for a record of a remote root (``remote_root`` set by the gate, or
+source ``remote-scanner``) no file is opened; the title the gate's probe worker looked up at
+promotion (``thread_title``, within ``watch_remote_timeout_seconds``) is used instead.
 """
 
 from __future__ import annotations
@@ -18,10 +23,32 @@ from donebell.shared.paths import codex_home
 
 SESSION_INDEX = "session_index.jsonl"
 SESSION_INDEX_TAIL_BYTES = 1 << 20
+REMOTE_SOURCE = "remote-scanner"
+
+
+def is_remote_record(record: dict[str, Any]) -> bool:
+    """True for a record whose evidence lives on a watch root (never read at send time)."""
+    sources = record.get("sources")
+    return (
+        bool(record.get("remote_root"))
+        or record.get("source") == REMOTE_SOURCE
+        or (isinstance(sources, list) and REMOTE_SOURCE in sources)
+    )
 
 
 def thread_title(record: dict[str, Any]) -> str | None:
-    """The title of the record's Codex thread, or None when no source knows one."""
+    """The title of the record's Codex thread, or None when no source knows one.
+
+    Never touches a remote root: such a record's title is the one stored at promotion.
+    """
+    if is_remote_record(record):
+        stored = record.get("thread_title")
+        return stored if isinstance(stored, str) and stored.strip() else None
+    return lookup_title(record)
+
+
+def lookup_title(record: dict[str, Any]) -> str | None:
+    """The title from the record's own SQLite / ``session_index.jsonl`` (may block on a hung share)."""
     thread = record.get("thread_id")
     if not isinstance(thread, str) or not thread:
         return None

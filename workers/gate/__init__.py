@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.config import Settings
 from donebell.shared.statedir import StateDir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the remote probe worker imports the gate without pydantic (docs/gate.md)
+    from donebell.shared.config import Settings
 
 
 @dataclass
@@ -25,6 +28,7 @@ class GatePass:
     watch_paths: list[Path] = field(default_factory=list)  # rollouts/transcripts whose change should wake delivery
     removed: int = 0  # recovered duplicates and cleared Claude goals (no receipt)
     invalid: int = 0  # corrupt pending files moved to dead/
+    remote: list[dict[str, Any]] = field(default_factory=list)  # per watch root: probe worker health
 
 
 #: Process-lifetime caches (tail offsets of large rollouts), keyed by state root.

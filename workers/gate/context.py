@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.shared.config import Settings
 from donebell.shared.statedir import StateDir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the same fields
+    from donebell.shared.config import Settings
 
 
 @dataclass

@@ -35,3 +35,15 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     if ctx.now < first_seen(record, ctx.now) + ctx.settings.idle_probe_grace_seconds:
         return Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")
     return Verdict.suppress("unverifiable", f"provider {provider!r} has no gate; unresolved after the probe grace")
+
+
+def safe_evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
+    """:func:`evaluate`, with an unexpected error turned into an unknown wait (``gate-error``)."""
+    try:
+        return evaluate(record, ctx)
+    except Exception as exc:  # noqa: BLE001 - one odd candidate must not stop the pass
+        ctx.state.log(
+            "error", "gate evaluation failed", key=record.get("key"), error=f"{type(exc).__name__}: {exc}"[:300]
+        )
+        retry = min(30.0, ctx.settings.unknown_retry_max_seconds or 30.0)
+        return Verdict.wait("gate-error", f"{type(exc).__name__}: {exc}"[:300], kind="unknown", retry_in=retry)

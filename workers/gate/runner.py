@@ -1,20 +1,37 @@
-"""One gate pass over ``pending/``: recovery, due check, per-root grouping, decision, commit."""
+"""One gate pass over ``pending/``: recovery, due check, per-root grouping, decision, commit.
+
+Candidates of a remote watch root are never read here (``remote.py``): their groups go to the
+root's probe worker (``remote_pool.py``) and their verdicts are committed when the answer is in,
+in this pass (healthy shares answer within the sync window) or a later one. Local groups are
+evaluated meanwhile, so a hung share delays no local candidate.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.config import Settings
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.decide import evaluate
+from donebell.workers.gate.decide import safe_evaluate
+from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offline_verdict, remote_root, settings_wire
+from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, RemotePool, Trouble, pool_for
 from donebell.workers.gate.verdict import Verdict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from donebell.shared.config import Settings
 
 #: Folders that mean "this key already moved on": its pending copy is crash debris.
 _LATER = ("outbox", "sent", "suppressed", "dead")
+#: A remote second snapshot older than this when committed is taken again instead of promoted.
+FRESH_SECONDS = 2.0
+
+Judged = list[tuple[dict[str, Any], Verdict]]
 
 
 def root_of(record: dict[str, Any]) -> str:
@@ -25,7 +42,9 @@ def root_of(record: dict[str, Any]) -> str:
     return f"codex:{root}"
 
 
-def _load_due(state: StateDir, now: float, result: GatePass) -> list[dict[str, Any]]:
+def _load_due(
+    state: StateDir, now: float, result: GatePass, in_flight: set[str], roots: list[RootSpec]
+) -> list[dict[str, Any]]:
     due: list[dict[str, Any]] = []
     for name in state.stray_files("pending"):
         if not name.endswith(".tmp"):
@@ -38,8 +57,8 @@ def _load_due(state: StateDir, now: float, result: GatePass) -> list[dict[str, A
             state.dead_letter_invalid("pending", f"{key}.json", str(exc))
             result.invalid += 1
             continue
-        if record is None:
-            continue
+        if record is None or key in in_flight:
+            continue  # in flight: counted as waiting once the pass knows what is still out
         if any(state.exists(folder, key) for folder in _LATER):
             # A crash between "create next state" and "remove pending": finish the removal.
             with state.mutation_lock(key):
@@ -54,7 +73,8 @@ def _load_due(state: StateDir, now: float, result: GatePass) -> list[dict[str, A
         if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence:
             result.waiting += 1
             result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
-            result.watch_paths.extend(_watch_of(record))
+            if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
+                result.watch_paths.extend(_watch_of(record))
             continue
         due.append(record)
     return due
@@ -80,56 +100,142 @@ def _order(record: dict[str, Any], verdict: Verdict) -> tuple[float, float, str]
     )
 
 
-def _safe_evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
-    try:
-        return evaluate(record, ctx)
-    except Exception as exc:  # noqa: BLE001 - one odd candidate must not stop the pass
-        ctx.state.log(
-            "error", "gate evaluation failed", key=record.get("key"), error=f"{type(exc).__name__}: {exc}"[:300]
-        )
-        retry = min(30.0, ctx.settings.unknown_retry_max_seconds or 30.0)
-        return Verdict.wait("gate-error", f"{type(exc).__name__}: {exc}"[:300], kind="unknown", retry_in=retry)
+def _coalesce(judged: Judged, settings: Settings) -> Judged:
+    """Coalescing per root thread: only the newest candidate of a root may become a notification."""
+    promotable = [(r, v) for r, v in judged if v.action == "promote"]
+    if settings.idle_detection_mode == "off" or len(promotable) <= 1:
+        return judged
+    newest = max(promotable, key=lambda rv: _order(*rv))[0]
+    superseded = Verdict.suppress("superseded", f"coalesced: newer candidate {newest['key'][:12]} of the same root")
+    return [(r, v if v.action != "promote" or r is newest else superseded) for r, v in judged]
 
 
 def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[Any, Any]) -> GatePass:
     result = GatePass()
     ctx = GateContext(state, settings, now, {}, persistent)
-    due = _load_due(state, now, result)
+    roots = configured_roots(settings)
+    pool: RemotePool | None = persistent.get("remote_pool")
+    if pool is not None:
+        _commit_answers(ctx, pool.receive(0.0) + pool.expire(), result)
+    due = _load_due(state, now, result, pool.in_flight() if pool is not None else set(), roots)
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in due:
         groups.setdefault(root_of(record), []).append(record)
+    remote: dict[str, list[list[dict[str, Any]]]] = {}
+    local: list[tuple[list[dict[str, Any]], str | None]] = []
     for group in groups.values():
         group.sort(key=lambda r: (float(r.get("created_at") or 0), r["key"]))
-        judged = [(record, _safe_evaluate(record, ctx)) for record in group]
-        promotable = [(r, v) for r, v in judged if v.action == "promote"]
-        if settings.idle_detection_mode != "off" and len(promotable) > 1:
-            # Coalescing per root thread: only the newest candidate of a root may become a notification.
-            newest = max(promotable, key=lambda rv: _order(*rv))[0]
-            judged = [
-                (
-                    r,
-                    v
-                    if v.action != "promote" or r is newest
-                    else Verdict.suppress(
-                        "superseded", f"coalesced: newer candidate {newest['key'][:12]} of the same root"
-                    ),
-                )
-                for r, v in judged
-            ]
+        where = _remote_of(group, roots)
+        if where is not None and settings.idle_detection_mode != "off":  # off reads no evidence
+            remote.setdefault(where, []).append(group)
+        else:
+            local.append((group, where))
+    sent_at = _dispatch(ctx, pool_for(persistent, str(state.root)), remote, result) if remote else None
+    for group, where in local:
+        judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], settings)
         for record, verdict in judged:
-            _commit(ctx, record, verdict, result)
+            if where is None:
+                _commit(ctx, record, verdict, result)
+            else:  # idle_detection_mode off: decided without evidence, so without the root
+                _commit(ctx, record, mark(verdict, where), result, recheck=_offline_recheck(ctx, where), remote=True)
+    pool = persistent.get("remote_pool")
+    if pool is not None:
+        until = sent_at + SYNC_WINDOW_SECONDS if sent_at is not None else 0.0
+        _commit_answers(ctx, pool.receive(until) + pool.expire(), result)
+        pool.retire_idle()
+        result.waiting += len(pool.in_flight())
+        poll = pool.next_poll()
+        if poll is not None:
+            due_at = time.time() + poll
+            result.next_due = due_at if result.next_due is None else min(result.next_due, due_at)
+        result.remote = pool.health()
     result.watch_paths = sorted({Path(p) for p in result.watch_paths})
     return result
 
 
-def _commit(ctx: GateContext, record: dict[str, Any], verdict: Verdict, result: GatePass) -> None:
+def _remote_of(group: list[dict[str, Any]], roots: list[RootSpec]) -> str | None:
+    """The watch root of a coalescing group (any remote member makes the whole group remote)."""
+    return next((root for root in (remote_root(r, roots) for r in group) if root is not None), None)
+
+
+def _dispatch(
+    ctx: GateContext, pool: RemotePool, remote: dict[str, list[list[dict[str, Any]]]], result: GatePass
+) -> float | None:
+    """Send each ready root its due groups; a root in trouble gets the offline verdicts at once."""
+    sent_at = None
+    settings = settings_wire(ctx.settings)
+    for root, root_groups in remote.items():
+        trouble = pool.trouble(root)
+        if trouble is False:
+            pool.send(root, root_groups, settings, ctx.now, ctx.settings.watch_remote_timeout_seconds)
+            sent_at = time.monotonic()
+        elif isinstance(trouble, Trouble):
+            for group in root_groups:
+                for record in group:
+                    _commit_offline(ctx, record, root, trouble.reason, trouble.evidence, trouble.since, result)
+        else:  # a probe of this root is still out: these wait for the next one (counted, not lost)
+            result.waiting += sum(len(group) for group in root_groups)
+    return sent_at
+
+
+def _commit_offline(
+    ctx: GateContext, record: dict[str, Any], root: str, reason: str, evidence: str, since: float, result: GatePass
+) -> None:
+    def decide(current: dict[str, Any]) -> Verdict:
+        return mark(offline_verdict(current, ctx.settings, ctx.now, reason, evidence, root=root, since=since), root)
+
+    _commit(ctx, record, decide(record), result, recheck=decide, remote=True)
+
+
+def _commit_answers(ctx: GateContext, answers: list[Answer], result: GatePass) -> None:
+    for answer in answers:
+        for group in answer.probe.groups:
+            if answer.failure is not None:
+                for record in group:
+                    _commit_offline(ctx, record, answer.root, answer.failure, answer.evidence, answer.since, result)
+                continue
+            stale = answer.done_mono is None or time.monotonic() - answer.done_mono > FRESH_SECONDS
+            judged: Judged = []
+            for record in group:
+                first, second = answer.results.get(record["key"], (None, None))
+                if first is None:
+                    continue  # not answered for: due again next pass
+                if first.action == "promote" and (stale or second is None):
+                    first = Verdict.wait("changed", "remote evidence too old to promote on: probe again", retry_in=0.0)
+                judged.append((record, mark(first, answer.root)))
+                if second is not None:
+                    mark(second, answer.root)
+            for record, verdict in _coalesce(judged, ctx.settings):
+                fresh = answer.results[record["key"]][1]
+                _commit(ctx, record, verdict, result, recheck=_precomputed(fresh, verdict), remote=True)
+
+
+def _offline_recheck(ctx: GateContext, root: str) -> Callable[[dict[str, Any]], Verdict]:
+    """The recheck of a remote candidate decided without evidence (mode off): still marked remote."""
+    return lambda current: mark(safe_evaluate(current, ctx.fresh()), root)
+
+
+def _precomputed(second: Verdict | None, first: Verdict) -> Callable[[dict[str, Any]], Verdict]:
+    """The second fresh snapshot the probe worker took right after the first (no file access here)."""
+    return lambda _current: second if second is not None else first
+
+
+def _commit(
+    ctx: GateContext,
+    record: dict[str, Any],
+    verdict: Verdict,
+    result: GatePass,
+    *,
+    recheck: Callable[[dict[str, Any]], Verdict] | None = None,
+    remote: bool = False,
+) -> None:
     applied, final = apply(
         ctx.state,
         record,
         verdict,
         ctx.now,
         retry_max=ctx.settings.unknown_retry_max_seconds,
-        recheck=lambda current: _safe_evaluate(current, ctx.fresh()),
+        recheck=recheck or (lambda current: safe_evaluate(current, ctx.fresh())),
     )
     if applied == "promoted":
         result.promoted += 1
@@ -148,5 +254,6 @@ def _commit(ctx: GateContext, record: dict[str, Any], verdict: Verdict, result: 
         next_at = probe.get("next_probe_at")
         if isinstance(next_at, (int, float)):
             result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
-        result.watch_paths.extend(final.watch)
-        result.watch_paths.extend(_watch_of(record))
+        if not remote:
+            result.watch_paths.extend(final.watch)
+            result.watch_paths.extend(_watch_of(record))

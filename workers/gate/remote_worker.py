@@ -1,0 +1,106 @@
+"""The probe worker: evaluates one watch root's candidates so the delivery process never reads them.
+
+``python -m donebell.workers.gate.remote_worker --state-dir DIR --root PATH --parent-pid PID``
+
+Started by :mod:`~donebell.workers.gate.remote_pool` (one per root, on demand), it reads one JSON
+request per line on stdin::
+
+    {"id": 7, "now": 1764500000.0, "settings": {...}, "groups": [[record, ...], ...]}
+
+and answers one JSON line on stdout::
+
+    {"id": 7, "results": [{"key", "first": verdict, "second": verdict | null}], "done_mono": t}
+
+``first`` is the gate's decision on the record; ``second`` is the *second fresh snapshot* (a new
+evaluation with nothing cached) taken right after a ``promote``, which the delivery process uses as
+the recheck of its revision-safe commit (the commit itself, under the key's mutation lock, reads
+only the local state directory). A promotion also gets the thread title (``include_thread_title``)
+so that the send never opens the root's SQLite. This process may hang in the kernel on a dead
+share: that is its job. It exits at the end of stdin, and on Linux when its parent dies.
+
+No pydantic here: the settings arrive as plain JSON and the gate reads them as attributes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from types import SimpleNamespace
+from typing import Any
+
+from donebell.shared.statedir import StateDir
+from donebell.workers.gate.context import GateContext
+from donebell.workers.gate.decide import safe_evaluate
+from donebell.workers.gate.remote import TITLE_FIELD, to_wire
+
+
+def _arm_parent_death(parent_pid: int | None) -> None:
+    if sys.platform.startswith("linux") and parent_pid:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent_pid:
+            os._exit(3)  # the parent is already gone
+
+
+def _title(record: dict[str, Any]) -> str | None:
+    from donebell.workers.thread_title import lookup_title
+
+    try:
+        return lookup_title(record)
+    except Exception:  # noqa: BLE001 - a title is decoration: never a reason to fail the probe
+        return None
+
+
+def answer(state: StateDir, request: dict[str, Any], persistent: dict[Any, Any]) -> dict[str, Any]:
+    """Evaluate every record of ``request``; one result per record, in order."""
+    settings: Any = SimpleNamespace(**request["settings"])
+    ctx = GateContext(state, settings, float(request["now"]), {}, persistent)
+    results: list[dict[str, Any]] = []
+    for group in request["groups"]:
+        for record in group:
+            first = safe_evaluate(record, ctx)
+            second = safe_evaluate(record, ctx.fresh()) if first.action == "promote" else None
+            if second is not None and second.action == "promote" and record.get("provider") == "codex":
+                if getattr(settings, "include_thread_title", False):
+                    title = _title(record)
+                    if title:
+                        second.fields[TITLE_FIELD] = title
+            results.append(
+                {"key": record["key"], "first": to_wire(first), "second": to_wire(second) if second else None}
+            )
+    return {"id": request["id"], "results": results, "done_mono": time.monotonic()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="donebell gate remote probe worker")
+    parser.add_argument("--state-dir", required=True)
+    parser.add_argument("--root", required=True, help="the watch root (for process listings and logs)")
+    parser.add_argument("--parent-pid", type=int, default=None)
+    args = parser.parse_args(argv)
+    _arm_parent_death(args.parent_pid)
+    state = StateDir(args.state_dir)
+    persistent: dict[Any, Any] = {}  # tail caches of this root's rollouts, for this worker's life
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        request: Any = None
+        try:
+            request = json.loads(line)
+            reply = answer(state, request, persistent)
+        except Exception as exc:  # noqa: BLE001 - reported to the pool, which records it
+            ident = request.get("id") if isinstance(request, dict) else None
+            reply = {"id": ident, "error": f"{type(exc).__name__}: {exc}"[:300], "done_mono": time.monotonic()}
+        out.write(json.dumps(reply, default=str).encode("utf-8") + b"\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
