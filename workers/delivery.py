@@ -80,6 +80,7 @@ class DeliveryRole(Role):
         self.config_problem: str | None = None
         self.gate_state = "ok" if self.gate is not None else "not-built"
         self._gate_watch: list[Path] = []
+        self._gate_remote: list[dict[str, Any]] = []  # the gate's remote-root probe workers (docs/gate.md)
         self._last_pass_end = 0.0
         self._unseen_streak = 0
         self._health: dict[str, Any] = {}
@@ -176,6 +177,7 @@ class DeliveryRole(Role):
             "next_due_at": earliest,
             "config_problem": self.config_problem,
             "gate": self.gate_state,
+            **({"gate_remote": self._gate_remote} if self._gate_remote else {}),
             **({"last_sent_at": summary.last_sent_at} if summary.last_sent_at else {}),
         }
         return PassResult(next_in=next_in, idle=idle, counters=counters, degraded=degraded)
@@ -223,6 +225,8 @@ class DeliveryRole(Role):
             return None, self.state.count("pending"), self.gate_state
         self.gate_state = "ok"
         self._gate_watch = list(result.watch_paths)
+        self._gate_remote = list(getattr(result, "remote", None) or [])
         counters["promoted"] = result.promoted
         counters["suppressed"] = result.suppressed
-        return result.next_due, result.waiting, None
+        stuck = [r["root"] for r in self._gate_remote if r.get("state") in ("unresponsive", "error")]
+        return result.next_due, result.waiting, (f"remote root not answering: {', '.join(stuck)}"[:300] if stuck else None)
