@@ -7,7 +7,6 @@ subcommand lives in its own module with its own argument parser; this file maps 
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 VERSION = "0.1.0"
@@ -50,7 +49,10 @@ options: --version, --help
 def _resolve(spec: str) -> object:
     module_name, func_name = spec.split(":")
     try:
-        module = importlib.import_module(module_name)
+        # __import__ rather than importlib.import_module: the importlib package (and the
+        # warnings module it loads) would add to every hook's start-up.
+        __import__(module_name)
+        module = sys.modules[module_name]
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
             return None  # this part of donebell is not built yet

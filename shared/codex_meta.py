@@ -15,38 +15,87 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal, NamedTuple
 
-Classification = Literal["root", "subagent", "unknown"]
+TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Classification = Literal["root", "subagent", "unknown"]
 
 #: session_meta carries Codex's base instructions (~22 KB seen); cap the first-line read.
 FIRST_LINE_CAP = 1 << 20
+_FIRST_LINE_CHUNK = 1 << 16
 
 
-class ThreadIdentity(NamedTuple):
-    """What local evidence says about one Codex thread (immutable).
+class ThreadIdentity:
+    """What local evidence says about one Codex thread (a value: compare, never mutate).
 
-    A NamedTuple rather than a dataclass: ``dataclasses`` pulls in ``inspect``/``ast`` (~6 ms),
-    a quarter of the hook's start-up budget.
+    A plain class with ``__slots__``: a dataclass pulls in ``inspect``/``ast`` (~6 ms) and a
+    ``typing.NamedTuple`` needs ``typing`` and builds its class at import (~3 ms in all), both
+    paid by every hook. Same constructor (positional or keyword) and attributes as before.
     """
 
-    classification: Classification
-    thread_id: str | None = None
-    parent_thread_id: str | None = None
-    root_session_id: str | None = None  # session_meta.session_id: the ROOT thread id
-    cwd: str | None = None
-    evidence: str = ""  # short human-readable why, for probe history / explain
+    __slots__ = ("classification", "thread_id", "parent_thread_id", "root_session_id", "cwd", "evidence")
+
+    def __init__(
+        self,
+        classification: Classification,
+        thread_id: str | None = None,
+        parent_thread_id: str | None = None,
+        root_session_id: str | None = None,  # session_meta.session_id: the ROOT thread id
+        cwd: str | None = None,
+        evidence: str = "",  # short human-readable why, for probe history / explain
+    ) -> None:
+        self.classification: Classification = classification
+        self.thread_id = thread_id
+        self.parent_thread_id = parent_thread_id
+        self.root_session_id = root_session_id
+        self.cwd = cwd
+        self.evidence = evidence
+
+    def _values(self) -> tuple[str, str | None, str | None, str | None, str | None, str]:
+        return (
+            self.classification,
+            self.thread_id,
+            self.parent_thread_id,
+            self.root_session_id,
+            self.cwd,
+            self.evidence,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ThreadIdentity):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._values(), strict=True))
+        return f"ThreadIdentity({values})"
 
 
 def read_first_line(path: str | os.PathLike[str], cap: int = FIRST_LINE_CAP) -> bytes | None:
-    """The first complete newline-terminated line of a file, or None (absent/partial/too long)."""
+    """The first complete newline-terminated line of a file, or None (absent/partial/too long).
+
+    Read in chunks: the line is ~22 KB, the rollout behind it can be many megabytes, and a hook
+    should not copy a whole ``cap`` to find it.
+    """
+    data = bytearray()
     try:
         with open(path, "rb") as f:
-            data = f.read(cap)
+            while len(data) < cap:
+                chunk = f.read(min(_FIRST_LINE_CHUNK, cap - len(data)))
+                if not chunk:
+                    return None
+                end = chunk.find(b"\n")
+                if end >= 0:
+                    return bytes(data + chunk[:end])
+                data += chunk
     except OSError:
         return None
-    end = data.find(b"\n")
-    return None if end < 0 else data[:end]
+    return None
 
 
 def parse_session_meta(line: bytes) -> dict[str, Any] | None:
@@ -114,3 +163,14 @@ def _spawn_parent(source: dict[str, Any]) -> str | None:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """``Classification`` for runtime imports of the alias (typing is loaded on first access)."""
+        if name == "Classification":
+            from typing import Literal
+
+            return Literal["root", "subagent", "unknown"]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,16 +7,20 @@ same file and the same overrides.
 
 from __future__ import annotations
 
-import json
+import json as json  # re-exported: config.py writes its template with configfile.json
 import os
-from pathlib import Path
-from typing import Any
 
-from donebell.shared.paths import config_path
+from donebell.shared.paths import config_path, config_path_str
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib cost the hook ~5 ms of start-up: annotations only
+    from pathlib import Path
+    from typing import Any
 
 ENV_PREFIX = "DONEBELL_"
 #: Environment variables with the prefix that are not configuration keys.
 NON_KEY_ENV = {"DONEBELL_CONFIG", "DONEBELL_STATE_DIR", "DONEBELL_CRASH_AT", "DONEBELL_CLOCK_OFFSET"}
+_BOM = b"\xef\xbb\xbf"
 
 
 class ConfigFileError(Exception):
@@ -24,24 +28,32 @@ class ConfigFileError(Exception):
 
 
 def read_file(path: Path | None = None) -> tuple[Path, dict[str, Any] | None]:
-    """``(path, data)``; data is None when the file does not exist.
-
-    A UTF-8 BOM is accepted (Windows editors write one).
-    """
+    """``(path, data)``; data is None when the file does not exist (see :func:`read_object`)."""
     path = path or config_path()
+    return path, read_object(path)
+
+
+def read_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The JSON object in the config file at ``path``; None when the file does not exist.
+
+    A UTF-8 BOM is accepted (Windows editors write one). Raises :class:`ConfigFileError`.
+    """
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
-        return path, None
+        return None
     except OSError as exc:
         raise ConfigFileError(f"{path}: cannot read: {exc.strerror}") from None
+    if raw.startswith(_BOM):  # by hand: the "utf-8-sig" codec is one more module to import
+        raw = raw[len(_BOM) :]
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConfigFileError(f"{path}: not valid UTF-8 JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ConfigFileError(f"{path}: the top level must be a JSON object")
-    return path, data
+    return data
 
 
 def env_overrides(known_keys: set[str] | None = None) -> dict[str, Any]:
@@ -87,7 +99,7 @@ def load_light(keys: tuple[str, ...], defaults: dict[str, Any]) -> dict[str, Any
     as absent here (the worker's full validation reports it loudly).
     """
     try:
-        _, data = read_file()
+        data = read_object(config_path_str())
     except ConfigFileError:
         data = None
     merged = dict(defaults)

@@ -7,7 +7,11 @@ Standard library only: the hook path imports this module.
 
 from __future__ import annotations
 
-from typing import Literal
+TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Provider = Literal["codex", "claude"]
 
 try:  # CPython's built-in SHA-256: importing hashlib would load OpenSSL (~2 ms of hook start-up)
     from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
@@ -17,7 +21,6 @@ except ImportError:  # pragma: no cover - 3.12+ renamed it; other interpreters
     except ImportError:
         from hashlib import sha256 as _sha256  # type: ignore[assignment,no-redef,unused-ignore]
 
-Provider = Literal["codex", "claude"]
 KEY_NAMESPACE = "donebell/v1"
 _HEX = frozenset("0123456789abcdef")
 
@@ -59,3 +62,14 @@ def claude_session_key(session_id: str) -> str:
 def _hex_digest(text: str) -> str:
     digest: str = _sha256(text.encode("utf-8")).hexdigest()
     return digest
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """``Provider`` for runtime imports of the alias (typing is loaded on first access)."""
+        if name == "Provider":
+            from typing import Literal
+
+            return Literal["codex", "claude"]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

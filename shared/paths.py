@@ -1,60 +1,103 @@
 """Where donebell keeps its configuration and its state directory, per platform.
 
-Standard library only: the hook path imports this module.
+Standard library only: the hook path imports this module. It uses the ``*_str`` variants, which
+build ``os.path`` strings: ``pathlib`` (with ``urllib.parse`` and ``ipaddress`` behind it) costs
+~2.5 ms of a hook's start-up. The :class:`~pathlib.Path` functions are for everyone else and
+import it on first call.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 APP = "donebell"
 
 
-def _home() -> Path:
-    return Path(os.path.expanduser("~"))
+def _home() -> str:
+    return os.path.expanduser("~")
 
 
-def config_path() -> Path:
+def config_path_str() -> str:
     """The config file: ``$DONEBELL_CONFIG``, else the platform's user config dir."""
     explicit = os.environ.get("DONEBELL_CONFIG")
     if explicit:
-        return Path(explicit)
+        return explicit
     if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(_home() / "AppData" / "Roaming")
-        return Path(base) / APP / "config.json"
+        base = os.environ.get("APPDATA") or os.path.join(_home(), "AppData", "Roaming")
+        return os.path.join(base, APP, "config.json")
     if sys.platform == "darwin":
-        return _home() / "Library" / "Application Support" / APP / "config.json"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(_home() / ".config")
-    return Path(base) / APP / "config.json"
+        return os.path.join(_home(), "Library", "Application Support", APP, "config.json")
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+    return os.path.join(base, APP, "config.json")
 
 
-def state_dir_path() -> Path:
+def state_dir_str() -> str:
     """The state directory root: ``$DONEBELL_STATE_DIR``, else the platform's user state dir."""
     explicit = os.environ.get("DONEBELL_STATE_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(_home() / "AppData" / "Local")
-        return Path(base) / APP / "state"
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(_home(), "AppData", "Local")
+        return os.path.join(base, APP, "state")
     if sys.platform == "darwin":
-        return _home() / "Library" / "Application Support" / APP / "state"
-    base = os.environ.get("XDG_STATE_HOME") or str(_home() / ".local" / "state")
-    return Path(base) / APP
+        return os.path.join(_home(), "Library", "Application Support", APP, "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(_home(), ".local", "state")
+    return os.path.join(base, APP)
+
+
+def codex_home_str() -> str:
+    """Codex's home: ``$CODEX_HOME``, default ``~/.codex``."""
+    return os.environ.get("CODEX_HOME") or os.path.join(_home(), ".codex")
+
+
+def codex_sqlite_home_str() -> str:
+    """Where Codex keeps its ``*.sqlite`` files: ``$CODEX_SQLITE_HOME``, else Codex's home."""
+    return os.environ.get("CODEX_SQLITE_HOME") or codex_home_str()
+
+
+def claude_config_dir_str() -> str:
+    """Claude Code's config dir: ``$CLAUDE_CONFIG_DIR``, default ``~/.claude``."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(_home(), ".claude")
+
+
+# --- the same, as pathlib.Path (not for the hook path) --------------------------------------
+
+
+def config_path() -> Path:
+    """:func:`config_path_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(config_path_str())
+
+
+def state_dir_path() -> Path:
+    """:func:`state_dir_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(state_dir_str())
 
 
 def codex_home() -> Path:
-    """Codex's home: ``$CODEX_HOME``, default ``~/.codex``."""
-    return Path(os.environ.get("CODEX_HOME") or str(_home() / ".codex"))
+    """:func:`codex_home_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(codex_home_str())
 
 
 def codex_sqlite_home() -> Path:
-    """Where Codex keeps its ``*.sqlite`` files: ``$CODEX_SQLITE_HOME``, else Codex's home."""
-    explicit = os.environ.get("CODEX_SQLITE_HOME")
-    return Path(explicit) if explicit else codex_home()
+    """:func:`codex_sqlite_home_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(codex_sqlite_home_str())
 
 
 def claude_config_dir() -> Path:
-    """Claude Code's config dir: ``$CLAUDE_CONFIG_DIR``, default ``~/.claude``."""
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or str(_home() / ".claude"))
+    """:func:`claude_config_dir_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(claude_config_dir_str())

@@ -5,17 +5,21 @@ A hook runs inside the agent's turn. Whatever happens it prints its documented o
 internal error becomes one line in the state directory's log. It never sends anything itself
 and never touches the network. The hook path imports the standard library and
 ``donebell.shared.{cli,paths,configfile,keys,statedir,records,ingest,codex_meta,liveness}``
-only (``tests/test_import_cost.py``); see docs/hooks.md.
+only, and of the standard library not ``typing``, ``pathlib``, ``contextlib`` or
+``importlib.util`` (``tests/test_import_cost.py``); see docs/hooks.md.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from types import TracebackType
 
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.stdin import PayloadError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
 
 #: What each hook prints on stdout, always (Codex treats ``{}`` as "no decision").
 OUTPUT = {"codex-stop": "{}\n", "codex-notify": "", "claude": ""}

@@ -19,8 +19,6 @@ Nothing is ever printed: UserPromptSubmit stdout would become context for the mo
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
 
 from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
@@ -30,6 +28,11 @@ from donebell.workers.hooks import claude_session
 from donebell.workers.hooks.context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
 from donebell.workers.hooks.kick import kick_and_log
 from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
+
+TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 PATH_LIMIT = 4096
 ACCELERATOR_TYPES = ("idle_prompt", "agent_completed")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import stat
 import time
-from pathlib import Path
 
 from donebell.shared import codex_meta
 from donebell.shared.codex_meta import ThreadIdentity
@@ -27,9 +26,9 @@ MISMATCH = "rollout belongs to thread"
 
 def codex_homes(transcript_path: str | None) -> tuple[str, str]:
     """``(codex_home, sqlite_home)``: ``$CODEX_HOME``, else the rollout's own home, else ``~/.codex``."""
-    from donebell.shared.paths import codex_home
+    from donebell.shared.paths import codex_home_str
 
-    home = os.environ.get("CODEX_HOME") or _home_of_rollout(transcript_path) or str(codex_home())
+    home = os.environ.get("CODEX_HOME") or _home_of_rollout(transcript_path) or codex_home_str()
     return home, os.environ.get("CODEX_SQLITE_HOME") or home
 
 
@@ -37,10 +36,14 @@ def _home_of_rollout(path: str | None) -> str | None:
     """``<home>`` of ``<home>/sessions/YYYY/MM/DD/rollout-*.jsonl``, or None for another shape."""
     if not path:
         return None
-    parents = Path(path).parents
-    if len(parents) > 4 and parents[3].name == "sessions":
-        return str(parents[4])
-    return None
+    # os.path rather than pathlib (~2.5 ms of hook start-up); trailing separators dropped first,
+    # as Path does, so <home>/sessions/Y/M/D is four folders up from the file.
+    folder = path.rstrip("/" + (os.altsep or "") + os.sep) or path
+    for _ in range(4):
+        folder = os.path.dirname(folder)
+    if os.path.basename(folder) != "sessions":
+        return None
+    return os.path.dirname(folder) or "."
 
 
 def uuid7_seconds(thread_id: str) -> float | None:
