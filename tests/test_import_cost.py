@@ -3,18 +3,35 @@
 Each case runs the real command under ``python -X importtime`` with a real payload and reads the
 list of modules the process imported. The hook must do its work (a record is written), so an
 early crash cannot pass for a lean import list.
+
+The hook process runs with ``-S`` (no ``site``) and only donebell's own folders on its path: an
+editable install's ``.pth`` finder imports ``pathlib`` and ``importlib.util`` into *every*
+interpreter of its venv, which would hide the hook importing them; and without site-packages any
+third-party import fails the hook's work outright.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import donebell.shared
+import donebell.workers
 import pytest
 from hooks_harness import HookEnv, claude_event, notify_payload
 
+#: Standard library modules the hook path does without: ~6 ms together against a ~10 ms
+#: interpreter start (docs/hooks.md, "Speed").
+STDLIB_FORBIDDEN = {
+    "typing",  # annotations only, under TYPE_CHECKING
+    "pathlib",  # with urllib.parse and ipaddress; the hook path works on os.path strings
+    "contextlib",
+    "importlib.util",  # (`python -m` loads it through runpy; the installed hooks run the script)
+    "importlib",  # the CLI dispatches with __import__
+}
 #: Third-party or heavy modules the hook path must never load (top-level package names).
 FORBIDDEN = {
     "pydantic",
@@ -35,6 +52,7 @@ FORBIDDEN = {
     "traceback",
     "sqlite3",  # only when neither rollout file nor name lookup classified the thread
     "donebell.shared.config",  # pydantic settings: hooks read config with configfile.load_light
+    *STDLIB_FORBIDDEN,
 }
 #: The donebell modules a hook may import (design.md "Hook path import budget").
 ALLOWED_DONEBELL = {
@@ -64,21 +82,41 @@ def imported_modules(stderr: bytes) -> set[str]:
     return names
 
 
-#: Runs the CLI as ``python -m`` would, and dumps ``sys.modules`` at exit: ``-X importtime``
-#: does not report modules loaded through ``importlib.import_module`` (the CLI's dispatcher).
+#: Runs the CLI as the ``donebell`` console script does (``main()``; ``python -m`` would add
+#: runpy's own imports), and dumps ``sys.modules`` at exit as a second witness next to
+#: ``-X importtime``.
 PROBE = (
-    "import atexit, runpy, sys\n"
+    "import atexit, sys\n"
     "out = sys.argv.pop(1)\n"
     "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
-    "runpy.run_module('donebell.shared.cli', run_name='__main__', alter_sys=True)\n"
+    "from donebell.shared.cli import main\n"
+    "sys.exit(main())\n"
 )
+
+
+def package_root(tmp: Path) -> Path:
+    """A folder holding only ``donebell/``: links to the folders this test imports donebell from."""
+    root = tmp / "only-donebell"
+    (root / "donebell").mkdir(parents=True)
+    for package in (donebell.shared, donebell.workers):
+        name = package.__name__.rsplit(".", 1)[1]
+        os.symlink(list(package.__path__)[0], root / "donebell" / name)
+    return root
+
+
+def bare_python(hooks: HookEnv, **env: str) -> tuple[list[str], dict[str, str]]:
+    """``python -S`` (no site, no .pth finder) that imports donebell from :func:`package_root`."""
+    environment = hooks.env(**env)
+    environment["PYTHONPATH"] = str(package_root(hooks.root))
+    return [sys.executable, "-S"], environment
 
 
 def run_with_importtime(hooks: HookEnv, args: list[str], stdin: bytes = b"", **env: str) -> set[str]:
     """Every module the hook process loaded: ``-X importtime`` names plus ``sys.modules`` at exit."""
     out = hooks.root / "modules.txt"
-    cmd = [sys.executable, "-X", "importtime", "-c", PROBE, str(out), "hook", *args]
-    result = subprocess.run(cmd, input=stdin, capture_output=True, env=hooks.env(**env), timeout=60)
+    python, environment = bare_python(hooks, **env)
+    cmd = [*python, "-X", "importtime", "-c", PROBE, str(out), "hook", *args]
+    result = subprocess.run(cmd, input=stdin, capture_output=True, env=environment, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
     reported = imported_modules(result.stderr)
     loaded = set(out.read_text().split())
@@ -130,6 +168,14 @@ def test_claude_imports_only_the_budget(hooks: HookEnv, event: str) -> None:
     assert hooks.counts()["pending"] == (1 if event == "Stop" else 0)
 
 
+def test_claude_stop_failure_imports_only_the_budget(hooks: HookEnv) -> None:
+    """`hook claude` StopFailure (the recorded 529 run: a failed candidate) stays inside the import budget."""
+    hooks.claude(claude_event("print-apierror529", "UserPromptSubmit"))
+    payload = json.dumps(claude_event("print-apierror529", "StopFailure")).encode()
+    assert_lean(run_with_importtime(hooks, ["claude"], payload))
+    assert hooks.only("pending")["outcome"] == "failed"
+
+
 def test_refused_payload_imports_only_the_budget(hooks: HookEnv) -> None:
     """Even the error path (invalid UTF-8, logged) imports nothing heavy such as traceback or logging."""
     assert_lean(run_with_importtime(hooks, ["codex-stop"], b"\xff\xfe"))
@@ -141,5 +187,20 @@ def test_importtime_parser_sees_nested_modules() -> None:
     result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import json"], capture_output=True, timeout=60)
     modules = imported_modules(result.stderr)
     assert {"json", "json.decoder"} <= modules
+    for heavy in ("pydantic.main", "typing", "importlib.util"):
+        with pytest.raises(AssertionError):
+            assert_lean(modules | {heavy})
+
+
+def test_bare_interpreter_preloads_no_forbidden_module(hooks: HookEnv) -> None:
+    """The hook's interpreter (-S, donebell's folders only) starts without pathlib, typing... so a hook importing one is caught."""
+    python, environment = bare_python(hooks)
+    code = "import sys, donebell.shared.cli; print('\\n'.join(sys.modules))"
+    result = subprocess.run([*python, "-c", code], capture_output=True, env=environment, timeout=60, check=True)
+    preloaded = set(result.stdout.decode().split())
+    assert "donebell.shared.cli" in preloaded
+    assert not preloaded & STDLIB_FORBIDDEN, sorted(preloaded & STDLIB_FORBIDDEN)
+    # and a plain pathlib import in that interpreter is seen by the same checks:
+    result = subprocess.run([*python, "-X", "importtime", "-c", "import pathlib"], capture_output=True, env=environment)
     with pytest.raises(AssertionError):
-        assert_lean(modules | {"pydantic.main"})
+        assert_lean(imported_modules(result.stderr))
