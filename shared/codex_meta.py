@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import json
 import os
+from stat import S_ISREG as _S_ISREG
+
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -84,17 +88,26 @@ def read_first_line(path: str | os.PathLike[str], cap: int = FIRST_LINE_CAP) -> 
     """
     data = bytearray()
     try:
-        with open(path, "rb") as f:
-            while len(data) < cap:
-                chunk = f.read(min(_FIRST_LINE_CHUNK, cap - len(data)))
-                if not chunk:
-                    return None
-                end = chunk.find(b"\n")
-                if end >= 0:
-                    return bytes(data + chunk[:end])
-                data += chunk
+        # O_NONBLOCK + a regular-file check: a FIFO or device planted where a rollout should be
+        # must not block a hook (or the gate) on open() or read().
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
     except OSError:
         return None
+    try:
+        if not _S_ISREG(os.fstat(fd).st_mode):
+            return None
+        while len(data) < cap:
+            chunk = os.read(fd, min(_FIRST_LINE_CHUNK, cap - len(data)))
+            if not chunk:
+                return None
+            end = chunk.find(b"\n")
+            if end >= 0:
+                return bytes(data + chunk[:end])
+            data += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return None
 
 

@@ -292,13 +292,16 @@ class TailCache:
         None if the file does not exist; a :class:`Tail` with ``error`` if it cannot be read.
         """
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            # O_NONBLOCK: a FIFO planted where a rollout should be must not block the gate.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
         except FileNotFoundError:
             self._tails.pop(path, None)
             return None
         except OSError as exc:
             return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error=f"{type(exc).__name__}: {exc}")
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error="not a regular file")
             return self._get(fd, path, need)
         except OSError as exc:
             self._tails.pop(path, None)
