@@ -9,8 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from donebell.shared.codex_meta import classify_rollout, read_first_line
 from donebell.workers.gate.rollout import TailCache
+from donebell.workers.turn_status import read_tail, reverse_lines
 
 
 def _fifo(tmp_path: Path) -> Path:
@@ -60,3 +62,12 @@ def test_codex_stop_hook_with_a_fifo_transcript_returns_fast(tmp_path: Path, iso
     assert result.returncode == 0 and result.stdout.strip() == b"{}"
     assert time.monotonic() - started < 5.0
     assert len(os.listdir(isolated_env["state"] / "pending")) == 1
+
+
+def test_turn_status_readers_refuse_a_fifo_at_once(tmp_path: Path) -> None:
+    """The Claude transcript readers raise OSError for a FIFO instead of blocking."""
+    fifo = _fifo(tmp_path)
+    with pytest.raises(OSError):
+        read_tail(fifo)
+    with pytest.raises(OSError):
+        list(reverse_lines(fifo))

@@ -24,13 +24,15 @@ Truth table shared by every adapter: ``tests/fixtures/turn_status_truth_table.js
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 #: Synchronous-path cap of a tail read (seed 000: "prompt-path transcript scans are capped at 1 MiB").
 TAIL_BYTES = 1 << 20
@@ -61,6 +63,15 @@ def align_utf8(data: bytes) -> bytes:
     return data[start:]
 
 
+def _open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open for reading without blocking on a FIFO/device; OSError unless a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
 def read_tail(path: str | os.PathLike[str], max_bytes: int = TAIL_BYTES) -> tuple[list[bytes], bool]:
     """Complete lines of the last ``max_bytes`` of ``path`` (newest last) and whether a partial
     trailing line (no newline yet: the writer is mid-record) was left out.
@@ -69,7 +80,7 @@ def read_tail(path: str | os.PathLike[str], max_bytes: int = TAIL_BYTES) -> tupl
     (cut) line, so a multibyte character split by the window can never corrupt a retained line.
     Raises ``OSError`` if the file cannot be read.
     """
-    with open(path, "rb") as f:
+    with _open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         start = max(0, size - max_bytes)
         f.seek(start)
@@ -93,7 +104,7 @@ def reverse_lines(
     Memory stays bounded: one chunk plus one partial line (a line longer than ``max_line`` is
     skipped). An unterminated last line is not yielded. Raises ``OSError`` if unreadable.
     """
-    with open(path, "rb") as f:
+    with _open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         pos, carry, first, floor = size, b"", True, max(0, size - cap)
         while pos > floor:
