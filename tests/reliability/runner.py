@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 FULL = os.environ.get("DONEBELL_FULL_STORMS") == "1"
 SPAWN_MODE = os.environ.get("DONEBELL_RELIABILITY_SPAWN") or ("exec" if FULL else "fork")
@@ -27,7 +28,10 @@ CRASH_EXIT = 86
 FORKSERVER = Path(__file__).with_name("forkserver.py")
 
 
-def size(default: int, full: int) -> int:
+N = TypeVar("N", int, float)
+
+
+def size(default: N, full: N) -> N:
     """A storm's size: ``default`` in the normal suite, ``full`` with ``DONEBELL_FULL_STORMS=1``."""
     return full if FULL else default
 

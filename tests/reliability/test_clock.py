@@ -53,7 +53,9 @@ def test_a_six_hour_outage_loses_nothing_backs_off_within_the_cap_and_delivers_a
         gaps.append(rec["next_attempt_at"] - rec["last_attempt_at"])
         offset = rec["next_attempt_at"] - time.time() + 0.01  # jump to the moment it is due
         assert rig.deliver_once(env=_offset(offset)).rc == 0
-    attempts = rig.state.read("outbox", turn.key)["attempts"]  # type: ignore[index]
+    last = rig.state.read("outbox", turn.key)
+    assert last is not None
+    attempts = last["attempts"]
     standin.faults.clear()
 
     assert rig.deliver_once(env=_offset(offset + CAP)).rc == 0

@@ -53,7 +53,7 @@ def test_kill_storm_loses_nothing_and_leaves_no_process_behind(
     assert out.leftovers == [], f"processes left behind: {out.leftovers}"
     assert len(out.turns) == TASKS
     assert rig.counts() == {"pending": 0, "outbox": 0, "sent": TASKS, "suppressed": 0, "dead": 0}
-    sent = collections.Counter(m.get("sequence_id") for m in standin.messages(rig.topic))
+    sent = collections.Counter(str(m.get("sequence_id")) for m in standin.messages(rig.topic))
     assert set(sent) == {t.sequence_id for t in out.turns}  # every task reached the server, nothing foreign
     duplicates = sorted(sid for sid, n in sent.items() if n > 1)
     assert rig.partial_records() == []

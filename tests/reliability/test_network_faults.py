@@ -61,7 +61,7 @@ def _promoted(rig: Rig, n: int) -> list[Turn]:
 
 
 def _outbox(rig: Rig, turn: Turn) -> dict[str, Any]:
-    rec = rig.state.read("outbox", turn.key)
+    rec: dict[str, Any] | None = rig.state.read("outbox", turn.key)
     assert rec is not None
     return rec
 
@@ -137,14 +137,15 @@ def test_transport_failures_keep_the_turn_until_the_network_returns(
     kind, then is delivered once the server is reachable (twice, same sequence_id, only if stored)."""
     rig = make_rig(timeout_seconds=0.5, retry_max_seconds=30.0)
     plain = f"http://127.0.0.1:{standin.port}"
-    server, fault, kind, stored = {
+    cases: dict[str, tuple[str, Callable[[], None], str, bool]] = {
         "dns": ("http://donebell-reliability.invalid", lambda: None, "dns", False),
         "connect refused": (f"http://127.0.0.1:{_closed_port()}", lambda: None, "connect", False),
         "tls to plain http": (f"https://127.0.0.1:{standin.port}", lambda: None, "tls", False),
         "slow, not stored": (plain, lambda: standin.faults.delay(2.0, store=False), "timeout", False),
         "slow, stored": (plain, lambda: standin.faults.delay(2.0, store=True), "timeout", True),
         "hang": (plain, lambda: standin.faults.hang(max_seconds=5.0), "timeout", False),
-    }[case]
+    }
+    server, fault, kind, stored = cases[case]
     (turn,) = _promoted(rig, 1)
     rig.update_config(server=server)
     fault()
