@@ -1,6 +1,9 @@
 """The validated configuration (pydantic-settings): JSON file + ``DONEBELL_<KEY>`` overrides.
 
-Workers load this; the hook path uses :mod:`donebell.shared.configfile` instead (stdlib only).
+The single source of every key: ``config init|check|show``, the supervisor's start-up check and
+doctor load this. Role processes load :mod:`donebell.shared.settings_view` instead, a stdlib-only
+view generated from this model (pydantic would cost each of them ~20 MiB); hooks read the few
+keys they need with :mod:`donebell.shared.configfile`.
 A wrong value is refused with one line that names the key and the file (:class:`ConfigError`).
 """
 
@@ -8,19 +11,20 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import secrets
-import stat
-import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from donebell.shared import configfile
+from donebell.shared import configfile, settings_light
 from donebell.shared.paths import config_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 DEFAULT_SERVER = "https://ntfy.sh"
-TOPIC_ALPHABET = "-_" + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+TOPIC_ALPHABET = settings_light.TOPIC_ALPHABET
+#: The light view of role processes (settings_view) raises the same class: one ``except`` for both.
+ConfigError = settings_light.ConfigError
 
 #: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
 LEGACY_UNUSED_KEYS = frozenset(
@@ -33,10 +37,6 @@ LEGACY_UNUSED_KEYS = frozenset(
         "worker_sqlite_path",
     }
 )
-
-
-class ConfigError(Exception):
-    """The configuration is invalid; ``str()`` is one line naming the key and the file."""
 
 
 class WatchRoot(BaseModel):
@@ -108,16 +108,12 @@ class Settings(BaseSettings):
     @field_validator("topic")
     @classmethod
     def _topic(cls, value: str) -> str:
-        if value and (len(value) > 64 or any(c not in TOPIC_ALPHABET for c in value)):
-            raise ValueError("must match [-_A-Za-z0-9]{1,64}")
-        return value
+        return settings_light.check_topic(value)
 
     @field_validator("server")
     @classmethod
     def _server(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
+        return settings_light.check_server(value)
 
     @classmethod
     def settings_customise_sources(
@@ -174,22 +170,15 @@ def load(path: Path | None = None) -> Loaded:
         env_name = f"DONEBELL_{key.split('.')[0].upper()}"
         origin = env_name if env_name in os.environ else str(path)
         raise ConfigError(f"config error in {origin}: {key}: {err['msg']}") from None
+    except SettingsError as exc:  # a DONEBELL_<KEY> of a list key that is not JSON
+        field = re.search(r'field "(\w+)"', str(exc))
+        where = f"{configfile.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
+        raise ConfigError(f"config error in {where}: not valid JSON") from None
     if data and (settings.token or settings.password):
-        _refuse_loose_secret_file(path)
+        settings_light.refuse_loose_secret_file(path)
     return Loaded(
         settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings
     )
-
-
-def _refuse_loose_secret_file(path: Path) -> None:
-    if sys.platform == "win32" or not path.exists():
-        return
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
-        raise ConfigError(
-            f"config error in {path}: token/password: the file is readable by others (mode {mode:04o}); "
-            f"run: chmod 600 {path}"
-        )
 
 
 def random_topic() -> str:

@@ -1,0 +1,299 @@
+"""The engine of the light settings view: pydantic's lax validation of the config, stdlib only.
+
+Role processes load their configuration through :mod:`donebell.shared.settings_view` (generated
+from :class:`donebell.shared.config.Settings` by ``supervisor/gen_settings_view.py``), which holds
+one :class:`FieldSpec` per key and calls :func:`read_values` here. Importing pydantic-settings
+costs a process ~16-24 MiB of resident memory; this module costs well under one.
+
+What it must reproduce, value for value and error line for error line (``tests/test_settings_view.py``
+compares both loaders on a broad table of inputs):
+
+* the sources: the JSON file (:func:`configfile.read_file`) and ``DONEBELL_<KEY>`` variables
+  (matched case-insensitively, as pydantic-settings does), the environment winning. A variable
+  holds a raw string: list fields decode it as JSON (a ``list | None`` field passes an undecodable
+  string on to validation), every other field validates the string itself;
+* pydantic's lax coercions (``"4"`` and ``4.0`` are an int, ``"on"`` and ``1`` a bool, a string
+  a float with ``inf``/``1_000``...: :mod:`.settings_coerce`) and its messages, bounds (ge/gt/le/lt),
+  ``Literal`` choices, the topic and server rules (shared with the pydantic model:
+  :func:`check_topic`, :func:`check_server`), and the first error only, in field order;
+* the refusal of a token or password kept in a file that others can read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Protocol
+
+from donebell.shared import configfile
+from donebell.shared import settings_coerce as coerce
+
+TOPIC_ALPHABET = "-_" + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+ENV_PREFIX = configfile.ENV_PREFIX
+MASK = "**********"  # what pydantic prints for a SecretStr
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; ``str()`` is one line naming the key and the file."""
+
+
+# --- the rules the pydantic model's validators delegate to (one implementation for both) -------
+
+
+def check_topic(value: str) -> str:
+    if value and (len(value) > 64 or any(c not in TOPIC_ALPHABET for c in value)):
+        raise ValueError("must match [-_A-Za-z0-9]{1,64}")
+    return value
+
+
+def check_server(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
+
+
+#: field name -> its after-validator (the generator refuses a model validator not listed here).
+RULES = {"topic": check_topic, "server": check_server}
+
+
+def refuse_loose_secret_file(path: Path) -> None:
+    """Raise :class:`ConfigError` if the file holding a token/password is readable by others."""
+    if sys.platform == "win32" or not path.exists():
+        return
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ConfigError(
+            f"config error in {path}: token/password: the file is readable by others (mode {mode:04o}); "
+            f"run: chmod 600 {path}"
+        )
+
+
+# --- value types -------------------------------------------------------------------------------
+
+
+class SecretLike(Protocol):
+    """A secret as code reads it: pydantic's ``SecretStr`` and :class:`Secret` both fit."""
+
+    def get_secret_value(self) -> str: ...
+
+
+class Secret:
+    """A token or password: its repr and str are masked, so it never prints by accident."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __len__(self) -> int:  # as SecretStr: an empty secret is falsy
+        return len(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return f"Secret('{MASK}')" if self._value else "Secret('')"
+
+    def __str__(self) -> str:
+        return MASK if self._value else ""
+
+
+class WatchRootLike(Protocol):
+    """A ``watch_roots`` object entry as code reads it (pydantic ``WatchRoot`` or :class:`WatchRootEntry`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def origin(self) -> str | None: ...
+    @property
+    def sqlite_path(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class WatchRootEntry:
+    """An extra Codex home to scan, given as an object (``{"path", "origin", "sqlite_path"}``)."""
+
+    path: str
+    origin: str | None = None
+    sqlite_path: str | None = None
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One configuration key as the generator read it from the pydantic model."""
+
+    name: str
+    kind: str  # str | int | float | bool | choice | str_list | watch_roots | secret
+    default: Any
+    optional: bool = False  # None is accepted
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    choices: tuple[str, ...] = ()
+    rule: str | None = None  # a key of RULES
+    env_json: str | None = None  # "strict": the variable must be JSON; "lenient": may be a plain string
+
+
+class SettingsViewBase:
+    """Methods shared with the pydantic model, for the few callers that dump settings."""
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """As pydantic's: object entries become dicts; in ``json`` mode secrets become ``MASK``."""
+        out: dict[str, Any] = {}
+        for item in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, item.name)
+            if isinstance(value, Secret) and mode == "json":
+                value = MASK if value else ""
+            elif isinstance(value, list):
+                value = [_entry_dict(v) if isinstance(v, WatchRootEntry) else v for v in value]
+            out[item.name] = value
+        return out
+
+    def redacted(self) -> dict[str, Any]:
+        """All keys with secrets replaced by ``MASK`` (or null when unset), as ``Settings.redacted``."""
+        return {
+            k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()
+        }
+
+
+def _entry_dict(entry: WatchRootEntry) -> dict[str, Any]:
+    return {item.name: getattr(entry, item.name) for item in fields(entry)}
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+@dataclass
+class RawView:
+    """What :func:`read_values` found: validated values by key, plus what ``config check`` reports."""
+
+    values: dict[str, Any]
+    path: Path
+    exists: bool
+    unused_legacy: list[str]
+    warnings: list[str]
+
+
+def read_values(specs: tuple[FieldSpec, ...], legacy: frozenset[str], path: Path | None = None) -> RawView:
+    """File + environment, validated; raise :class:`ConfigError` with one clear line on any problem."""
+    try:
+        path, data = configfile.read_file(path)
+    except configfile.ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
+    data = data or {}
+    known = {spec.name for spec in specs}
+    unused = sorted(k for k in data if k in legacy)
+    warnings = _unknown_key_warnings(path, [k for k in data if k not in known and k not in legacy], known)
+    env = _environment(specs)
+    try:
+        values = validate({k: v for k, v in data.items() if k in known}, env, specs)
+    except coerce.Invalid as exc:
+        env_name = f"{ENV_PREFIX}{exc.loc.split('.')[0].upper()}"
+        origin = env_name if env_name in os.environ else str(path)
+        raise ConfigError(f"config error in {origin}: {exc.loc}: {exc.msg}") from None
+    if data and (values.get("token") or values.get("password")):
+        refuse_loose_secret_file(path)
+    return RawView(values, path, bool(data) or path.exists(), unused, warnings)
+
+
+def _unknown_key_warnings(path: Path, unknown: list[str], known: set[str]) -> list[str]:
+    if not unknown:
+        return []
+    import difflib  # only when a key is unknown: a typo is rare
+
+    warnings = []
+    for key in sorted(unknown):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        warnings.append(f"{path}: unknown key '{key}' ignored{hint}")
+    return warnings
+
+
+def _environment(specs: tuple[FieldSpec, ...]) -> dict[str, Any]:
+    """``DONEBELL_<KEY>`` values, matched case-insensitively; list fields decoded from JSON."""
+    lowered = {name.lower(): value for name, value in os.environ.items()}  # later wins, as pydantic-settings
+    out: dict[str, Any] = {}
+    for spec in specs:
+        raw = lowered.get(f"{ENV_PREFIX.lower()}{spec.name}")
+        if raw is None:
+            continue
+        if spec.env_json:
+            try:
+                decoded = configfile.json.loads(raw)
+            except ValueError:
+                if spec.env_json == "strict":
+                    env_name = f"{ENV_PREFIX}{spec.name.upper()}"
+                    raise ConfigError(f"config error in {env_name}: {spec.name}: not valid JSON") from None
+                out[spec.name] = raw  # lenient (a list | None key): validation refuses the string
+                continue
+            if decoded is not None:  # "null" counts as unset: pydantic-settings drops a None
+                out[spec.name] = decoded
+            continue
+        out[spec.name] = raw
+    return out
+
+
+def validate(data: dict[str, Any], env: dict[str, Any], specs: tuple[FieldSpec, ...]) -> dict[str, Any]:
+    """Every key's value (environment over file over default), validated in field order."""
+    values: dict[str, Any] = {}
+    for spec in specs:
+        if spec.name in env:
+            value = env[spec.name]
+        elif spec.name in data:
+            value = data[spec.name]
+        else:
+            value = list(spec.default) if isinstance(spec.default, list) else spec.default
+        values[spec.name] = _field(spec, value)
+    return values
+
+
+def _field(spec: FieldSpec, value: Any) -> Any:
+    if value is None and spec.optional:
+        return None
+    kind = spec.kind
+    if kind == "str" or kind == "secret":
+        result: Any = coerce.string(spec.name, value)
+    elif kind == "int":
+        result = coerce.integer(spec.name, value)
+    elif kind == "float":
+        result = coerce.number(spec.name, value)
+    elif kind == "bool":
+        result = coerce.boolean(spec.name, value)
+    elif kind == "choice":
+        if not (isinstance(value, str) and value in spec.choices):
+            raise coerce.Invalid(spec.name, f"Input should be {coerce.choices_text(spec.choices)}")
+        result = value
+    elif kind == "str_list":
+        result = [coerce.string(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
+    elif kind == "watch_roots":
+        result = [_watch_root(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
+    else:
+        raise AssertionError(f"unknown field kind {kind!r}")
+    coerce.bounds(spec.name, result, gt=spec.gt, ge=spec.ge, lt=spec.lt, le=spec.le)
+    if spec.rule is not None:
+        try:
+            result = RULES[spec.rule](result)
+        except ValueError as exc:
+            raise coerce.Invalid(spec.name, f"Value error, {exc}") from None
+    return Secret(result) if kind == "secret" else result
+
+
+def _watch_root(loc: str, value: Any) -> str | WatchRootEntry:
+    if isinstance(value, str):
+        return value
+    # pydantic tries str first, then WatchRoot, and reports the str attempt first.
+    if isinstance(value, dict) and isinstance(value.get("path"), str):
+        extra = [value.get(name) for name in ("origin", "sqlite_path")]
+        if all(v is None or isinstance(v, str) for v in extra):
+            return WatchRootEntry(value["path"], extra[0], extra[1])
+    raise coerce.Invalid(f"{loc}.str", "Input should be a valid string")

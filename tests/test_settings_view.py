@@ -1,0 +1,406 @@
+"""The generated light settings view: current with the model, and equal to the pydantic loader.
+
+Role processes load ``shared/settings_view.py`` (stdlib only) instead of the pydantic ``Settings``.
+These tests pin that the committed module is exactly what the generator renders from the model,
+that a changed model is caught, and that both loaders agree on a broad table of real config files
+and environments: the same values (types included), the same warnings, the same refusals with the
+same one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from donebell.shared import config, settings_light, settings_view
+from donebell.shared.config import Settings
+from donebell.supervisor import gen_settings_view
+from pydantic import Field, field_validator
+
+# --- staleness --------------------------------------------------------------------------------
+
+
+def test_committed_view_matches_the_model() -> None:
+    """shared/settings_view.py is exactly what the generator renders from the current model."""
+    current = gen_settings_view.MODULE.read_text(encoding="utf-8")
+    assert current == gen_settings_view.render(), "run: python -m donebell.supervisor.gen_settings_view"
+
+
+def test_a_changed_model_renders_a_different_view() -> None:
+    """A new key, a changed default or a changed bound each change the rendered module."""
+
+    class WithNewKey(Settings):
+        brand_new_key: int = Field(7, ge=1, description="A key the view does not know.")
+
+    class WithOtherDefault(Settings):
+        priority: int = Field(4, ge=1, le=5)
+
+    class WithOtherBound(Settings):
+        priority: int = Field(3, ge=2, le=5)
+
+    committed = gen_settings_view.MODULE.read_text(encoding="utf-8")
+    for model in (WithNewKey, WithOtherDefault, WithOtherBound):
+        assert gen_settings_view.render(model) != committed
+    assert 'FieldSpec("brand_new_key", "int", 7, ge=1)' in gen_settings_view.render(WithNewKey)
+
+
+def test_check_mode_fails_on_a_stale_module(tmp_path: Path) -> None:
+    """`--check` exits 0 on the rendered module and 1 on a stale one."""
+    module = tmp_path / "settings_view.py"
+    module.write_text(gen_settings_view.render(), encoding="utf-8")
+    assert gen_settings_view.main(["--check", "--output", str(module)]) == 0
+    module.write_text(module.read_text().replace('"strict"', '"lenient"', 1), encoding="utf-8")
+    assert gen_settings_view.main(["--check", "--output", str(module)]) == 1
+
+
+def test_generator_refuses_what_the_view_cannot_mirror() -> None:
+    """A type, constraint or validator the engine does not reproduce fails generation, naming the key."""
+
+    class WithDict(Settings):
+        extra_map: dict[str, int] = Field(default_factory=dict)
+
+    class WithLength(Settings):
+        origin: str = Field("", max_length=10)
+
+    class WithOwnValidator(Settings):
+        @field_validator("origin")
+        @classmethod
+        def _origin(cls, value: str) -> str:
+            return value.strip()
+
+    class WithRequired(Settings):
+        needed: str
+
+    for model, word in (
+        (WithDict, "extra_map"),
+        (WithLength, "origin"),
+        (WithOwnValidator, "origin"),
+        (WithRequired, "needed"),
+    ):
+        with pytest.raises(gen_settings_view.UnsupportedModel, match=word):
+            gen_settings_view.render(model)
+
+
+# --- parity -----------------------------------------------------------------------------------
+
+
+def typed(value: Any) -> Any:
+    """A comparable form that keeps types apart (1, 1.0 and True differ; NaN equals NaN)."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [typed(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return ("float", "nan")
+    return (type(value).__name__, value)
+
+
+def outcome(loader: Any, path: Path) -> tuple[Any, ...]:
+    """What a loader makes of the config at ``path`` with the current environment."""
+    try:
+        loaded = loader(path)
+    except config.ConfigError as exc:
+        return ("refused", str(exc))
+    s = loaded.settings
+    secrets = {
+        k: getattr(s, k).get_secret_value() if getattr(s, k) is not None else None for k in ("token", "password")
+    }
+    roots = [r if isinstance(r, str) else (r.path, r.origin, r.sqlite_path) for r in s.watch_roots]
+    return (
+        "loaded",
+        typed(s.model_dump(mode="json")),
+        typed(s.redacted()),
+        secrets,
+        roots,
+        loaded.unused_legacy,
+        loaded.warnings,
+        loaded.exists,
+    )
+
+
+def both(path: Path) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    return outcome(config.load, path), outcome(settings_view.load, path)
+
+
+@pytest.fixture()
+def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config path in a private folder, with no DONEBELL_* variable of the developer's shell."""
+    for name in list(os.environ):
+        if name.lower().startswith("donebell_"):
+            monkeypatch.delenv(name)
+    return tmp_path / "config.json"
+
+
+def write(path: Path, data: Any, mode: int = 0o600) -> None:
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    path.chmod(mode)
+
+
+def assert_same(path: Path, expect: str | None = None) -> tuple[Any, ...]:
+    """Both loaders agree; ``expect`` ("loaded"/"refused") pins which way, so a case cannot pass by accident."""
+    pyd, light = both(path)
+    assert light == pyd
+    if expect is not None:
+        assert pyd[0] == expect, pyd
+    return pyd
+
+
+#: Per kind: a valid non-default value as the file holds it, and the same as an environment string.
+VALID: dict[str, tuple[Any, Any]] = {
+    "str": ("host-a", "host-a"),
+    "int": (4, "4"),
+    "float": (1.5, "1.5"),
+    "bool": (None, None),  # the opposite of the default, see valid_value
+    "choice": ("balanced", "balanced"),
+    "str_list": (["a", "b"], '["a", "b"]'),
+    "watch_roots": (["/srv/a", {"path": "/srv/b", "origin": "lab"}], '["/srv/a", {"path": "/srv/b", "origin": "lab"}]'),
+    "secret": ("s3cret-value", "s3cret-value"),
+}
+#: Per kind: a value both loaders must refuse (file form, environment form).
+INVALID: dict[str, tuple[Any, Any]] = {
+    "str": (5, None),  # any string is a valid string in the environment
+    "int": ("four", "four"),
+    "float": ("soon", "soon"),
+    "bool": ("maybe", "maybe"),
+    "choice": ("eager", "eager"),
+    "str_list": ([1], "a,b"),
+    "watch_roots": ([{"origin": "x"}], "/srv/a"),
+    "secret": (5, None),
+}
+SPECIAL_VALID: dict[str, tuple[Any, Any]] = {
+    "server": ("http://ntfy.local/", "http://ntfy.local/"),
+    "topic": ("abc-123", "abc-123"),
+}
+SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {"server": ("ftp://x", "ftp://x"), "topic": ("a b", "a b")}
+
+
+def valid_value(spec: settings_light.FieldSpec) -> tuple[Any, Any]:
+    if spec.name in SPECIAL_VALID:
+        return SPECIAL_VALID[spec.name]
+    if spec.kind == "bool":
+        return (not spec.default, "false" if spec.default else "yes")
+    return VALID[spec.kind]
+
+
+@pytest.mark.parametrize("spec", settings_view.FIELDS, ids=lambda s: s.name)
+def test_every_key_from_file_and_environment(
+    cfg: Path, monkeypatch: pytest.MonkeyPatch, spec: settings_light.FieldSpec
+) -> None:
+    """Each key: a valid and an invalid value, from the file and from DONEBELL_<KEY>, give the same result."""
+    file_value, env_value = valid_value(spec)
+    write(cfg, {spec.name: file_value})
+    loaded = assert_same(cfg, "loaded")
+    assert loaded[1][spec.name] != typed(spec.default)  # the value took effect
+    write(cfg, {"topic": "t"})
+    monkeypatch.setenv(f"DONEBELL_{spec.name.upper()}", env_value)
+    assert_same(cfg, "loaded")
+    bad_file, bad_env = SPECIAL_INVALID.get(spec.name, INVALID[spec.kind])
+    if bad_env is not None:
+        monkeypatch.setenv(f"DONEBELL_{spec.name.upper()}", bad_env)
+        refused = assert_same(cfg, "refused")
+        assert f"DONEBELL_{spec.name.upper()}" in refused[1]
+    monkeypatch.delenv(f"DONEBELL_{spec.name.upper()}")
+    write(cfg, {spec.name: bad_file})
+    refused = assert_same(cfg, "refused")
+    assert str(cfg) in refused[1] and spec.name in refused[1]
+
+
+CASES: list[tuple[str, Any, dict[str, str], Literal["loaded", "refused"]]] = [
+    ("no file", None, {}, "loaded"),
+    ("empty object", {}, {}, "loaded"),
+    ("BOM", "\ufeff" + json.dumps({"topic": "bom"}), {}, "loaded"),
+    ("not JSON", "{topic: x", {}, "refused"),
+    ("top-level list", "[1, 2]", {}, "refused"),
+    ("legacy keys", {"topic": "t", "goal_poll_seconds": 5, "worker_sqlite_path": "/x"}, {}, "loaded"),
+    ("unknown keys", {"topic": "t", "topc": "x", "zzz_unrelated": 1}, {}, "loaded"),
+    ("mode off", {"idle_detection_mode": "off"}, {}, "loaded"),
+    ("mode unknown", {"idle_detection_mode": "Strict"}, {}, "refused"),
+    ("negative seconds", {"idle_grace_seconds": -1}, {}, "refused"),
+    ("zero where > 0", {"watch_scan_seconds": 0}, {}, "refused"),
+    ("NaN seconds", '{"idle_grace_seconds": NaN}', {}, "refused"),
+    ("infinite seconds", '{"idle_grace_seconds": Infinity}', {}, "loaded"),
+    ("priority 0", {"priority": 0}, {}, "refused"),
+    ("priority 6", {"priority": 6}, {}, "refused"),
+    ("priority 5.0", {"priority": 5.0}, {}, "loaded"),
+    ("priority 2.5", {"priority": 2.5}, {}, "refused"),
+    ("topic too long", {"topic": "x" * 65}, {}, "refused"),
+    ("topic 64", {"topic": "x" * 64}, {}, "loaded"),
+    ("server trailing slashes", {"server": "https://ntfy.example///"}, {}, "loaded"),
+    ("two bad keys: first in model order", {"max_attempts": -1, "topic": "a b"}, {}, "refused"),
+    ("env beats a bad file value", {"priority": 9}, {"DONEBELL_PRIORITY": "2"}, "loaded"),
+    ("env beats a good file value", {"topic": "file"}, {"DONEBELL_TOPIC": "env"}, "loaded"),
+    ("lower-case variable", {}, {"donebell_topic": "lower"}, "loaded"),
+    ("empty string variable", {}, {"DONEBELL_TOPIC": "", "DONEBELL_USERNAME": ""}, "loaded"),
+    ("empty number variable", {}, {"DONEBELL_IDLE_GRACE_SECONDS": ""}, "refused"),
+    ("empty list variable", {}, {"DONEBELL_TAGS": ""}, "refused"),
+    ("null optional list variable", {"chain_notify": ["x"]}, {"DONEBELL_CHAIN_NOTIFY": "null"}, "loaded"),
+    ("plain optional list variable", {}, {"DONEBELL_CHAIN_NOTIFY": "notify-send"}, "refused"),
+    ("JSON string for a list", {}, {"DONEBELL_TAGS": '"a"'}, "refused"),
+    ("variable 'null' for a secret", {}, {"DONEBELL_TOKEN": "null"}, "loaded"),
+    ("numeric-looking topic variable", {}, {"DONEBELL_TOPIC": "123", "DONEBELL_ORIGIN": "true"}, "loaded"),
+    (
+        "watch_roots strings and objects",
+        {"watch_roots": ["/a", {"path": "/b", "origin": "o", "sqlite_path": "/b/s.sqlite", "x": 1}]},
+        {},
+        "loaded",
+    ),
+    ("watch_roots object without path", {"watch_roots": ["/a", {"origin": "o"}]}, {}, "refused"),
+    ("watch_roots object with a number", {"watch_roots": [{"path": "/a", "origin": 5}]}, {}, "refused"),
+    ("watch_roots not a list", {"watch_roots": "/a"}, {}, "refused"),
+    ("watch_roots null origin", {"watch_roots": [{"path": "/a", "origin": None}]}, {}, "loaded"),
+    ("watch_roots variable", {}, {"DONEBELL_WATCH_ROOTS": ' [{"path": "/w", "sqlite_path": "/w/db"}] '}, "loaded"),
+    ("watch_roots variable object", {}, {"DONEBELL_WATCH_ROOTS": '{"path": "/w"}'}, "refused"),
+    ("tags tuple-free list", {"tags": []}, {}, "loaded"),
+    ("tags with a number", {"tags": ["a", 5]}, {}, "refused"),
+    ("chain_notify null", {"chain_notify": None}, {}, "loaded"),
+    ("username null", {"username": None}, {}, "loaded"),
+    ("topic null", {"topic": None}, {}, "refused"),
+    ("empty token", {"token": ""}, {}, "loaded"),
+]
+
+
+@pytest.mark.parametrize("name, data, env, expect", CASES, ids=[c[0] for c in CASES])
+def test_both_loaders_agree(
+    cfg: Path, monkeypatch: pytest.MonkeyPatch, name: str, data: Any, env: dict[str, str], expect: str
+) -> None:
+    """Files, variables, legacy and unknown keys, watch_roots forms and refusals give the same outcome."""
+    if data is not None:
+        write(cfg, data)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert_same(cfg, expect)
+
+
+#: Raw inputs of pydantic's lax coercions, tried on one key of each kind, from the file and the environment.
+COERCIONS: list[Any] = [
+    True,
+    False,
+    0,
+    1,
+    2,
+    -1,
+    3.0,
+    3.5,
+    1e20,
+    9.2e18,
+    "4",
+    " 4 ",
+    "4.0",
+    "4.",
+    "+4",
+    "-0",
+    "4.5",
+    "1_000",
+    "1__0",
+    "_1",
+    "1e3",
+    "0x10",
+    "inf",
+    "-inf",
+    "Infinity",
+    "nan",
+    "",
+    " ",
+    "on",
+    "OFF",
+    "t",
+    "Yes",
+    " true ",
+    "1.0",
+    "٤",
+    None,
+    [],
+    ["x"],
+    {"path": "/x"},
+    "strict",
+    "balanced",
+]
+KIND_KEYS = [
+    "priority",
+    "max_message_chars",
+    "idle_grace_seconds",
+    "watch_scan_seconds",
+    "markdown",
+    "idle_detection_mode",
+    "topic",
+    "username",
+    "token",
+    "tags",
+    "chain_notify",
+    "watch_roots",
+]
+
+
+@pytest.mark.parametrize("key", KIND_KEYS)
+def test_lax_coercions_agree(cfg: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    """Numbers, number-like strings, bool words, null and lists coerce or fail identically."""
+    outcomes = set()
+    for value in COERCIONS:
+        write(cfg, {key: value})
+        outcomes.add(assert_same(cfg)[0])
+        if isinstance(value, str):
+            write(cfg, {})
+            monkeypatch.setenv(f"DONEBELL_{key.upper()}", value)
+            outcomes.add(assert_same(cfg)[0])
+            monkeypatch.delenv(f"DONEBELL_{key.upper()}")
+    assert outcomes == {"loaded", "refused"}  # the table exercises both ways for every kind
+
+
+@pytest.mark.parametrize("secret", ["token", "password"])
+def test_loose_file_with_a_secret_is_refused_by_both(cfg: Path, monkeypatch: pytest.MonkeyPatch, secret: str) -> None:
+    """A token or password in a file others can read is refused with the same chmod hint; 0600 loads."""
+    write(cfg, {"topic": "t", secret: "hunter2"}, mode=0o644)
+    refused = assert_same(cfg, "refused")
+    assert "chmod 600" in refused[1] and "hunter2" not in refused[1]
+    cfg.chmod(0o600)
+    assert_same(cfg, "loaded")
+    # the secret from the environment with a loose file holding other keys: refused as well
+    write(cfg, {"topic": "t"}, mode=0o644)
+    monkeypatch.setenv(f"DONEBELL_{secret.upper()}", "hunter2")
+    assert_same(cfg, "refused")
+
+
+def test_one_error_class_for_both_loaders() -> None:
+    """`except config.ConfigError` catches the view's refusals (callers need not know which loader ran)."""
+    assert settings_view.ConfigError is config.ConfigError is settings_light.ConfigError
+
+
+def test_secrets_never_print(cfg: Path) -> None:
+    """repr/str of the view, its secrets and its dumps never show a token or password."""
+    write(cfg, {"topic": "t", "token": "tok-123456", "password": "pw-654321", "username": "u"})
+    settings = settings_view.load(cfg).settings
+    assert settings.token is not None and settings.token.get_secret_value() == "tok-123456"
+    shown = [repr(settings), str(settings), repr(settings.token), str(settings.password)]
+    shown += [json.dumps(settings.model_dump(mode="json")), json.dumps(settings.redacted())]
+    for text in shown:
+        assert "tok-123456" not in text and "pw-654321" not in text
+    assert settings.redacted()["token"] == "**********"
+
+
+def readers(model: Settings, view: settings_view.SettingsView) -> list[settings_view.SettingsLike]:
+    """Both settings types are a SettingsLike (checked by ``mypy --strict`` on this file)."""
+    return [model, view]
+
+
+def test_both_settings_types_read_alike(cfg: Path) -> None:
+    """Attribute access, secrets and watch root entries read the same through the common protocol."""
+    write(cfg, {"topic": "t", "token": "tok", "watch_roots": ["/a", {"path": "/b", "origin": "o"}]})
+    for settings in readers(config.load(cfg).settings, settings_view.load(cfg).settings):
+        assert settings.topic == "t" and settings.token is not None and settings.token.get_secret_value() == "tok"
+        first, second = settings.watch_roots
+        assert first == "/a" and not isinstance(second, str) and (second.path, second.origin) == ("/b", "o")
+        assert second.sqlite_path is None
+        assert settings.model_dump(mode="json")["token"] == "**********"
+
+
+def test_view_is_frozen_and_defaults_match_the_model() -> None:
+    """A default-built view equals the model's defaults, and a loaded view cannot be changed by accident."""
+    view = settings_view.SettingsView()
+    assert typed(view.model_dump(mode="json")) == typed(Settings.model_validate({}).model_dump(mode="json"))
+    with pytest.raises(AttributeError):
+        view.topic = "changed"  # type: ignore[misc]
+    assert view.tags is not settings_view.SettingsView().tags  # no shared mutable default
