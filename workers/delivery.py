@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from donebell.shared.config import Settings
+from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.config_watch import ConfigWatch
 from donebell.workers.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
@@ -51,7 +51,7 @@ class GatePassLike(Protocol):
 
 
 class GateFunction(Protocol):
-    def __call__(self, state: StateDir, settings: Settings, now: float, /) -> GatePassLike: ...
+    def __call__(self, state: StateDir, settings: SettingsLike, now: float, /) -> GatePassLike: ...
 
 
 def load_gate() -> GateFunction | None:
@@ -71,7 +71,7 @@ class DeliveryRole(Role):
 
     name = "delivery"
 
-    def __init__(self, state: StateDir, settings: Settings, args: argparse.Namespace) -> None:
+    def __init__(self, state: StateDir, settings: SettingsLike, args: argparse.Namespace) -> None:
         super().__init__(state, settings, args)
         self.client: NtfyClient | None = None
         self.gate = load_gate()
@@ -114,7 +114,7 @@ class DeliveryRole(Role):
 
     # --- settings ------------------------------------------------------------------------
 
-    def _apply_settings(self, settings: Settings) -> None:
+    def _apply_settings(self, settings: SettingsLike) -> None:
         self.settings = settings
         if self.client is not None:
             self.client.set_timeout(settings.timeout_seconds)

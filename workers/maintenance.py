@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
-from donebell.shared.config import ConfigError, Settings, load
+from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import LOG_MAX_BYTES, now
 from donebell.supervisor.health import alive, settled
 from donebell.workers.role import PassResult, Role
@@ -120,7 +120,7 @@ class MaintenanceRole(Role):
         counters["log_rotated"] = int(rotated)
         return counters
 
-    def _current_settings(self) -> Settings:
+    def _current_settings(self) -> SettingsLike:
         """The configuration as it is now (retention edits apply without a restart)."""
         try:
             self.settings = load().settings

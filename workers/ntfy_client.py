@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from donebell.shared.cli import VERSION
-from donebell.shared.config import Settings
+from donebell.shared.settings_view import SettingsLike
 from donebell.workers.retry_policy import Decision, classify_exception, classify_response
 
 USER_AGENT = f"donebell/{VERSION}"
@@ -42,7 +42,7 @@ class Auth:
     secrets: tuple[str, ...]
 
 
-def auth_for(settings: Settings) -> Auth | None:
+def auth_for(settings: SettingsLike) -> Auth | None:
     """Bearer token, else Basic user/password, else None; raises :class:`ConfigProblem`."""
     token = settings.token.get_secret_value() if settings.token is not None else ""
     password = settings.password.get_secret_value() if settings.password is not None else None
@@ -59,7 +59,7 @@ def auth_for(settings: Settings) -> Auth | None:
     return Auth(f"Basic {encoded}", tuple(s for s in (password, encoded) if s))
 
 
-def check_sendable(settings: Settings, auth: Auth | None) -> None:
+def check_sendable(settings: SettingsLike, auth: Auth | None) -> None:
     """Refuse what must not be sent: no topic, or credentials in clear text to another host."""
     if not settings.topic:
         raise ConfigProblem("no topic configured (run: donebell config init)")
@@ -94,7 +94,7 @@ def public_server(server: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
-def scrub(text: str, auth: Auth | None, settings: Settings | None = None) -> str:
+def scrub(text: str, auth: Auth | None, settings: SettingsLike | None = None) -> str:
     """``text`` with every secret we know of replaced by ``***``."""
     secrets: list[str] = list(auth.secrets) if auth else []
     if settings is not None:

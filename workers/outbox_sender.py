@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from donebell.shared.config import Settings
 from donebell.shared.records import new_receipt
+from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
@@ -47,7 +47,7 @@ class SendSummary:
 class OutboxSender:
     """Attempts due outbox records with the given settings, client and credentials."""
 
-    def __init__(self, state: StateDir, settings: Settings, client: NtfyClient, auth: Auth | None,
+    def __init__(self, state: StateDir, settings: SettingsLike, client: NtfyClient, auth: Auth | None,
                  config_problem: str | None, rng: random.Random | None = None) -> None:
         self.state, self.settings, self.client, self.auth = state, settings, client, auth
         self.config_problem = config_problem

@@ -23,8 +23,8 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from donebell.shared.config import Settings
 from donebell.shared.keys import sequence_id
+from donebell.shared.settings_view import SettingsLike
 from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
 
@@ -43,7 +43,7 @@ _CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 TitleLookup = Callable[[dict[str, Any]], str | None]
 
 
-def render(record: dict[str, Any], settings: Settings, *, title_lookup: TitleLookup = thread_title) -> dict[str, Any]:
+def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
     provider = _text(record.get("provider"))
     is_codex = provider == "codex"
@@ -98,7 +98,7 @@ def render(record: dict[str, Any], settings: Settings, *, title_lookup: TitleLoo
     return _fit(payload)
 
 
-def _message(record: dict[str, Any], settings: Settings) -> str:
+def _message(record: dict[str, Any], settings: SettingsLike) -> str:
     """The final-message excerpt, only while ``include_message`` is on *now*."""
     raw = record.get("last_message")
     if not settings.include_message or not isinstance(raw, str) or settings.max_message_chars <= 0:
@@ -110,7 +110,7 @@ def _message(record: dict[str, Any], settings: Settings) -> str:
     return cut_chars(text, settings.max_message_chars)
 
 
-def _tags(outcome: object, settings: Settings) -> list[str]:
+def _tags(outcome: object, settings: SettingsLike) -> list[str]:
     if outcome == "failed":
         return [FAILED_TAG]
     if outcome == "stopped":
@@ -131,7 +131,7 @@ def _default_title(record: dict[str, Any]) -> str:
     return "Claude Code" if record.get("provider") == "claude" else "Codex"
 
 
-def origin_label(record: dict[str, Any], settings: Settings) -> str:
+def origin_label(record: dict[str, Any], settings: SettingsLike) -> str:
     """Where the task ran: a remote root's own label, else ``origin``, else the short host name."""
     recorded = _one_line(_text(record.get("origin")))
     raw_sources = record.get("sources")

@@ -21,10 +21,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.shared.config import WatchRoot
+from donebell.shared.settings_view import WatchRootEntry, WatchRootLike
 from donebell.shared.statedir import now
 from donebell.workers.remote_scan_child import root_hash
 from donebell.workers.role import PassResult, Role
@@ -33,8 +34,8 @@ POLL_SECONDS = 0.1
 REAP_SECONDS = 0.5  # how long to wait for a killed child before calling it stuck
 
 
-def normalize_roots(raw: list[str | WatchRoot]) -> list[WatchRoot]:
-    return [WatchRoot(path=r) if isinstance(r, str) else r for r in raw]
+def normalize_roots(raw: Sequence[str | WatchRootLike]) -> list[WatchRootLike]:
+    return [WatchRootEntry(path=r) if isinstance(r, str) else r for r in raw]
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
@@ -62,7 +63,7 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
 class RootRun:
     """One root's schedule, current child and last outcome."""
 
-    root: WatchRoot
+    root: WatchRootLike
     argv: list[str]
     budget: float
     hash: str = ""
@@ -213,7 +214,7 @@ class RemoteScannerRole(Role):
         budget = self.settings.watch_remote_timeout_seconds
         self.runs = [RootRun(r, self._argv(r, budget), budget) for r in roots]
 
-    def _argv(self, root: WatchRoot, budget: float) -> list[str]:
+    def _argv(self, root: WatchRootLike, budget: float) -> list[str]:
         spec = {
             "path": root.path,
             "origin": root.origin,

@@ -4,7 +4,9 @@ A role subclasses :class:`Role` and implements :meth:`Role.run_pass` (one unit o
 optionally, :meth:`Role.watch_paths` (what should wake it early). :func:`run_role` does the rest:
 
 * ``setproctitle("donebell: <role>")``;
-* loads the validated config (a config error is a start-up failure: health ``error``, exit 78);
+* loads the validated config through the pydantic-free view (:mod:`donebell.shared.settings_view`;
+  a role process never imports pydantic, see ``tests/test_role_imports.py``); a config error is a
+  start-up failure: health ``error``, exit 78;
 * takes ``locks/<role>.lock`` (``--once``/``--until-idle`` runs exit 0 if another process holds
   it; a continuous run waits for it, state ``waiting-lock``);
 * writes ``health/<role>.json`` (pid, create_time, state, started_at, heartbeat_at, last_success,
@@ -29,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from donebell.shared.config import ConfigError, Settings, load
 from donebell.shared.liveness import current_process_identity
+from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.wake import Waker
 
@@ -54,7 +56,7 @@ class Role:
     name: ClassVar[str] = "role"
     heartbeat_seconds: ClassVar[float] = 10.0
 
-    def __init__(self, state: StateDir, settings: Settings, args: argparse.Namespace) -> None:
+    def __init__(self, state: StateDir, settings: SettingsLike, args: argparse.Namespace) -> None:
         self.state = state
         self.settings = settings
         self.args = args

@@ -1,0 +1,139 @@
+"""No role process imports pydantic (issue 7, footprint: <= 35 MiB RSS a process).
+
+Each role runs for real (``donebell worker <role> --once``, as the supervisor starts it) on a temp
+state directory and config, doing its work: delivery sends a queued record over Bearer auth to a
+stand-in ntfy and gates a pending candidate, the local scanner submits a finished turn, the remote
+scanner runs its root's child, maintenance cleans up. The probe records every module the process
+imported (``-X importtime`` plus ``sys.modules`` at exit), and the test fails if pydantic, its
+core or pydantic-settings, or the pydantic ``donebell.shared.config`` is among them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from delivery_kit import outbox_record
+from donebell.shared.keys import event_key
+from donebell.shared.records import new_candidate
+from donebell.shared.statedir import StateDir
+from support.codex_home import make_codex_home
+from support.ntfy_standin import NtfyStandin
+from test_import_cost import imported_modules
+
+TOKEN = "tk_roleimportsroleimportsroleimp"
+TOPIC = "role-imports"
+#: Top-level packages (and donebell modules) a role process must not load.
+FORBIDDEN = ("pydantic", "pydantic_core", "pydantic_settings", "donebell.shared.config")
+ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
+
+#: Runs the CLI as the ``donebell`` console script does and dumps ``sys.modules`` at exit.
+PROBE = (
+    "import atexit, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+    "from donebell.shared.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def forbidden(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN))
+
+
+def run_probed(args: list[str], env: dict[str, str], tmp: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """Run ``donebell <args>`` under the probe; every module it imported."""
+    out = tmp / f"modules-{'-'.join(args[:2])}.txt"
+    cmd = [sys.executable, "-X", "importtime", "-c", PROBE, str(out), *args]
+    done = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+    modules = imported_modules(done.stderr) | (set(out.read_text().split()) if out.exists() else set())
+    return done, modules
+
+
+@pytest.fixture()
+def rig(tmp_path: Path) -> dict[str, Any]:
+    """A state dir, a Codex home with a finished turn, a remote root, and a config using them all."""
+    codex = make_codex_home(tmp_path / "codex", 3)
+    remote = make_codex_home(tmp_path / "remote", 3)
+    state = StateDir(tmp_path / "state").ensure()
+    config = tmp_path / "config.json"
+    env = {k: v for k, v in os.environ.items() if not k.lower().startswith("donebell_")}
+    env.update(DONEBELL_STATE_DIR=str(state.root), DONEBELL_CONFIG=str(config), CODEX_HOME=str(codex))
+    env.update(CLAUDE_CONFIG_DIR=str(tmp_path / "claude"), DONEBELL_MAINTENANCE_DELAY_SECONDS="0")
+    env.pop("CODEX_SQLITE_HOME", None)
+    return {"tmp": tmp_path, "state": state, "config": config, "env": env, "remote": remote}
+
+
+def write_config(rig: dict[str, Any], server: str) -> None:
+    data = {
+        "server": server,
+        "topic": TOPIC,
+        "token": TOKEN,
+        "watch_roots": [{"path": str(rig["remote"]), "origin": "lab"}],
+        "idle_detection_mode": "balanced",
+        "goal_poll_seconds": 5,  # a legacy key: accepted, unused
+    }
+    fd = os.open(rig["config"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+
+
+def health(state: StateDir, role: str) -> dict[str, Any]:
+    return dict(json.loads((state.root / "health" / f"{role}.json").read_text("utf-8")))
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_process_imports_no_pydantic(rig: dict[str, Any], role: str) -> None:
+    """`donebell worker <role> --once` does a real pass and never imports pydantic or pydantic-settings."""
+    state: StateDir = rig["state"]
+    with NtfyStandin(
+        tokens={TOKEN: "phil"}, users={"phil": "pw"}, default_access="deny-all", access={"phil": {TOPIC: "read-write"}}
+    ) as srv:
+        write_config(rig, srv.url)
+        if role == "delivery":
+            sent = outbox_record()
+            assert state.create("outbox", sent)
+            pending = new_candidate(
+                key=event_key("codex", "thread-x", "turn-x"),
+                provider="codex",
+                source="codex-stop",
+                thread_id="thread-x",
+                turn_id="turn-x",
+                cwd="/tmp",
+                outcome="done",
+            )
+            assert state.create("pending", pending)
+        done, modules = run_probed(["worker", role, "--once"], rig["env"], rig["tmp"])
+        assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+        assert f"donebell.workers.{role.replace('-', '_')}" in modules  # the probe saw the role's own module
+        assert forbidden(modules) == [], f"{role} imported {forbidden(modules)}"
+        report = health(state, role)
+        assert report["passes"] >= 1 and report["last_error"] is None, report
+        if role == "delivery":  # the whole send path ran: rendering, auth, HTTP, receipt
+            assert len(srv.wait_for_messages(1, topic=TOPIC)) == 1
+            assert state.read("sent", sent["key"]) is not None
+        if role == "remote-scanner":
+            assert report["roots"][0]["origin"] == "lab" and report["counters"].get("runs") == 1
+
+
+def test_a_config_error_is_reported_without_pydantic(rig: dict[str, Any]) -> None:
+    """A bad value stops a role with exit 78 and the one-line message, still without pydantic."""
+    rig["config"].write_text(json.dumps({"topic": "t", "idle_detection_mode": "eager"}))
+    done, modules = run_probed(["worker", "maintenance", "--once"], rig["env"], rig["tmp"])
+    assert done.returncode == 78
+    assert f"config error in {rig['config']}: idle_detection_mode: Input should be" in done.stderr.decode()
+    assert forbidden(modules) == []
+    assert health(rig["state"], "maintenance")["state"] == "error"
+
+
+def test_the_probe_sees_pydantic_where_it_is_imported(rig: dict[str, Any]) -> None:
+    """`donebell config check` (pydantic by design) is caught by the same probe: the check can fail."""
+    write_config(rig, "http://127.0.0.1:9")
+    done, modules = run_probed(["config", "check"], rig["env"], rig["tmp"])
+    assert done.returncode == 0, done.stderr
+    assert {"pydantic", "pydantic_settings", "donebell.shared.config"} <= set(forbidden(modules))
