@@ -194,15 +194,17 @@ def test_healthy_remote_candidate_is_promoted_by_its_probe_worker_with_the_title
 # --- real hangs ---------------------------------------------------------------------------------
 
 
-def test_fifo_rollout_on_a_watch_root_is_cut_off_and_ends_unverifiable_in_strict(
-    isolated_env: dict[str, Path], state: StateDir, tmp_path: Path
+def test_hanging_probe_on_a_watch_root_is_cut_off_and_ends_unverifiable_in_strict(
+    isolated_env: dict[str, Path], state: StateDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A rollout that blocks open() (a FIFO) is probed once: every pass stays short, the candidate waits
-    remote-unresponsive, the killed worker is reaped, and after the probe grace strict says unverifiable."""
-    root = tmp_path / "fifo-root"
+    """A probe worker that never answers (a killable hang) is probed once: every pass stays short, the
+    candidate waits remote-unresponsive, the killed worker is reaped, and after the probe grace strict
+    says unverifiable."""
+    monkeypatch.setenv("DONEBELL_TEST_FAULT", "gate-remote-worker:hang")
+    root = tmp_path / "hang-root"
     rollout = _remote_rollout(root, PARENT_THREAD)
     rollout.parent.mkdir(parents=True)
-    os.mkfifo(rollout)
+    rollout.write_text("")
     key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
     settings = fast_settings(
         watch_roots=[str(root)], watch_remote_timeout_seconds=1.0, idle_probe_grace_seconds=30.0,
@@ -219,7 +221,7 @@ def test_fifo_rollout_on_a_watch_root_is_cut_off_and_ends_unverifiable_in_strict
     out = _last(state, key)
     assert out["folder"] == "pending" and out["record"]["probe"]["wait_kind"] == "unknown"
     assert out["record"]["probe"]["waiting_for"]["root"] == str(root)
-    _wait_gone(root)  # a FIFO open is killable: no worker is left behind
+    _wait_gone(root)  # a sleeping worker is killable: none is left behind
     # Past the grace, the root's trouble still stands (retry after one budget): strict suppresses.
     result = run_gate_pass(state, settings, time.time() + 60)
     out = _last(state, key)
@@ -229,14 +231,40 @@ def test_fifo_rollout_on_a_watch_root_is_cut_off_and_ends_unverifiable_in_strict
     assert health["timeouts"] == 1 and health["workers_started"] == 1
 
 
-def test_dead_probe_worker_is_a_probe_error_not_a_hang(
+def test_fifo_rollout_on_a_watch_root_is_unreadable_evidence_not_a_hang(
     isolated_env: dict[str, Path], state: StateDir, tmp_path: Path
 ) -> None:
-    """A worker that dies mid-probe (killed, crashed) ends that probe at once as remote-probe-error."""
+    """A FIFO named like a rollout is refused at once by the probe (never blocks it) and, being
+    unreadable evidence, ends unverifiable in strict after the probe grace."""
     root = tmp_path / "fifo-root"
     rollout = _remote_rollout(root, PARENT_THREAD)
     rollout.parent.mkdir(parents=True)
     os.mkfifo(rollout)
+    key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
+    settings = fast_settings(watch_roots=[str(root)], idle_probe_grace_seconds=5.0, unknown_retry_max_seconds=0.5)
+    deadline = time.monotonic() + 10
+    while _last(state, key)["last"].get("reason") in (None, "remote-unresponsive"):
+        assert time.monotonic() < deadline, "the FIFO probe never answered"
+        run_gate_pass(state, settings, time.time())
+        time.sleep(0.05)
+    assert _last(state, key)["last"]["reason"] != "remote-unresponsive"
+    deadline = time.monotonic() + 10
+    while state.locate(key) == "pending":
+        assert time.monotonic() < deadline
+        run_gate_pass(state, settings, time.time() + 60)
+        time.sleep(0.05)
+    assert _last(state, key)["reason"] == "unverifiable"
+
+
+def test_dead_probe_worker_is_a_probe_error_not_a_hang(
+    isolated_env: dict[str, Path], state: StateDir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that dies mid-probe (killed, crashed) ends that probe at once as remote-probe-error."""
+    monkeypatch.setenv("DONEBELL_TEST_FAULT", "gate-remote-worker:hang")
+    root = tmp_path / "hang-root"
+    rollout = _remote_rollout(root, PARENT_THREAD)
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text("")
     key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
     settings = fast_settings(watch_roots=[str(root)], watch_remote_timeout_seconds=60.0)
     run_gate_pass(state, settings, time.time())

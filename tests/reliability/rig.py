@@ -237,6 +237,19 @@ class Rig:
         """Every pipeline folder holding ``key`` (more than one only between two steps of a move)."""
         return [f for f in PIPELINE if self.state.exists(f, key)]
 
+    def where_or_dead_letter(self, key: str) -> list[str]:
+        """Like :meth:`where`, plus ``dead`` when a dead letter was made of ``<key>.json``.
+
+        An unusable record is dead-lettered under a fresh key (so a later, good signal for the
+        same turn is not deduplicated against the wreck); ``original_name`` links it back.
+        """
+        found = self.where(key)
+        for dead_key in self.state.keys("dead"):
+            letter = self.state.read("dead", dead_key)
+            if letter and letter.get("original_name") == f"{key}.json":
+                found.append("dead")
+        return found
+
     def counts(self) -> dict[str, int]:
         return {f: self.state.count(f) for f in PIPELINE}
 

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from support.ntfy_standin import NtfyStandin
 
 from reliability.figures import record
@@ -108,12 +107,6 @@ def test_the_clock_jumping_forward_then_back_sends_once(make_rig: Callable[..., 
     record("clock_forward_outbox", jump_s=86400, delivered=1, duplicates=0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="gate: next_probe_at is not clamped after the clock goes back (delivery clamps next_attempt_at); "
-    "a candidate waiting in pending/ waits out the whole jump",
-)
 def test_the_clock_jumping_back_does_not_strand_a_waiting_candidate(
     make_rig: Callable[..., Rig], standin: NtfyStandin
 ) -> None:

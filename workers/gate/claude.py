@@ -126,7 +126,9 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
                 GOAL_RETRY_SECONDS,
                 watch,
             )
-    quiet_for = now - view.mtime
+    # An mtime in the future means the clock went back after the write: that write is older
+    # than the jump, so the transcript counts as quiet rather than busy for the jump's length.
+    quiet_for = now - view.mtime if view.mtime <= now + 1.0 else settings.idle_grace_seconds
     if quiet_for < settings.idle_grace_seconds:
         return _wait(
             "quiet-window",

@@ -252,6 +252,8 @@ class CodexGate:
         stat = {"size": tail.size, "mtime_ns": tail.mtime_ns}
         same = seen.get("size") == tail.size and seen.get("mtime_ns") == tail.mtime_ns
         since = float(seen.get("since") or self.now) if same else self.now
+        if since > self.now:  # the clock went back: restart the window in the new clock's terms
+            since = self.now
         observed = {**stat, "since": since}
         quiet_for = max(self.now - tail.mtime, self.now - since)
         if quiet_for < grace:

@@ -32,6 +32,7 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
+from donebell.shared.faults import injected_fault
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
@@ -61,6 +62,8 @@ def _title(record: dict[str, Any]) -> str | None:
 
 def answer(state: StateDir, request: dict[str, Any], persistent: dict[Any, Any]) -> dict[str, Any]:
     """Evaluate every record of ``request``; one result per record, in order."""
+    if injected_fault("gate-remote-worker", "hang"):  # test seam: a share that never answers
+        time.sleep(3600)
     settings: Any = SimpleNamespace(**request["settings"])
     ctx = GateContext(state, settings, float(request["now"]), {}, persistent)
     results: list[dict[str, Any]] = []

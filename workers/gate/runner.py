@@ -42,9 +42,27 @@ def root_of(record: dict[str, Any]) -> str:
     return f"codex:{root}"
 
 
+def shape_problem(record: dict[str, Any]) -> str | None:
+    """Why a parsed pending record cannot be judged (a field of the wrong type), or None.
+
+    Such a record is corrupt state: it goes to ``dead/`` like an unparsable one, instead of
+    aborting the pass for every other candidate.
+    """
+    if not isinstance(record.get("probe"), (dict, type(None))):
+        return "field 'probe' is not an object"
+    for name in ("created_at", "updated_at", "completed_at"):
+        value = record.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"field '{name}' is not a number"
+    if not isinstance(record.get("revision", 1), int):
+        return "field 'revision' is not an integer"
+    return None
+
+
 def _load_due(
-    state: StateDir, now: float, result: GatePass, in_flight: set[str], roots: list[RootSpec]
+    state: StateDir, now: float, result: GatePass, in_flight: set[str], roots: list[RootSpec], horizon: float
 ) -> list[dict[str, Any]]:
+    """The candidates due for judgement; ``horizon`` is the longest legitimate wait ahead."""
     due: list[dict[str, Any]] = []
     for name in state.stray_files("pending"):
         if not name.endswith(".tmp"):
@@ -59,6 +77,12 @@ def _load_due(
             continue
         if record is None or key in in_flight:
             continue  # in flight: counted as waiting once the pass knows what is still out
+        problem = shape_problem(record)
+        if problem is not None:
+            with state.mutation_lock(key):
+                state.dead_letter_invalid("pending", f"{key}.json", problem)
+            result.invalid += 1
+            continue
         if any(state.exists(folder, key) for folder in _LATER):
             # A crash between "create next state" and "remove pending": finish the removal.
             with state.mutation_lock(key):
@@ -70,7 +94,9 @@ def _load_due(
         probe = record.get("probe") or {}
         next_at = probe.get("next_probe_at")
         fresh_evidence = probe.get("revision_seen") not in (None, record.get("revision"))
-        if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence:
+        # A wait further ahead than any interval the gate sets means the clock went back: probe now.
+        jumped = isinstance(next_at, (int, float)) and next_at > now + horizon
+        if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence and not jumped:
             result.waiting += 1
             result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
             if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
@@ -117,7 +143,9 @@ def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[A
     pool: RemotePool | None = persistent.get("remote_pool")
     if pool is not None:
         _commit_answers(ctx, pool.receive(0.0) + pool.expire(), result)
-    due = _load_due(state, now, result, pool.in_flight() if pool is not None else set(), roots)
+    cap = settings.unknown_retry_max_seconds  # every wait the gate schedules is capped by it
+    horizon = 2 * max(cap, settings.idle_grace_seconds, 5.0) if cap > 0 else float("inf")
+    due = _load_due(state, now, result, pool.in_flight() if pool is not None else set(), roots, horizon)
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in due:
         groups.setdefault(root_of(record), []).append(record)
