@@ -1,0 +1,167 @@
+"""End-to-end notification latency with the real Codex CLI under `donebell run`.
+
+From the moment the root's terminal record (`task_complete`) is on disk to the moment the ntfy
+stand-in receives the POST, minus the configured quiet window (`idle_grace_seconds`, which the
+gate waits by design). Target (issue 9): median <= 300 ms; the reference notifier needs
+1.7-2.4 s here (three independent 2 s polling loops).
+
+Setup: the e2e suite's product helpers (tests/e2e/product.py): a temp state dir and config
+(idle_grace_seconds 0.5, strict), `donebell install --service none --codex`, a real supervisor,
+the in-process ntfy stand-in, and `codex exec` (hooks trusted with
+`--dangerously-bypass-hook-trust`) against the scripted Responses server. One warm-up task, then
+DONEBELL_BENCH_E2E_TASKS (10) measured ones, one after the other.
+
+"On disk" is seen with inotify on the rollout folder: the first moment a read of the new rollout
+contains the `task_complete` line. The record's own `timestamp` (when Codex created the event,
+slightly before the write) gives a second, conservative figure.
+
+Run: ``python benchmarks/bench_e2e_latency.py`` or ``python -m benchmarks e2e_latency``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import datetime as dt
+import os
+import select
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from e2e.harness import read_jsonl, run_codex  # noqa: E402
+from e2e.product import FAST_CONFIG, codex_product  # noqa: E402
+from support import npm_clis  # noqa: E402
+from support.fake_responses import FakeResponses, Text  # noqa: E402
+
+TASKS = int(os.environ.get("DONEBELL_BENCH_E2E_TASKS", "10"))
+TARGET_MS = 300.0
+GRACE = float(FAST_CONFIG["idle_grace_seconds"])
+COMPLETE = b'"type":"task_complete"'
+_IN_MODIFY, _IN_CREATE = 0x002, 0x100
+
+
+class CompletionWatcher:
+    """Records when a new rollout in one folder first shows its `task_complete` line (inotify)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.known = set(folder.glob("rollout-*.jsonl"))
+        self.seen_at: float | None = None
+        self._stop = threading.Event()
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        self.fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        if self.fd < 0 or libc.inotify_add_watch(self.fd, os.fsencode(folder), _IN_MODIFY | _IN_CREATE) < 0:
+            raise OSError(ctypes.get_errno(), "inotify unavailable")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        offsets: dict[Path, int] = {}
+        while not self._stop.is_set() and self.seen_at is None:
+            select.select([self.fd], [], [], 0.05)
+            try:
+                os.read(self.fd, 65536)
+            except BlockingIOError:
+                pass
+            for path in set(self.folder.glob("rollout-*.jsonl")) - self.known:
+                try:
+                    with path.open("rb") as f:
+                        f.seek(max(0, offsets.get(path, 0) - 64))
+                        data = f.read()
+                except OSError:
+                    continue
+                offsets[path] = offsets.get(path, 0) + len(data)
+                if COMPLETE in data:
+                    self.seen_at = time.time()
+                    break
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        os.close(self.fd)
+
+
+def _iso(ts: str) -> float:
+    return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def main() -> list[dict[str, Any]]:
+    if npm_clis.skip_reason() is not None:
+        raise RuntimeError(npm_clis.skip_reason())
+    on_disk: list[float] = []
+    by_timestamp: list[float] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="donebell-bench-e2e-") as tmp,
+        FakeResponses({"root": [Text("warm-up done")]}) as server,
+        codex_product(Path(tmp), server) as (product, home),
+    ):
+        assert run_codex(home, "warm up").returncode == 0
+        product.standin.wait_for_messages(1, timeout=30)
+        for i in range(TASKS):
+            before = set(home.rollouts())
+            server.add("root", Text(f"task {i} done"))
+            folder = home.codex_home / "sessions" / dt.datetime.now(dt.UTC).strftime("%Y/%m/%d")
+            folder.mkdir(parents=True, exist_ok=True)
+            watcher = CompletionWatcher(folder)
+            try:
+                run = run_codex(home, f"task {i}")
+                assert run.returncode == 0, run.describe()
+                product.standin.wait_for_messages(i + 2, timeout=30)
+            finally:
+                watcher.close()
+            [rollout] = set(home.rollouts()) - before
+            record = next(
+                r
+                for r in read_jsonl(rollout)
+                if r.get("type") == "event_msg" and r["payload"].get("type") == "task_complete"
+            )
+            message = product.messages()[i + 1]
+            assert message["message"].startswith(f"task {i} done"), message
+            post = next(r for r in product.standin.requests if message["id"] in r.message_ids)
+            if watcher.seen_at is not None:
+                on_disk.append((post.arrived_wall - watcher.seen_at - GRACE) * 1000)
+            by_timestamp.append((post.arrived_wall - _iso(record["timestamp"]) - GRACE) * 1000)
+        time.sleep(1.0)
+        extra = len(product.messages()) - (TASKS + 1)
+    if len(on_disk) < TASKS // 2:
+        raise RuntimeError(f"inotify saw only {len(on_disk)} of {TASKS} completions")
+    median = statistics.median(on_disk)
+    p90 = statistics.quantiles(on_disk, n=10)[-1] if len(on_disk) > 1 else on_disk[0]
+    rows = [
+        _row("median ms after task_complete on disk, minus idle_grace", median, TARGET_MS),
+        _row("p90 ms after task_complete on disk, minus idle_grace", p90, None),
+        _row("median ms after the record's timestamp, minus idle_grace", statistics.median(by_timestamp), None),
+        {
+            "benchmark": "e2e_latency",
+            "metric": "notifications (tasks, extra)",
+            "value": f"{TASKS}, {extra}",
+            "target": f"{TASKS}, 0",
+        },
+    ]
+    print(
+        f"e2e latency over {len(on_disk)} Codex tasks (idle_grace_seconds {GRACE} subtracted): "
+        f"median {median:.0f} ms, p90 {p90:.0f} ms (target median <= {TARGET_MS:.0f} ms); "
+        f"samples {', '.join(f'{v:.0f}' for v in on_disk)}"
+    )
+    return rows
+
+
+def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"benchmark": "e2e_latency", "metric": metric, "value": round(value, 1), "target": target}
+    if target and value > 0:
+        row["ratio"] = round(target / value, 3)  # lower is better: > 1 beats the target
+    return row
+
+
+if __name__ == "__main__":
+    for r in main():
+        print(r)
