@@ -13,7 +13,7 @@ optionally, :meth:`Role.watch_paths` (what should wake it early). :func:`run_rol
   last_error, passes, counters) at least every ``heartbeat_seconds``;
 * stops cleanly on SIGTERM/SIGINT (SIGBREAK on Windows) between passes.
 
-Test seam: ``DONEBELL_TEST_FAULT=<role>:startup[,...]`` (or ``@<file>`` holding that text, read at
+Test seam (see ``shared/faults.py``): ``DONEBELL_TEST_FAULT=<role>:startup[,...]`` (or ``@<file>`` holding that text, read at
 start-up, so a test can switch it off) makes the named role exit with :data:`EXIT_FAULT` after
 taking its lock and before its first pass: a start-up failure, as the supervisor sees it.
 """
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import time
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from donebell.shared.faults import injected_fault
 from donebell.shared.liveness import current_process_identity
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import StateDir, now, open_state_dir
@@ -203,6 +203,10 @@ def _serve(
         except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
             logger.error("pass failed: %s: %s", type(exc).__name__, exc)
             logger.debug("%s", traceback.format_exc())
+            # Also on stderr (the supervisor's or the service's log): with the disk full the
+            # state dir's log cannot take it, and this line is then the only trace.
+            if not getattr(role.args, "debug", False):
+                sys.stderr.write(f"donebell {role.name}: pass failed: {type(exc).__name__}: {exc}\n"[:500])
             health.update(state="degraded", last_error=f"{type(exc).__name__}: {exc}"[:300], last_error_at=now())
             if role.bounded():
                 return 1, pass_started_at
@@ -254,17 +258,6 @@ class _Health:
         self.data.update(extra)
         state = "degraded" if result.degraded else "ready"
         self.update(state=state, degraded_reason=result.degraded, last_success=now())
-
-
-def injected_fault(role: str, point: str) -> bool:
-    """True if ``DONEBELL_TEST_FAULT`` asks ``role`` to fail at ``point`` (test seam)."""
-    spec = os.environ.get("DONEBELL_TEST_FAULT", "")
-    if spec.startswith("@"):
-        try:
-            spec = Path(spec[1:]).read_text(encoding="utf-8")
-        except OSError:
-            return False
-    return f"{role}:{point}" in {item.strip() for item in spec.split(",")}
 
 
 def _set_title(title: str) -> None:
