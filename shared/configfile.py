@@ -1,8 +1,9 @@
 """Read the raw configuration (JSON file + ``DONEBELL_<KEY>`` overrides) with the stdlib only.
 
-The hook path uses this light reader for the few keys it needs; long-running workers validate
-the whole configuration with :mod:`donebell.shared.config` (pydantic-settings), which applies the
-same file and the same overrides.
+The hook path uses this light reader for the few keys it needs. Role processes validate the whole
+configuration with :mod:`donebell.shared.settings_light` (stdlib, generated from the model), and
+``config``/``run``/``doctor`` with :mod:`donebell.shared.config` (pydantic-settings, the source of
+truth); both apply the same file and the same overrides.
 """
 
 from __future__ import annotations
