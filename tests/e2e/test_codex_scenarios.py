@@ -43,7 +43,6 @@ from e2e.harness import (
     start_codex,
 )
 from e2e.product import (
-    Note,
     codex_product,
     done,
     failed,
@@ -308,10 +307,3 @@ def test_codex_supervisor_killed_and_restarted(tmp_path: Path) -> None:
         product.start()
         product.expect([done(TITLE, "finished while down", thread)], after=restarted)
         product.assert_healthy()
-
-
-def test_product_note_shape() -> None:
-    """The expected-notification helpers render donebell's documented wording."""
-    assert done("p", "hi", "0123456789") == Note("p", "hi · e2e · #01234567", ("white_check_mark",))
-    assert failed("p", "boom", "abcdefghij").message == "failed: boom · e2e · #abcdefgh"
-    assert stopped("p", "abcdefghij") == Note("p", "stopped · e2e · #abcdefgh", ("stop_sign",))
