@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from donebell.shared.settings_view import WatchRootEntry, WatchRootLike
 from donebell.shared.statedir import now
@@ -31,7 +31,24 @@ from donebell.workers.remote_scan_child import root_hash
 from donebell.workers.role import PassResult, Role
 
 POLL_SECONDS = 0.1
+#: A pass that started children waits this long for them (polling every SETTLE_POLL_SECONDS): an
+#: idle root's quick run ends within it, so a run costs the role one pass (and one health write),
+#: not one per poll. Longer runs are then polled every POLL_SECONDS by later passes.
+SETTLE_SECONDS = 0.3
+SETTLE_POLL_SECONDS = 0.02
 REAP_SECONDS = 0.5  # how long to wait for a killed child before calling it stuck
+#: What a child's result line contributes to the root's entry in the health file.
+RESULT_FIELDS = (
+    "mode",
+    "full_reason",
+    "counters",
+    "files_watched",
+    "index_status",
+    "index_detail",
+    "errors",
+    "detail",
+    "cpu_seconds",
+)
 
 
 def normalize_roots(raw: Sequence[str | WatchRootLike]) -> list[WatchRootLike]:
@@ -141,13 +158,7 @@ class RootRun:
             if result
             else (err.decode("utf-8", "replace").strip()[-300:] or f"exit code {proc.returncode}")
         )
-        self.info.update(
-            {
-                k: result.get(k)
-                for k in ("counters", "files_watched", "index_status", "index_detail", "errors", "detail")
-                if k in result
-            }
-        )
+        self.info.update({k: result.get(k) for k in RESULT_FIELDS if k in result})
         self.info["exit_code"] = proc.returncode
         return self._end(status, mono, interval, error=error if status == "failed" else None)
 
@@ -193,6 +204,7 @@ def _last_json_line(out: bytes) -> dict[str, Any]:
 
 class RemoteScannerRole(Role):
     name = "remote-scanner"
+    heartbeat_seconds: ClassVar[float] = 30.0  # its work comes every watch_scan_seconds: wake no more than needed
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -223,6 +235,7 @@ class RemoteScannerRole(Role):
             "replay_seconds": self.settings.watch_initial_replay_seconds,
             "include_message": self.settings.include_message,
             "scope": getattr(self.args, "scan_scope", "hot") or "hot",
+            "cursor_folder": f"watch/remote/{root_hash(root.path)}",
             "parent_pid": os.getpid(),
         }
         return [
@@ -238,6 +251,7 @@ class RemoteScannerRole(Role):
     def run_pass(self) -> PassResult:
         counters: dict[str, int] = {}
         interval = self.settings.watch_scan_seconds
+        settle_until: float | None = None
         while True:
             mono = time.monotonic()
             for run in self.runs:
@@ -247,10 +261,16 @@ class RemoteScannerRole(Role):
                     counters[outcome] = counters.get(outcome, 0) + 1
                 if not run.busy and mono >= run.next_due:
                     run.spawn()
+                    settle_until = settle_until or mono + SETTLE_SECONDS
             running = [r for r in self.runs if r.proc is not None]
-            if not running or not self.bounded():
+            if not running:
                 break
-            time.sleep(POLL_SECONDS)  # --once: wait here until every root finished or was cut off
+            if self.bounded():
+                time.sleep(POLL_SECONDS)  # --once: wait here until every root finished or was cut off
+            elif settle_until is not None and mono < settle_until:
+                time.sleep(SETTLE_POLL_SECONDS)
+            else:
+                break
         mono = time.monotonic()
         waits = [min(POLL_SECONDS, r.started + r.budget - mono) for r in running]
         waits += [r.next_due - mono for r in self.runs if not r.busy]

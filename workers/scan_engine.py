@@ -339,6 +339,23 @@ class ScanEngine:
             paths[self.opts.sqlite_home] = None
         return list(paths)
 
+    def snapshot(self) -> dict[str, Any]:
+        """What the last pass acted on: the index signature taken before its query, the hot
+        folders, and per watched rollout the stat it was read at (None: absent, not regular, or
+        failed: ``clean`` is then False). The remote child's summary (``remote_root_summary``)."""
+        sig = self._index_sig if isinstance(self._index_sig, tuple) else (None, None)
+        return {
+            "codex_home": str(self.opts.codex_home),
+            "sqlite_home": str(self.opts.sqlite_home),
+            "hot_folders": [str(p) for p in self.hot_folders],
+            "index_signature": [None if s is None else list(s) for s in sig],
+            "files": {
+                path: None if w.seen is None else [w.seen.dev, w.seen.ino, w.seen.size, w.seen.mtime_ns]
+                for path, w in self.watched.items()
+            },
+            "clean": all(w.last_error is None for w in self.watched.values()),
+        }
+
     def health(self) -> dict[str, Any]:
         return {
             "files_watched": len(self.watched),
