@@ -17,6 +17,9 @@ its first cleanup only when both hold (the start-up gate):
   for ever. A receipt whose key is still pending or in the outbox is kept;
 * ``tmp/`` debris older than :data:`TMP_MAX_AGE_SECONDS` (maildir's rule, by age, never by lock);
 * ``mutation-locks/`` files outside the current 64-shard set;
+* rollout cursors whose local rollout is gone, or that were not updated for 30 days (remote
+  roots: ``max(30, sent_retention_days)`` days, never by looking at the remote path), see
+  :mod:`donebell.workers.cursor_retention`;
 * ``notify.log`` rotated to ``notify.log.1`` (one generation) once it passes 1 MiB.
 
 Every deletion goes through :class:`donebell.shared.statedir.StateDir`.
@@ -30,6 +33,7 @@ from typing import Any, ClassVar
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import LOG_MAX_BYTES, now
 from donebell.supervisor.health import alive, settled
+from donebell.workers.cursor_retention import CursorRetention
 from donebell.workers.role import PassResult, Role
 
 DAY = 86400.0
@@ -114,6 +118,7 @@ class MaintenanceRole(Role):
             counters["expired_dead"] = self.state.expire("dead", at - s.dead_retention_days * DAY)
         counters["tmp_swept"] = self.state.sweep_tmp(at - TMP_MAX_AGE_SECONDS)
         counters["lock_shards_swept"] = self.state.sweep_mutation_locks()
+        counters.update(CursorRetention(self.state, at, s.sent_retention_days).run())
         rotated = self.state.log_size() > LOG_MAX_BYTES
         if rotated:
             self.state.rotate_log()
