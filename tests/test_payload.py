@@ -113,6 +113,15 @@ def test_failed_and_stopped_wording_and_tags() -> None:
     assert render(outbox_record(), settings(tags=["tada", "computer"]))["tags"] == ["tada", "computer"]
 
 
+def test_outcome_leads_the_final_message() -> None:
+    """With the message included, a failed turn still reads `failed: …` first, then the excerpt."""
+    rec = outbox_record(outcome="failed", error="server_error", last_message="API Error: 529 Overloaded.")
+    plain = render(rec, settings(include_message=True))["message"]
+    assert plain == "failed: server_error · API Error: 529 Overloaded. · laptop · #019a22be"
+    marked = render(rec, settings(include_message=True, markdown=True))["message"]
+    assert marked.startswith("failed: server_error\n\nAPI Error: 529 Overloaded.")
+
+
 def test_priority_omitted_only_when_default() -> None:
     """Priority 3 is ntfy's default and is omitted; any other value is sent as an int."""
     assert "priority" not in render(outbox_record(), settings(priority=3))

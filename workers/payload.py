@@ -54,15 +54,17 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
         task_title = _one_line(title_lookup(record) or "")
         if task_title:
             title = task_title
-    parts: list[str] = []
+    # The outcome leads: "failed: …" must be readable before a long final message is cut.
+    lead: list[str] = []
     outcome = record.get("outcome")
     if outcome == "failed":
         error = _one_line(_text(record.get("error")))
-        parts.append(f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed")
+        lead.append(f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed")
     elif outcome == "stopped":
-        parts.append("stopped")
+        lead.append("stopped")
     if record.get("test") is True:
-        parts.append("test notification from donebell")
+        lead.append("test notification from donebell")
+    parts: list[str] = []
     message = _message(record, settings)
     if settings.include_full_path and _text(record.get("cwd")):
         parts.append(_one_line(_text(record.get("cwd"))))
@@ -75,10 +77,12 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
     if ident:
         parts.append(f"#{ident[:8]}")
     context = SEP.join(p for p in parts if p)
+    headline = SEP.join(lead)
     if message and settings.markdown:
-        body = f"{message}\n\n{context}"  # Markdown keeps its lines; context goes below, not into a block
+        # Markdown keeps its lines; the outcome goes above and the context below, not into a block.
+        body = "\n\n".join(p for p in (headline, message, context) if p)
     else:
-        body = SEP.join(p for p in (message, context) if p)
+        body = SEP.join(p for p in (headline, message, context) if p)
     payload: dict[str, Any] = {
         "topic": settings.topic,
         "title": cut_utf8(cut_chars(title, TITLE_MAX_CHARS), TITLE_MAX_BYTES),

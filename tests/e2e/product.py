@@ -302,16 +302,7 @@ class Product:
         """Exactly `expected` (any order) reaches the stand-in within `deadline` seconds, and
         nothing more arrives for `settle` seconds after the last one. `after` (epoch s): every
         notification must have been received after this moment."""
-        end = time.monotonic() + deadline
-        while len(self.messages()) < len(expected) and time.monotonic() < end:
-            time.sleep(0.05)
-        quiet_until = time.monotonic() + settle
-        seen = len(self.messages())
-        while time.monotonic() < quiet_until:
-            time.sleep(0.05)
-            if len(self.messages()) != seen:
-                seen, quiet_until = len(self.messages()), time.monotonic() + settle
-        got = self.messages()
+        got = self._settled(len(expected), deadline, settle)
         assert sorted(Note.of(m) for m in got) == sorted(expected), (
             f"expected {len(expected)} notification(s) within {deadline}s:\n"
             + "".join(f"  want {n}\n" for n in sorted(expected))
@@ -322,6 +313,26 @@ class Product:
             early = [r for r in self.requests() if r.arrived_wall < after]
             assert not early, f"{len(early)} notification(s) arrived before {after}\n{self.diagnostics()}"
         return got
+
+    def expect_matching(self, count: int, *, deadline: float = 30.0, settle: float = 3.0) -> list[JSON]:
+        """Exactly ``count`` notifications arrive within ``deadline`` and nothing more for ``settle``
+        seconds; returned for checks that a fixed :class:`Note` cannot express (a CLI's own text)."""
+        got = self._settled(count, deadline, settle)
+        assert len(got) == count, f"expected {count} notification(s), got {got}\n{self.diagnostics()}"
+        return got
+
+    def _settled(self, count: int, deadline: float, settle: float) -> list[JSON]:
+        """The notifications once ``count`` arrived (or ``deadline`` passed) and ``settle`` s were quiet."""
+        end = time.monotonic() + deadline
+        while len(self.messages()) < count and time.monotonic() < end:
+            time.sleep(0.05)
+        quiet_until = time.monotonic() + settle
+        seen = len(self.messages())
+        while time.monotonic() < quiet_until:
+            time.sleep(0.05)
+            if len(self.messages()) != seen:
+                seen, quiet_until = len(self.messages()), time.monotonic() + settle
+        return self.messages()
 
     def expect_none(self, quiet: float) -> None:
         """Nothing reaches the stand-in for `quiet` seconds."""

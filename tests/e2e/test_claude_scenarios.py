@@ -18,7 +18,7 @@ import pytest
 from support.fake_messages import FakeMessages, GoalVerdict, Stall, Text, agent, api_error, bash
 
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude
-from e2e.product import claude_product, done, failed, sent_receipts
+from e2e.product import ORIGIN, claude_product, done, failed, sent_receipts
 from e2e.recorder import Recorder
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
@@ -126,19 +126,22 @@ def test_claude_background_shell(tmp_path: Path, recorder: Recorder) -> None:
 
 
 def test_claude_api_error_529(tmp_path: Path) -> None:
-    """A 529 on every attempt ends the turn with StopFailure: exactly one "failed" notification."""
-    # include_message off: the "final message" of a StopFailure is the CLI's API-error text, and the
-    # payload puts it before "failed: ..." although docs/delivery.md promises the outcome first
-    # (reported to the lead; workers/payload.py is being edited by its owner).
+    """A 529 on every attempt ends the turn with StopFailure: exactly one "failed" notification, whose
+    outcome leads the CLI's API-error text."""
     with (
         FakeMessages({"main": [api_error(529)]}) as server,
-        claude_product(tmp_path, server, config={"include_message": False}) as (product, home),
+        claude_product(tmp_path, server) as (product, home),
     ):
         run = run_claude(home, "overload me")
         assert not run.timed_out and run.returncode == 1, run.describe()
         errors = [r for r in read_jsonl(home.transcripts()[0]) if r.get("isApiErrorMessage")]
         assert [e["apiErrorStatus"] for e in errors] == [529]
-        product.expect([failed(TITLE, "server_error", session_of(home))])
+        expected = failed(TITLE, "server_error", session_of(home))
+        head, tail = expected.message.split(f" · {ORIGIN} · ")
+        [note] = product.expect_matching(1)
+        assert (note["title"], tuple(note["tags"])) == (expected.title, expected.tags), note
+        assert note["message"].startswith(f"{head} · API Error: 529"), note["message"]
+        assert note["message"].endswith(f" · {ORIGIN} · {tail}"), note["message"]
         [receipt] = sent_receipts(product)
         assert receipt["sources"] == ["claude-stopfailure"] and receipt["outcome"] == "failed", receipt
         product.assert_healthy()
