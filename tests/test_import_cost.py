@@ -63,6 +63,8 @@ ALLOWED_DONEBELL = {
     "donebell.shared.configfile",
     "donebell.shared.keys",
     "donebell.shared.statedir",
+    "donebell.shared.statedir._files",  # the package's hook-path layers (not _roles, _upkeep)
+    "donebell.shared.statedir._records",
     "donebell.shared.records",
     "donebell.shared.ingest",
     "donebell.shared.codex_meta",

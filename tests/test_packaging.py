@@ -35,6 +35,7 @@ def test_wheel_contains_only_the_donebell_package(tmp_path: Path) -> None:
         assert f"donebell/{sub}/__init__.py" in names
     assert "donebell/ops/donebell.service" in names  # service templates travel with the wheel
     assert "donebell/workers/hooks/__init__.py" in names and "donebell/workers/gate/__init__.py" in names
+    assert "donebell/shared/statedir/__init__.py" in names and "donebell/shared/statedir/_roles.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "donebell = donebell.shared.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

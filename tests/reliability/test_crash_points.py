@@ -4,7 +4,7 @@ One Codex root turn goes through the whole pipeline: ``donebell hook codex-stop`
 task_complete, as Codex runs it), task_complete appended to the rollout, ``donebell worker
 local-scanner --once``, ``donebell worker delivery --once`` (gate + send). For each stage and each
 N the stage runs with ``DONEBELL_CRASH_AT=N`` (``os._exit(86)`` at its N-th counted filesystem
-operation, ``shared/statedir.py``) until a run finishes without reaching N. After each crash the
+operation, ``shared/statedir/``) until a run finishes without reaching N. After each crash the
 pipeline is restarted without the seam and the invariants are checked.
 """
 

@@ -1,0 +1,332 @@
+"""The state directory: the only channel between donebell's processes.
+
+Every filesystem operation on the state directory goes through this package (write, promote,
+receipt, lock, health, log), in the spirit of Postfix's queue directories and maildir:
+
+* a state transition is a rename you can inspect with ``ls``;
+* a record is written to ``tmp/`` first (``O_EXCL``), fsynced, then renamed or linked into its
+  folder and the folder fsynced, so no reader ever sees a partial record;
+* a record is complete only if it parses and carries ``schema``; anything else is moved to
+  ``dead/`` as a sanitized minimal dead letter with a reason, and the caller goes on;
+* changes to one event key serialize on one of a bounded set of sharded mutation locks.
+
+:class:`StateDir` is built in layers, one module each: ``_files.FileStore`` (durable writes,
+safe reads, lock files), ``_records.RecordStore`` (records in folders, pipeline transitions) and,
+here, dead letters, locks, health and the log. Role locks (``_roles``) and retention
+(``_upkeep``) are loaded on first use: workers and maintenance only. Every public name is
+imported from this package, never from its parts.
+
+For crash testing, ``DONEBELL_CRASH_AT=N`` makes the process ``os._exit(86)`` at the N-th
+filesystem operation (see :func:`_step`): one counter for every operation of the process, kept
+here so that tests can set ``statedir._crash_at`` / ``statedir._op_count`` directly.
+
+Standard library only: the hook path imports this package (but not ``_roles`` and ``_upkeep``).
+It works on ``os.path`` strings and imports neither ``pathlib`` nor ``typing`` nor ``contextlib``
+(~6 ms of a hook's start-up); the :class:`~pathlib.Path` views (:attr:`StateDir.root`,
+:meth:`StateDir.record_path`, ...) are created on first use for the callers that want them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+
+from donebell.shared.keys import is_event_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "FOLDERS",
+    "LOG_MAX_BYTES",
+    "LOG_NAME",
+    "MUTATION_LOCK_SHARDS",
+    "PIPELINE",
+    "RECEIPT_FOLDERS",
+    "SCHEMA_VERSION",
+    "InvalidRecord",
+    "MutationLock",
+    "RoleLock",
+    "StateDir",
+    "StateError",
+    "UnsafeStateDir",
+    "decode",
+    "encode",
+    "now",
+    "open_state_dir",
+    "operations_done",
+]
+
+SCHEMA_VERSION = 1
+
+#: Folders in pipeline order: a key is looked up in this order (see :meth:`StateDir.locate`).
+PIPELINE = ("pending", "outbox", "sent", "suppressed", "dead")
+RECEIPT_FOLDERS = ("sent", "suppressed", "dead")
+FOLDERS = (*PIPELINE, "watch", "claude", "mutation-locks", "tmp", "health", "locks")
+MUTATION_LOCK_SHARDS = 64
+LOG_NAME = "notify.log"
+LOG_MAX_BYTES = 1 << 20
+
+
+class StateError(Exception):
+    """Base class of the errors this package raises on purpose."""
+
+
+class UnsafeStateDir(StateError):
+    """The state directory (or one of its folders) is a symlink or not a directory.
+
+    Raised instead of following the link: state is never written through a planted symlink.
+    """
+
+
+class InvalidRecord(StateError):
+    """A file in a record folder does not parse, is not UTF-8, or lacks ``schema``/``key``.
+
+    The caller moves it aside with :meth:`StateDir.dead_letter_invalid` and goes on.
+    """
+
+
+# --- deterministic crash points (test seam) -------------------------------------------
+
+_crash_at = int(os.environ.get("DONEBELL_CRASH_AT", "0") or 0)
+_op_count = 0
+
+
+def _step() -> None:
+    """Count one filesystem operation; die here if it is the one ``DONEBELL_CRASH_AT`` names."""
+    global _op_count
+    if _crash_at:
+        _op_count += 1
+        if _op_count == _crash_at:
+            os._exit(86)
+
+
+def operations_done() -> int:
+    """How many counted filesystem operations this process made (for crash-point tests)."""
+    return _op_count
+
+
+# --- encoding -----------------------------------------------------------------------------
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON, the on-disk form of every record."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
+
+
+def decode(data: bytes, *, expect_key: str | None = None) -> dict[str, Any]:
+    """Parse a record; raise :class:`InvalidRecord` unless it is a complete one."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidRecord(f"not valid UTF-8 JSON: {type(exc).__name__}") from None
+    if not isinstance(obj, dict):
+        raise InvalidRecord("not a JSON object")
+    if not isinstance(obj.get("schema"), int):
+        raise InvalidRecord("missing schema version")
+    if obj["schema"] > SCHEMA_VERSION:
+        raise InvalidRecord(f"unknown schema version {obj['schema']}")
+    if expect_key is not None and obj.get("key") != expect_key:
+        raise InvalidRecord("key does not match the file name")
+    return obj
+
+
+def now() -> float:
+    """Wall-clock seconds; the one clock records are stamped with (tests may shift it)."""
+    return time.time() + _clock_offset()
+
+
+def _clock_offset() -> float:
+    raw = os.environ.get("DONEBELL_CLOCK_OFFSET")
+    try:
+        return float(raw) if raw else 0.0
+    except ValueError:
+        return 0.0
+
+
+# --- the directory ----------------------------------------------------------------------
+# The layers import the seam, the errors and the encoding above from this package: they come after.
+
+from donebell.shared.statedir._files import (  # noqa: E402
+    _O_BINARY,
+    _O_NOFOLLOW,
+    _O_NONBLOCK,
+    MutationLock,
+    _rename,
+    _replace,
+)
+from donebell.shared.statedir._records import RecordStore  # noqa: E402
+
+if TYPE_CHECKING:
+    from donebell.shared.statedir._roles import RoleLock
+
+
+class StateDir(RecordStore):
+    """One state directory root; cheap to construct, safe to share between threads."""
+
+    def dead_letter_invalid(self, folder: str, name: str, reason: str) -> str:
+        """Move an unparsable file out of ``folder`` into ``dead/`` with a sanitized minimal record.
+
+        The original bytes are kept beside it as ``dead/<key>.raw`` (never deleted by retention
+        before the dead letter itself) so nothing is silently lost. Returns the dead key used.
+        """
+        src = self.path(folder, name)
+        # A fresh key, not the file's own: the real key stays free, so a later signal for the
+        # same turn can still create a good record instead of deduplicating against the wreck.
+        key = _hash_name(f"{folder}/{name}/{now()}/{os.urandom(8).hex()}")
+        raw_path = self.path("dead", f"{key}.raw")
+        _step()
+        try:
+            _rename(src, raw_path)
+        except FileNotFoundError:
+            return key
+        letter = {
+            "schema": SCHEMA_VERSION,
+            "kind": "dead-letter",
+            "key": key,
+            "provider": "unknown",
+            "created_at": now(),
+            "status": "dead",
+            "reason": "invalid-record",
+            "detail": reason[:200],
+            "from_folder": folder,
+            "original_name": name[:200],
+        }
+        if not self.create("dead", letter):
+            self.replace("dead", letter)
+        self.log("warning", "invalid record moved to dead/", folder=folder, key=key, reason=reason[:200])
+        return key
+
+    # locks -------------------------------------------------------------------------------
+
+    def mutation_lock(self, key: str) -> MutationLock:
+        """Serialize changes to one event key across processes (one of 64 shard files).
+
+        Use as ``with state.mutation_lock(key): ...``; the file is opened and locked on entry.
+        """
+        shard = int(key[:8], 16) % MUTATION_LOCK_SHARDS if is_event_key(key) else 0
+        return MutationLock(self.path("mutation-locks", f"shard-{shard:02d}.lock"))
+
+    def role_lock(self, role: str) -> RoleLock | None:
+        """Take ``locks/<role>.lock`` without waiting; None if another live process holds it.
+
+        The OS drops the lock when its holder dies, so a crashed owner never blocks a restart;
+        ``locks/<role>.owner.json`` (pid + process start time) says who holds it, for ``status``
+        and for the hook's "is a delivery worker running?" check (see ``liveness``). The body is in
+        ``_roles`` (``filelock``), which the hook path never loads.
+        """
+        from donebell.shared.statedir._roles import take_role_lock  # workers only
+
+        return take_role_lock(self, role)
+
+    def lock_owner(self, role: str) -> dict[str, Any] | None:
+        """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""
+        try:
+            data = self.read_bytes(self.path("locks", f"{role}.owner.json"), limit=1 << 16)
+            return None if data is None else json.loads(data.decode("utf-8"))
+        except (InvalidRecord, ValueError, OSError):
+            return None
+
+    # health ------------------------------------------------------------------------------
+
+    def write_health(self, role: str, health: dict[str, Any]) -> None:
+        """Atomically replace ``health/<role>.json``; volatile, so no fsync (daemontools-style)."""
+        self.write_file(self.path("health", f"{role}.json"), encode(health), durable=False)
+
+    def read_health(self, role: str) -> dict[str, Any] | None:
+        try:
+            data = self.read_bytes(self.path("health", f"{role}.json"), limit=1 << 20)
+            return None if data is None else json.loads(data.decode("utf-8"))
+        except (InvalidRecord, ValueError, OSError):
+            return None
+
+    # log ---------------------------------------------------------------------------------
+
+    def log(self, level: str, message: str, **fields: Any) -> None:
+        """Append one JSON line to the bounded ``notify.log``; never raises.
+
+        Callers pass no secrets: records and health hold none, and config secrets never reach
+        this function.
+        """
+        line = {"ts": round(now(), 3), "pid": os.getpid(), "level": level, "msg": message, **fields}
+        try:
+            data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            path = self.path(LOG_NAME)
+            # O_NONBLOCK: a FIFO planted as the log must not hang a hook (no reader: ENXIO).
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY, 0o600)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return
+                os.write(fd, data)
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            # Hard bound even if maintenance never runs: 2x the budget rotates in place.
+            if size > 2 * LOG_MAX_BYTES:
+                self.rotate_log()
+        except Exception:  # noqa: BLE001 - logging must never hurt the caller
+            pass
+
+    def rotate_log(self) -> None:
+        """Keep one rotated generation: ``notify.log`` becomes ``notify.log.1``."""
+        try:
+            _replace(self.path(LOG_NAME), self.path(f"{LOG_NAME}.1"))
+        except OSError:
+            pass
+
+    def log_size(self) -> int:
+        """Current size of ``notify.log`` in bytes (0 if absent)."""
+        try:
+            return os.lstat(self.path(LOG_NAME)).st_size
+        except OSError:
+            return 0
+
+    # retention (maintenance; the bodies live in _upkeep, off the hook path) ---------------
+
+    def expire(self, folder: str, older_than: float) -> int:
+        """Delete receipts in ``folder`` older than ``older_than``, never one a live record needs.
+
+        Details in :func:`donebell.shared.statedir._upkeep.expire`. Returns how many files went.
+        """
+        from donebell.shared.statedir._upkeep import expire
+
+        return expire(self, folder, older_than)
+
+    def sweep_tmp(self, older_than: float) -> int:
+        """Delete ``tmp/`` entries (debris of interrupted writes) last modified before ``older_than``."""
+        from donebell.shared.statedir._upkeep import sweep_tmp
+
+        return sweep_tmp(self, older_than)
+
+    def sweep_mutation_locks(self) -> int:
+        """Delete files in ``mutation-locks/`` that are not one of the current shard files."""
+        from donebell.shared.statedir._upkeep import sweep_mutation_locks
+
+        return sweep_mutation_locks(self)
+
+
+def _hash_name(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def open_state_dir() -> StateDir:
+    """The state directory named by the environment, created if needed."""
+    from donebell.shared.paths import state_dir_str
+
+    return StateDir(state_dir_str()).ensure()
+
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """``RoleLock`` for runtime imports (its module, workers only, is loaded on first access)."""
+        if name == "RoleLock":
+            from donebell.shared.statedir._roles import RoleLock
+
+            return RoleLock
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

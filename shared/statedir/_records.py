@@ -1,0 +1,206 @@
+"""Records in folders: the middle layer of :class:`~donebell.shared.statedir.StateDir`.
+
+:class:`RecordStore` names a record ``<folder>/<key>.json`` and moves it through the pipeline
+(``pending`` → ``outbox`` → a receipt folder) with the primitives of
+:class:`~donebell.shared.statedir._files.FileStore`. Every transition creates the next state
+before it removes the previous one (or renames), so a lookup in pipeline order
+(:meth:`~RecordStore.locate`) never misses a key that is moving on while it looks.
+
+Standard library only: the hook path imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from donebell.shared.keys import is_event_key
+from donebell.shared.statedir import (
+    FOLDERS,
+    PIPELINE,
+    StateError,
+    UnsafeStateDir,
+    _step,
+    decode,
+    encode,
+)
+from donebell.shared.statedir._files import _IS_WINDOWS, FileStore, _rename
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Self
+
+
+class RecordStore(FileStore):
+    """The state directory's folders and the records in them."""
+
+    # layout ------------------------------------------------------------------------------
+
+    def ensure(self) -> Self:
+        """Create the root and its folders (0700), refusing symlinks; tighten loose modes."""
+        for path in (self.root_dir, *(self.path(f) for f in FOLDERS)):
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                _step()
+                try:
+                    os.makedirs(path, mode=0o700, exist_ok=True)
+                except FileExistsError:
+                    pass
+                st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")
+            if not _IS_WINDOWS and stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(path, 0o700)
+        return self
+
+    def ensure_folder(self, name: str) -> Path:
+        """Create a nested record folder such as ``watch/local`` (0700, no symlinks); its path.
+
+        For namespaces below the fixed folders (rollout cursors); the record methods then take
+        ``name`` as their ``folder`` argument.
+        """
+        from pathlib import Path  # not on the hook path (rollout cursors)
+
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or any(p in ("", ".", "..") for p in parts):
+            raise StateError(f"not a relative folder name: {name!r}")
+        path = self.root
+        for part in parts:
+            path = path / part
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                _step()
+                try:
+                    os.mkdir(path, 0o700)
+                except FileExistsError:
+                    pass
+                st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")
+        return path
+
+    def folder(self, name: str) -> Path:
+        return self.root / name
+
+    def record_path(self, folder: str, key: str) -> Path:
+        return self.root / folder / f"{key}.json"
+
+    def _record_file(self, folder: str, key: str) -> str:
+        """:meth:`record_path` as an ``os.path`` string."""
+        return os.path.join(self.root_dir, folder, f"{key}.json")
+
+    # records -----------------------------------------------------------------------------
+
+    def create(self, folder: str, record: dict[str, Any]) -> bool:
+        """Durably create ``folder/<key>.json`` if absent; False if it already existed."""
+        return self.create_file(self._record_file(folder, record["key"]), encode(record))
+
+    def replace(self, folder: str, record: dict[str, Any]) -> None:
+        """Durably create or replace ``folder/<key>.json``."""
+        self.write_file(self._record_file(folder, record["key"]), encode(record))
+
+    def read(self, folder: str, key: str) -> dict[str, Any] | None:
+        """The record, or None if absent. Raises :class:`InvalidRecord` for a broken one."""
+        data = self.read_bytes(self._record_file(folder, key))
+        return None if data is None else decode(data, expect_key=key)
+
+    def keys(self, folder: str) -> list[str]:
+        """Keys of the records in ``folder``, oldest file first (by mtime, then name)."""
+        entries = []
+        try:
+            with os.scandir(self.path(folder)) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.endswith(".json") and is_event_key(name[:-5]):
+                        try:
+                            entries.append((entry.stat(follow_symlinks=False).st_mtime, name[:-5]))
+                        except FileNotFoundError:
+                            continue
+        except FileNotFoundError:
+            return []
+        entries.sort()
+        return [key for _, key in entries]
+
+    def stray_files(self, folder: str) -> list[str]:
+        """Names in a record folder that are not ``<key>.json`` (debris to dead-letter)."""
+        try:
+            names = os.listdir(self.path(folder))
+        except FileNotFoundError:
+            return []
+        return [n for n in names if not (n.endswith(".json") and is_event_key(n[:-5]))]
+
+    def changed_since(self, folder: str, wall_time: float) -> bool:
+        """True if a record in ``folder`` was written at or after ``wall_time`` (file mtime)."""
+        try:
+            with os.scandir(self.path(folder)) as it:
+                for entry in it:
+                    if entry.name.endswith(".json"):
+                        try:
+                            if entry.stat(follow_symlinks=False).st_mtime >= wall_time - 0.05:
+                                return True
+                        except FileNotFoundError:
+                            continue
+        except FileNotFoundError:
+            return False
+        return False
+
+    def count(self, folder: str) -> int:
+        try:
+            return sum(1 for n in os.listdir(self.path(folder)) if n.endswith(".json"))
+        except FileNotFoundError:
+            return 0
+
+    def exists(self, folder: str, key: str) -> bool:
+        return os.path.lexists(self._record_file(folder, key))
+
+    def locate(self, key: str) -> str | None:
+        """The folder holding ``key``, checked in pipeline order.
+
+        Transitions create the next state before removing the previous one (or rename), so a
+        forward-order check can never miss a key that is moving on while it looks.
+        """
+        for folder in PIPELINE:
+            if self.exists(folder, key):
+                return folder
+        return None
+
+    # transitions -------------------------------------------------------------------------
+
+    def move(self, src: str, dst: str, key: str) -> bool:
+        """Claim/promote by rename; False if the source vanished (another process won)."""
+        if self.exists(dst, key):
+            if not self.exists(src, key):
+                return False  # someone else already moved it
+            raise StateError(f"{dst}/{key}.json already exists; refusing to overwrite it by rename")
+        _step()
+        try:
+            _rename(self._record_file(src, key), self._record_file(dst, key))
+        except FileNotFoundError:
+            return False
+        self._fsync_dir(self.path(dst))
+        self._fsync_dir(self.path(src))
+        return True
+
+    def remove(self, folder: str, key: str) -> bool:
+        """Remove a record; False if it was already gone."""
+        _step()
+        try:
+            os.unlink(self._record_file(folder, key))
+        except FileNotFoundError:
+            return False
+        self._fsync_dir(self.path(folder))
+        return True
+
+    def finish(self, src: str, receipt_folder: str, receipt: dict[str, Any]) -> bool:
+        """Write a receipt, then remove the ``src`` record of the same key.
+
+        The receipt exists before the source disappears, so a crash in between leaves both (a
+        recoverable state: a record whose receipt exists is never acted on again).
+        Returns False if a receipt already existed (the source is removed all the same).
+        """
+        created = self.create(receipt_folder, receipt)
+        self.remove(src, receipt["key"])
+        return created

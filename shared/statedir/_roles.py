@@ -1,0 +1,53 @@
+"""Role locks (workers only): ``locks/<role>.lock`` and the owner record beside it.
+
+:func:`take_role_lock` is the body of :meth:`StateDir.role_lock`; it takes the lock with
+``filelock`` without waiting and records who holds it, which :meth:`RoleLock.release` clears
+again. Loaded on first use, so the hook path never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from donebell.shared.statedir import encode, now
+from donebell.shared.statedir._files import _unlink_quietly
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from donebell.shared.statedir import StateDir
+
+
+class RoleLock:
+    """A held role lock; :meth:`release` drops it and clears the owner record."""
+
+    def __init__(self, state: StateDir, role: str, lock: Any) -> None:
+        self._state, self.role, self._lock = state, role, lock
+
+    def release(self) -> None:
+        _unlink_quietly(self._state.path("locks", f"{self.role}.owner.json"))
+        self._lock.release()
+
+
+def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
+    """:meth:`StateDir.role_lock`: the lock and its owner record, or None if it is held."""
+    import filelock  # workers only; the hook path never takes a role lock
+
+    path = state.path("locks", f"{role}.lock")
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            os.unlink(path)  # a planted symlink: removed (the link itself), never followed
+    except FileNotFoundError:
+        pass
+    lock = filelock.FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        return None
+    from donebell.shared.liveness import current_process_identity
+
+    owner = {**current_process_identity(), "role": role, "locked_at": now()}
+    state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)
+    return RoleLock(state, role, lock)

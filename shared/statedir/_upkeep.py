@@ -1,0 +1,88 @@
+"""Retention of the state directory: expired receipts, ``tmp/`` debris, stale lock shards.
+
+The bodies of :meth:`StateDir.expire`, :meth:`StateDir.sweep_tmp` and
+:meth:`StateDir.sweep_mutation_locks`, which the maintenance role calls; loaded on first use, so
+the hook path never imports it. Every deletion is a counted operation (``FileStore._unlink``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from donebell.shared.keys import is_event_key
+from donebell.shared.statedir import MUTATION_LOCK_SHARDS, RECEIPT_FOLDERS, StateDir, StateError
+
+
+def expire(state: StateDir, folder: str, older_than: float) -> int:
+    """Delete receipts in ``folder`` whose file is older than ``older_than`` (epoch seconds).
+
+    Only ``<key>.json`` files are considered (stray names are left for dead-lettering), and a
+    receipt whose key still has a ``pending/`` or ``outbox/`` record is kept: it is what stops
+    that record from being delivered again. In ``dead/`` a letter's ``<key>.raw`` (the
+    original bytes) goes after its letter, never before; a ``.raw`` whose letter is gone (a
+    crash between the two unlinks) expires by its own age. Receipts are write-once, so the
+    file's mtime is when the receipt was made. Returns how many files were deleted.
+    """
+    if folder not in RECEIPT_FOLDERS:
+        raise StateError(f"expire() works on receipt folders only, not {folder!r}")
+    base = state.path(folder)
+    deleted = 0
+    for name, st in _scan(base):
+        if not name.endswith(".json") or not is_event_key(name[:-5]) or st.st_mtime >= older_than:
+            continue
+        key = name[:-5]
+        if state.exists("pending", key) or state.exists("outbox", key):
+            continue
+        if state._unlink(os.path.join(base, name)):
+            deleted += 1
+        if folder == "dead" and state._unlink(os.path.join(base, f"{key}.raw")):
+            deleted += 1
+    if folder == "dead":
+        for name, st in _scan(base):
+            # A rename keeps the original mtime: ctime says when it became a .raw.
+            if (
+                name.endswith(".raw")
+                and is_event_key(name[:-4])
+                and max(st.st_mtime, st.st_ctime) < older_than
+                and not os.path.lexists(os.path.join(base, f"{name[:-4]}.json"))
+                and state._unlink(os.path.join(base, name))
+            ):
+                deleted += 1
+    return deleted
+
+
+def sweep_tmp(state: StateDir, older_than: float) -> int:
+    """Delete ``tmp/`` entries (debris of interrupted writes) last modified before ``older_than``."""
+    base = state.path("tmp")
+    return sum(
+        1
+        for name, st in _scan(base)
+        if not stat.S_ISDIR(st.st_mode) and st.st_mtime < older_than and state._unlink(os.path.join(base, name))
+    )
+
+
+def sweep_mutation_locks(state: StateDir) -> int:
+    """Delete files in ``mutation-locks/`` that are not one of the current shard files."""
+    base = state.path("mutation-locks")
+    current = {f"shard-{n:02d}.lock" for n in range(MUTATION_LOCK_SHARDS)}
+    return sum(
+        1
+        for name, st in _scan(base)
+        if name not in current and not stat.S_ISDIR(st.st_mode) and state._unlink(os.path.join(base, name))
+    )
+
+
+def _scan(folder: str) -> list[tuple[str, os.stat_result]]:
+    """``(name, lstat)`` of each entry in ``folder``; empty if the folder is missing."""
+    out = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                try:
+                    out.append((entry.name, entry.stat(follow_symlinks=False)))
+                except FileNotFoundError:
+                    continue
+    except FileNotFoundError:
+        return []
+    return out
