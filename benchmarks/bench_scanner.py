@@ -31,9 +31,12 @@ from typing import Any
 from donebell.shared.statedir import StateDir
 from donebell.workers.scan_engine import ScanEngine, ScanOptions
 
-SCHEMA = (
-    Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "codex" / "sqlite-schema" / "state_5.sqlite.schema.sql"
-)
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from support.codex_sqlite import create_schema  # noqa: E402
+
 HOT = 5
 BATCHES, PER_BATCH = 5, 200
 
@@ -73,19 +76,6 @@ def _rollout(thread_id: str, turn: str) -> bytes:
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
-def _schema(db: sqlite3.Connection) -> None:
-    statements, current = [], ""
-    for line in SCHEMA.read_text(encoding="utf-8").splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            statements.append(current.strip())
-            current = ""
-    order = {"CREATE TABLE": 0, "CREATE INDEX": 1, "CREATE TRIGGER": 2}
-    statements = [s for s in statements if not s.startswith("CREATE TABLE sqlite_sequence")]
-    for statement in sorted(statements, key=lambda s: next((v for k, v in order.items() if s.startswith(k)), 3)):
-        db.execute(statement)
-
-
 def build_home(root: Path, archived: int) -> Path:
     """A Codex home with ``archived`` old rollouts + ``HOT`` rollouts in today's folder, all indexed."""
     rows: list[tuple[Any, ...]] = []
@@ -110,7 +100,7 @@ def build_home(root: Path, archived: int) -> Path:
         rows.append((tid, str(path), now, 0))
     db = sqlite3.connect(root / "state_5.sqlite")
     try:
-        _schema(db)
+        create_schema(db)
         db.executemany(
             "INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title,"
             " sandbox_policy, approval_mode, archived) VALUES (?, ?, ?, ?, 'exec', 'fake', '/w', 't', '{}', 'never', ?)",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import StateDir
+from support.codex_sqlite import create_schema
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"
 #: Byte-code cache for the hook subprocesses of this test run (a real install has .pyc files;
@@ -57,18 +58,6 @@ def claude_events(scenario: str) -> list[dict[str, Any]]:
 
 def claude_event(scenario: str, event: str, index: int = 0) -> dict[str, Any]:
     return [p for p in claude_events(scenario) if p["hook_event_name"] == event][index]
-
-
-def _schema_statements(path: Path) -> list[str]:
-    """The dump's statements, tables first (the dump lists triggers before their tables)."""
-    statements, current = [], ""
-    for line in path.read_text().splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            if "sqlite_sequence" not in current:  # SQLite creates it by itself
-                statements.append(current.strip())
-            current = ""
-    return sorted(statements, key=lambda s: 0 if s.upper().startswith("CREATE TABLE") else 1)
 
 
 def rollout_lines(fixture: str) -> list[bytes]:
@@ -168,8 +157,7 @@ class HookEnv:
         """``state_5.sqlite`` with the real schema and the recorded subagent-run thread rows."""
         path = self.codex_home / "state_5.sqlite"
         conn = sqlite3.connect(path)
-        for statement in _schema_statements(FIXTURES / "codex" / "sqlite" / "state_5.sqlite.schema.sql"):
-            conn.execute(statement)
+        create_schema(conn)
         rows = json.loads((FIXTURES / "codex" / "sqlite" / "subagent--state_5.rows.json").read_text())["threads"]
         for row in rows:
             names = ",".join(row)

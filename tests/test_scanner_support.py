@@ -18,10 +18,10 @@ from typing import Any
 from donebell.shared.statedir import StateDir
 from donebell.workers.rollout_tail import CursorStore
 from donebell.workers.scan_engine import ScanEngine, ScanOptions
+from support.codex_sqlite import create_schema
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex"
 ROLLOUTS = FIXTURES / "rollouts"
-SCHEMA = FIXTURES / "sqlite-schema" / "state_5.sqlite.schema.sql"
 
 #: fixture -> (thread id, turn id) as recorded
 IDS = {
@@ -91,19 +91,9 @@ def make_index(sqlite_home: Path, rows: list[dict[str, Any]]) -> Path:
     """A real ``state_5.sqlite`` from the recorded schema, with ``threads`` rows."""
     sqlite_home.mkdir(parents=True, exist_ok=True)
     db_path = sqlite_home / "state_5.sqlite"
-    statements, current = [], ""
-    for line in SCHEMA.read_text(encoding="utf-8").splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            statements.append(current.strip())
-            current = ""
-    order = {"CREATE TABLE": 0, "CREATE INDEX": 1, "CREATE TRIGGER": 2}
-    statements = [s for s in statements if not s.startswith("CREATE TABLE sqlite_sequence")]
-    statements.sort(key=lambda s: next((v for k, v in order.items() if s.startswith(k)), 3))
     db = sqlite3.connect(db_path)
     try:
-        for statement in statements:
-            db.execute(statement)
+        create_schema(db)
         for row in rows:
             now = int(row.get("updated_at", time.time()))
             db.execute(

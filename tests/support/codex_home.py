@@ -1,6 +1,6 @@
 """A synthetic Codex home: a real ``state_5.sqlite`` thread index and archived rollouts.
 
-The index is built from the real schema (``tests/fixtures/codex/sqlite-schema``); rollouts are
+The index is built from the real schema (``support.codex_sqlite``); rollouts are
 small but well-formed JSONL files (``session_meta`` + ``task_complete``) under
 ``archived_sessions/YYYY/MM/DD/``, as many as asked, with matching archived ``threads`` rows.
 Used by the supervisor tests and ``benchmarks/bench_footprint.py``.
@@ -13,21 +13,7 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-SCHEMA = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "sqlite-schema" / "state_5.sqlite.schema.sql"
-
-
-def _statements(text: str) -> list[str]:
-    """The schema's statements, tables first (its dump lists triggers before their tables)."""
-    out: list[str] = []
-    current = ""
-    for line in text.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            out.append(current.strip())
-            current = ""
-    out = [s for s in out if not s.startswith("CREATE TABLE sqlite_sequence")]
-    order = {"CREATE TABLE": 0, "CREATE INDEX": 1, "CREATE UNIQUE INDEX": 1, "CREATE TRIGGER": 2}
-    return sorted(out, key=lambda s: next((v for k, v in order.items() if s.startswith(k)), 3))
+from support.codex_sqlite import create_schema
 
 
 def make_codex_home(root: Path, archived: int = 0, day: str = "2025/01/15") -> Path:
@@ -37,15 +23,7 @@ def make_codex_home(root: Path, archived: int = 0, day: str = "2025/01/15") -> P
     folder.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(root / "state_5.sqlite")
     try:
-        if SCHEMA.exists():
-            for statement in _statements(SCHEMA.read_text(encoding="utf-8")):
-                db.execute(statement)
-        else:  # the columns every reader of the index relies on
-            db.execute(
-                "CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, created_at INTEGER NOT NULL,"
-                " updated_at INTEGER NOT NULL, source TEXT NOT NULL, cwd TEXT NOT NULL, title TEXT NOT NULL,"
-                " archived INTEGER NOT NULL DEFAULT 0)"
-            )
+        create_schema(db)
         rows = []
         for n in range(archived):
             tid = str(uuid.UUID(int=n + 1))
@@ -54,10 +32,11 @@ def make_codex_home(root: Path, archived: int = 0, day: str = "2025/01/15") -> P
             done = {"type": "event_msg", "payload": {"type": "task_complete", "turn_id": f"turn-{n}"}}
             path.write_text(json.dumps(meta) + "\n" + json.dumps(done) + "\n")
             rows.append((tid, str(path), 1736935200, 1736935200, "cli", "/work/p", f"thread {n}", 1))
-        columns = "id, rollout_path, created_at, updated_at, source, cwd, title, archived"
-        extra = ", model_provider, sandbox_policy, approval_mode" if SCHEMA.exists() else ""
-        filler = ", 'openai', '{}', 'never'" if SCHEMA.exists() else ""
-        db.executemany(f"INSERT INTO threads ({columns}{extra}) VALUES (?, ?, ?, ?, ?, ?, ?, ?{filler})", rows)
+        db.executemany(
+            "INSERT INTO threads (id, rollout_path, created_at, updated_at, source, cwd, title, archived,"
+            " model_provider, sandbox_policy, approval_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'openai', '{}', 'never')",
+            rows,
+        )
         db.commit()
     finally:
         db.close()
