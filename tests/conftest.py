@@ -8,10 +8,31 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
+from support.ntfy_standin import NtfyStandin
 
 
 @pytest.fixture()
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+def no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drop the developer shell's DONEBELL_* variables so they cannot change a test's settings.
+
+    Delivery tests use it for the whole module: ``pytestmark = pytest.mark.usefixtures(...)``.
+    """
+    for name in list(os.environ):
+        if name.startswith("DONEBELL_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture()
+def srv() -> Iterator[NtfyStandin]:
+    """A fresh ntfy stand-in on 127.0.0.1 for one test."""
+    with NtfyStandin() as server:
+        yield server
+
+
+@pytest.fixture()
+def isolated_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_config: None
+) -> Iterator[dict[str, Path]]:
     """Point DONEBELL_*, CODEX_HOME and CLAUDE_CONFIG_DIR at fresh folders under tmp_path."""
     paths = {
         "state": tmp_path / "state",
@@ -21,9 +42,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
     }
     paths["codex_home"].mkdir()
     paths["claude_dir"].mkdir()
-    for name in list(os.environ):
-        if name.startswith("DONEBELL_"):
-            monkeypatch.delenv(name)
     monkeypatch.setenv("DONEBELL_STATE_DIR", str(paths["state"]))
     monkeypatch.setenv("DONEBELL_CONFIG", str(paths["config"]))
     monkeypatch.setenv("CODEX_HOME", str(paths["codex_home"]))

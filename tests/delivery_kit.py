@@ -81,13 +81,6 @@ class Env:
         return "\n".join(chunks)
 
 
-def clean_environment(monkeypatch: Any) -> None:
-    """Drop DONEBELL_* variables of the developer's shell so they cannot change a test's settings."""
-    for name in list(os.environ):
-        if name.startswith("DONEBELL_"):
-            monkeypatch.delenv(name)
-
-
 def outbox_record(provider: str = "codex", thread_id: str | None = None, turn_id: str | None = None,
                   **fields: Any) -> dict[str, Any]:
     """An outbox record like the gate promotes: candidate fields + delivery metadata."""

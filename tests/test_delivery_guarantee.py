@@ -5,30 +5,20 @@ from __future__ import annotations
 import base64
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import TOPIC, Env, clean_environment, wire_bodies
+from delivery_kit import TOPIC, Env, wire_bodies
 from donebell.shared.records import new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable
 from support.ntfy_standin import NtfyStandin
 
+pytestmark = pytest.mark.usefixtures("no_outside_config")
+
 TOKEN = "tk_" + "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o"  # ntfy's shape: tk_ + 29 lowercase alphanumerics
 PASSWORD = "correct-horse-battery"
-
-
-@pytest.fixture(autouse=True)
-def _no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_environment(monkeypatch)
-
-
-@pytest.fixture
-def srv() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as server:
-        yield server
 
 
 def test_outbox_exists_during_request_and_receipt_precedes_removal(srv: NtfyStandin, tmp_path: Path) -> None:

@@ -15,18 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
-from delivery_kit import Env, clean_environment
+from delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
+
+pytestmark = pytest.mark.usefixtures("no_outside_config")
 
 RECORDS = int(os.environ.get("DONEBELL_KILL_RECORDS", "100"))
 MAX_KILLS = 40
 #: Each answer is held this long (the message is stored on arrival), so kills land mid-request too.
 SERVER_DELAY = 0.04
-
-
-@pytest.fixture(autouse=True)
-def _no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_environment(monkeypatch)
 
 
 def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:

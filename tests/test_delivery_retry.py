@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import random
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import Env, clean_environment, wire_bodies
+from delivery_kit import Env, wire_bodies
 from donebell.shared.statedir import now
 from donebell.workers.retry_policy import backoff_seconds
 from support.ntfy_standin import NtfyStandin
 
+pytestmark = pytest.mark.usefixtures("no_outside_config")
+
 Fault = Callable[[NtfyStandin], None]
-
-
-@pytest.fixture(autouse=True)
-def _no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_environment(monkeypatch)
-
-
-@pytest.fixture
-def srv() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as server:
-        yield server
 
 
 def _fail(status: int, code: int | None = None, **kw: Any) -> Fault:

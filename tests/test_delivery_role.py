@@ -7,25 +7,15 @@ import signal
 import statistics
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import Env, clean_environment, outbox_record
+from delivery_kit import Env, outbox_record
 from donebell.shared.ingest import submit_candidate
 from support.ntfy_standin import NtfyStandin
 
-
-@pytest.fixture(autouse=True)
-def _no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_environment(monkeypatch)
-
-
-@pytest.fixture
-def srv() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as server:
-        yield server
+pytestmark = pytest.mark.usefixtures("no_outside_config")
 
 
 def _health(env: Env) -> dict[str, Any]:

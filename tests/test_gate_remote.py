@@ -296,12 +296,6 @@ def test_send_time_title_lookup_never_opens_a_remote_root(tmp_path: Path) -> Non
         assert thread_title(marked) is None  # marked remote by the gate, no stored title: no lookup
 
 
-@pytest.fixture
-def srv() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as server:
-        yield server
-
-
 def _env(tmp_path: Path, srv: NtfyStandin, root: Path, **config: Any) -> Env:
     return Env(
         tmp_path / "env", server=srv.url, watch_roots=[str(root)], watch_remote_timeout_seconds=1.0,

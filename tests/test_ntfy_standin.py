@@ -35,12 +35,6 @@ class FakeClock:
 
 
 @pytest.fixture()
-def srv() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as s:
-        yield s
-
-
-@pytest.fixture()
 def client(srv: NtfyStandin) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=srv.url, timeout=5, follow_redirects=False) as c:
         yield c

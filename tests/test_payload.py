@@ -8,15 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import THREAD, clean_environment, outbox_record
+from delivery_kit import THREAD, outbox_record
 from donebell.shared.config import Settings
 from donebell.workers.markdown_text import cut_utf8, reduce_markdown
 from donebell.workers.payload import MESSAGE_MAX_BYTES, render, short_host_name
 
-
-@pytest.fixture(autouse=True)
-def _no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_environment(monkeypatch)
+pytestmark = pytest.mark.usefixtures("no_outside_config")
 
 
 def settings(**kw: Any) -> Settings:

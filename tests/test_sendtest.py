@@ -5,23 +5,13 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from delivery_kit import TOPIC, Env, clean_environment
+from delivery_kit import TOPIC, Env
 from support.ntfy_standin import NtfyStandin
 
-
-@pytest.fixture(autouse=True)
-def _no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_environment(monkeypatch)
-
-
-@pytest.fixture
-def srv() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as server:
-        yield server
+pytestmark = pytest.mark.usefixtures("no_outside_config")
 
 
 def _outcome(stdout: str) -> dict[str, object]:
