@@ -1,6 +1,6 @@
 """Gate probe on a large rollout: the completion at the end of a 200 MB file, bounded vs full parse.
 
-Builds a synthetic rollout from the real codex 0.171.0 record shapes (``tests/fixtures/gate``):
+Builds a synthetic rollout from the real codex 0.171.0 record shapes (``tests/fixtures/codex/rollouts``):
 many turns, each with tool output lines of a few KiB, the candidate's ``task_complete`` last.
 Measures, side by side in one process:
 
@@ -34,7 +34,7 @@ from donebell.shared.config import Settings
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import _PERSISTENT, run_gate_pass
 
-FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "gate" / "codex" / "tool-exec-command.jsonl"
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "codex" / "rollouts" / "tool-exec-command.jsonl"
 THREAD = "01a22be2-acdf-70b2-a78f-57049f1b5bda"
 MIB = 1 << 20
 

@@ -36,6 +36,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "hooks"
+ROLLOUTS = REPO / "tests" / "fixtures" / "codex" / "rollouts"
 ROLLOUT = "rollout-2026-11-30T09-56-38-01a22be2-8ff4-7060-90c7-45d2cf0697b5.jsonl"
 TARGET = 2.5
 
@@ -76,7 +77,7 @@ class Setup:
         self.state, self.codex = root / "state", root / "codex"
         folder = self.codex / "sessions" / "2026" / "11" / "30"
         folder.mkdir(parents=True)
-        shutil.copy(FIXTURES / "codex" / "rollouts" / "simple-exec.jsonl", folder / ROLLOUT)
+        shutil.copy(ROLLOUTS / "simple-exec.jsonl", folder / ROLLOUT)
         (root / "config.json").write_text("{}")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)  # real installs have byte-code caches

@@ -22,6 +22,7 @@ from donebell.shared.statedir import StateDir
 from support.codex_sqlite import create_schema
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"
+ROLLOUTS = Path(__file__).resolve().parent / "fixtures" / "codex" / "rollouts"
 #: Byte-code cache for the hook subprocesses of this test run (a real install has .pyc files;
 #: without them every hook process recompiles donebell, which only makes the suite slow).
 PYCACHE = tempfile.mkdtemp(prefix="donebell-hook-pyc-")
@@ -61,7 +62,7 @@ def claude_event(scenario: str, event: str, index: int = 0) -> dict[str, Any]:
 
 
 def rollout_lines(fixture: str) -> list[bytes]:
-    return (FIXTURES / "codex" / "rollouts" / f"{fixture}.jsonl").read_bytes().splitlines(keepends=True)
+    return (ROLLOUTS / f"{fixture}.jsonl").read_bytes().splitlines(keepends=True)
 
 
 class HookEnv:

@@ -26,6 +26,7 @@ from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir, decode
 from reliability.runner import Proc, Result, Spawner
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "codex"
+ROLLOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "rollouts"
 FIXTURE_THREAD = b"01a22be2-8ff4-7060-90c7-45d2cf0697b5"
 FIXTURE_TURN = b"01a22be2-9063-7c32-bfff-4b6d573f20c6"
 #: Folders whose ``*.json`` files are records that must always parse (no partial file visible).
@@ -62,7 +63,7 @@ class Turn:
 
 
 def _fixture_lines() -> list[bytes]:
-    return (FIXTURES / "rollouts" / "simple-exec.jsonl").read_bytes().splitlines(keepends=True)
+    return (ROLLOUTS / "simple-exec.jsonl").read_bytes().splitlines(keepends=True)
 
 
 def _turn_lines(thread: str, at: float) -> tuple[list[bytes], str]:
