@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,43 @@ def claude_event(scenario: str, event: str, index: int = 0) -> dict[str, Any]:
     return [p for p in claude_events(scenario) if p["hook_event_name"] == event][index]
 
 
+#: A stand-in for a program a hook starts (a chained notify program, the kicked worker): writes
+#: its argv, pid, session, stdio targets and DONEBELL_CHAINED to the JSON file named by its first
+#: argument, then lingers ``RECORDER_LINGER`` seconds like a worker would and exits ``RECORDER_EXIT``.
+RECORDER = """
+import json, os, sys, time
+out = sys.argv[1]
+def target(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+info = {
+    "argv": sys.argv[2:],
+    "pid": os.getpid(),
+    "sid": os.getsid(0),
+    "stdio": [target(fd) for fd in (0, 1, 2)],
+    "chained": os.environ.get("DONEBELL_CHAINED"),
+}
+with open(out + ".tmp", "w") as f:
+    json.dump(info, f)
+os.rename(out + ".tmp", out)
+time.sleep(float(os.environ.get("RECORDER_LINGER", "0")))
+sys.exit(int(os.environ.get("RECORDER_EXIT", "0")))
+"""
+
+
+def wait_for_json(path: Path, seconds: float = 20) -> dict[str, Any]:
+    """The JSON object in ``path`` once it appears (a recorder's report)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists():
+            data: dict[str, Any] = json.loads(path.read_text())
+            return data
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
 def rollout_lines(fixture: str) -> list[bytes]:
     return (ROLLOUTS / f"{fixture}.jsonl").read_bytes().splitlines(keepends=True)
 
@@ -77,6 +115,13 @@ class HookEnv:
         self.codex_home.mkdir(parents=True)
         self.claude_dir.mkdir(parents=True)
         self.extra_env: dict[str, str] = {"DONEBELL_KICK_COMMAND": "off"}
+
+    def recorder_argv(self, report: str) -> list[str]:
+        """argv of a :data:`RECORDER` (written on first use) reporting to ``root/report``."""
+        script = self.root / "recorder.py"
+        if not script.exists():
+            script.write_text(RECORDER)
+        return [sys.executable, str(script), str(self.root / report)]
 
     # environment ---------------------------------------------------------------------------
 

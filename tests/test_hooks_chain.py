@@ -6,42 +6,19 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from donebell.workers.hooks.chain import chain_argv
-from hooks_harness import HookEnv, notify_payload
-
-RECORDER = """
-import json, os, sys
-out = sys.argv[1]
-info = {"argv": sys.argv[2:], "chained": os.environ.get("DONEBELL_CHAINED"), "sid": os.getsid(0), "pid": os.getpid()}
-with open(out + ".tmp", "w") as f:
-    json.dump(info, f)
-os.rename(out + ".tmp", out)
-sys.exit(int(os.environ.get("RECORDER_EXIT", "0")))
-"""
+from hooks_harness import HookEnv, notify_payload, wait_for_json
 
 
 @pytest.fixture()
 def hooks(tmp_path: Path) -> HookEnv:
-    env = HookEnv(tmp_path)
-    (tmp_path / "recorder.py").write_text(RECORDER)
-    return env
+    return HookEnv(tmp_path)
 
 
 def _chain(hooks: HookEnv, name: str, *extra: str) -> list[str]:
-    return [sys.executable, str(hooks.root / "recorder.py"), str(hooks.root / name), *extra]
-
-
-def _wait_for(path: Path, seconds: float = 20) -> dict[str, Any]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists():
-            data: dict[str, Any] = json.loads(path.read_text())
-            return data
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
+    return [*hooks.recorder_argv(name), *extra]
 
 
 def _wait_for_log(hooks: HookEnv, text: str, seconds: float = 20) -> None:
@@ -59,7 +36,7 @@ def test_chained_notifier_gets_its_argv_plus_the_payload(hooks: HookEnv) -> None
     hooks.write_config(chain_notify=_chain(hooks, "chain.json", "--user-flag"))
     arg = json.dumps(notify_payload("simple--notify-1"))
     hooks.notify(arg)
-    info = _wait_for(hooks.root / "chain.json")
+    info = wait_for_json(hooks.root / "chain.json")
     assert info["argv"] == ["--user-flag", arg]
     assert info["chained"] == "1" and info["sid"] == info["pid"]
     assert hooks.only("pending")["source"] == "codex-notify"
@@ -89,7 +66,7 @@ def test_chain_runs_even_when_the_payload_is_refused(hooks: HookEnv) -> None:
     """The user's notifier gets the payload even if donebell cannot parse it (it may understand it)."""
     hooks.write_config(chain_notify=_chain(hooks, "chain.json"))
     hooks.notify("not json at all")
-    assert _wait_for(hooks.root / "chain.json")["argv"] == ["not json at all"]
+    assert wait_for_json(hooks.root / "chain.json")["argv"] == ["not json at all"]
     assert "payload refused" in hooks.log_messages()
 
 
@@ -117,4 +94,4 @@ def test_chain_runs_even_when_the_state_dir_is_unusable(hooks: HookEnv) -> None:
     arg = json.dumps(notify_payload("simple--notify-1"))
     result = hooks.run("codex-notify", arg, DONEBELL_STATE_DIR=str(blocker))
     assert result.returncode == 0
-    assert _wait_for(hooks.root / "chain.json")["argv"] == [arg]
+    assert wait_for_json(hooks.root / "chain.json")["argv"] == [arg]

@@ -8,51 +8,22 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from donebell.shared.liveness import current_process_identity
 from donebell.workers.hooks.kick import worker_argv
-from hooks_harness import HookEnv
-
-#: Records its argv, session, stdio targets and parent, then lingers like a worker would.
-RECORDER = """
-import json, os, sys, time
-out = sys.argv[1]
-info = {
-    "argv": sys.argv[2:],
-    "pid": os.getpid(),
-    "sid": os.getsid(0),
-    "stdio": [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)],
-    "chained": os.environ.get("DONEBELL_CHAINED"),
-}
-with open(out + ".tmp", "w") as f:
-    json.dump(info, f)
-os.rename(out + ".tmp", out)
-time.sleep(float(os.environ.get("RECORDER_LINGER", "0")))
-"""
+from hooks_harness import HookEnv, wait_for_json
 
 
 @pytest.fixture()
 def hooks(tmp_path: Path) -> HookEnv:
     env = HookEnv(tmp_path)
     env.install_rollout("simple-exec")
-    (tmp_path / "recorder.py").write_text(RECORDER)
     return env
 
 
 def _recorder_prefix(hooks: HookEnv, name: str) -> str:
-    return json.dumps([sys.executable, str(hooks.root / "recorder.py"), str(hooks.root / name)])
-
-
-def _wait_for(path: Path, seconds: float = 20) -> dict[str, Any]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists():
-            data: dict[str, Any] = json.loads(path.read_text())
-            return data
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
+    return json.dumps(hooks.recorder_argv(name))
 
 
 def test_kick_starts_a_detached_until_idle_worker(hooks: HookEnv) -> None:
@@ -67,7 +38,7 @@ def test_kick_starts_a_detached_until_idle_worker(hooks: HookEnv) -> None:
     # capture_output waits for EOF on stdout: a child holding the hook's pipe would stall this for 5 s.
     assert time.monotonic() - started < 4
     assert result.returncode == 0 and result.stdout == b"{}\n"
-    info = _wait_for(hooks.root / "kick.json")
+    info = wait_for_json(hooks.root / "kick.json")
     assert info["argv"] == worker_argv()
     assert info["argv"][1:] == ["-m", "donebell.shared.cli", "worker", "delivery", "--until-idle"]
     assert info["sid"] == info["pid"]  # its own session: the agent's signals do not reach it
@@ -95,14 +66,14 @@ def test_dead_owner_record_does_not_prevent_the_kick(hooks: HookEnv) -> None:
     me = current_process_identity()
     (locks / "delivery.owner.json").write_text(json.dumps({"pid": me["pid"], "create_time": me["create_time"] - 1000}))
     hooks.run("codex-stop", stdin=hooks.stop_payload("simple"), DONEBELL_KICK_COMMAND=_recorder_prefix(hooks, "k.json"))
-    assert _wait_for(hooks.root / "k.json")["argv"] == worker_argv()
+    assert wait_for_json(hooks.root / "k.json")["argv"] == worker_argv()
 
 
 def test_no_second_kick_while_the_first_worker_starts(hooks: HookEnv) -> None:
     """While the kicked worker is still alive (not yet the lock owner), later hooks start no other one."""
     prefix = _recorder_prefix(hooks, "first.json")
     hooks.run("codex-stop", stdin=hooks.stop_payload("simple"), DONEBELL_KICK_COMMAND=prefix, RECORDER_LINGER="5")
-    first = _wait_for(hooks.root / "first.json")
+    first = wait_for_json(hooks.root / "first.json")
     second = _recorder_prefix(hooks, "second.json")
     hooks.run(
         "codex-notify",
