@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from donebell.shared.liveness import process_create_time
 from donebell.shared.statedir import StateDir
 from support.ntfy_standin import NtfyStandin
 
@@ -27,6 +31,15 @@ def srv() -> Iterator[NtfyStandin]:
     """A fresh ntfy stand-in on 127.0.0.1 for one test."""
     with NtfyStandin() as server:
         yield server
+
+
+@pytest.fixture()
+def sleeper() -> Iterator[dict[str, Any]]:
+    """A real live process to stand for the supervisor and its roles (pid + start time)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield {"pid": proc.pid, "create_time": process_create_time(proc.pid)}
+    proc.kill()
+    proc.wait()
 
 
 @pytest.fixture()

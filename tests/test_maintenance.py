@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from donebell.shared.keys import event_key
-from donebell.shared.liveness import process_create_time
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import LOG_MAX_BYTES, StateDir, now
 from support.supervisor_proc import Harness, built, harness, wait_for
@@ -117,14 +116,6 @@ def test_expire_refuses_a_non_receipt_folder(state: StateDir) -> None:
     """expire() never deletes from pending/ or outbox/: those records are work, not receipts."""
     with pytest.raises(Exception, match="receipt folders only"):
         state.expire("pending", now())
-
-
-@pytest.fixture()
-def sleeper() -> Iterator[dict[str, Any]]:
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield {"pid": proc.pid, "create_time": process_create_time(proc.pid)}
-    proc.kill()
-    proc.wait()
 
 
 def test_gate_waits_for_the_delay_and_for_delivery_and_scanners(

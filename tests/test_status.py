@@ -6,27 +6,16 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from donebell.shared.keys import event_key
-from donebell.shared.liveness import process_create_time
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
 from donebell.supervisor.health import ROLE_NAMES
 
 TOKEN = "tk_abcdefghijklmnopqrstuvwxyz123"
-
-
-@pytest.fixture()
-def sleeper() -> Iterator[dict[str, Any]]:
-    """A real live process to stand for the supervisor and its roles (pid + start time)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield {"pid": proc.pid, "create_time": process_create_time(proc.pid)}
-    proc.kill()
-    proc.wait()
 
 
 def _status(*args: str) -> tuple[int, str]:
