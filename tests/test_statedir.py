@@ -254,3 +254,43 @@ def test_log_is_bounded(state: StateDir, monkeypatch: pytest.MonkeyPatch) -> Non
         state.log("info", "line", i=i)
     assert (state.root / "notify.log.1").exists()
     assert (state.root / "notify.log").stat().st_size <= 4200
+
+
+def test_every_public_name_is_importable_from_the_package() -> None:
+    """The statedir package keeps the single module's public names; RoleLock loads on first access."""
+    import donebell.shared.statedir as sd
+
+    assert set(sd.__all__) == {
+        "FOLDERS", "LOG_MAX_BYTES", "LOG_NAME", "MUTATION_LOCK_SHARDS", "PIPELINE", "RECEIPT_FOLDERS",
+        "SCHEMA_VERSION", "InvalidRecord", "MutationLock", "RoleLock", "StateDir", "StateError",
+        "UnsafeStateDir", "decode", "encode", "now", "open_state_dir", "operations_done",
+    }  # fmt: skip
+    assert all(getattr(sd, name) is not None for name in sd.__all__)
+    from donebell.shared.statedir import RoleLock
+
+    assert RoleLock.__name__ == "RoleLock" and StateDir.__module__ == "donebell.shared.statedir"
+    with pytest.raises(AttributeError):
+        sd.NoSuchName  # noqa: B018 - the module __getattr__ refuses unknown names
+
+
+def test_one_crash_point_counter_counts_the_operations_of_every_layer(
+    state: StateDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Durable writes (_files), record removal (_records), dead letters and retention (_upkeep) advance one counter."""
+    import donebell.shared.statedir as sd
+
+    monkeypatch.setattr(sd, "_crash_at", 1 << 30)  # armed, never reached: only counts
+    monkeypatch.setattr(sd, "_op_count", 0)
+    rec = _candidate(4)
+    seen = [sd.operations_done()]
+    state.create("pending", rec)
+    seen.append(sd.operations_done())
+    state.remove("pending", str(rec["key"]))
+    seen.append(sd.operations_done())
+    (state.root / "pending" / "stray.json").write_bytes(b"{not json")
+    state.dead_letter_invalid("pending", "stray.json", "broken")
+    seen.append(sd.operations_done())
+    (state.root / "tmp" / "debris.tmp").write_bytes(b"")
+    assert state.sweep_tmp(time.time() + 60) == 1
+    seen.append(sd.operations_done())
+    assert seen == sorted(set(seen)), seen  # each step counted more operations on the same counter
