@@ -9,7 +9,6 @@ fails when the page and the model disagree.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import types
@@ -19,6 +18,7 @@ from typing import Any
 
 import annotated_types
 from donebell.shared.config import DEFAULT_SERVER, LEGACY_UNUSED_KEYS, Settings
+from donebell.supervisor.generated import write_or_check
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
@@ -99,20 +99,7 @@ def render(model: type[Settings] = Settings) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gen_config_docs", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the page is out of date")
-    parser.add_argument("--output", type=Path, default=PAGE)
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            sys.stderr.write(f"{args.output} is out of date: run python -m donebell.supervisor.gen_config_docs\n")
-            return 1
-        return 0
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
-    return 0
+    return write_or_check("gen_config_docs", __doc__, PAGE, render, argv)
 
 
 if __name__ == "__main__":

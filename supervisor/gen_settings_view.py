@@ -14,7 +14,6 @@ loaders accept, refuse and produce the same things.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import types
@@ -26,6 +25,7 @@ import annotated_types
 from donebell.shared import configfile
 from donebell.shared.config import LEGACY_UNUSED_KEYS, Settings, WatchRoot
 from donebell.shared.settings_light import RULES
+from donebell.supervisor.generated import write_or_check
 from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
@@ -287,20 +287,7 @@ def render(model: type[Settings] = Settings) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gen_settings_view", description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the module is out of date")
-    parser.add_argument("--output", type=Path, default=MODULE)
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            sys.stderr.write(f"{args.output} is out of date: run python -m donebell.supervisor.gen_settings_view\n")
-            return 1
-        return 0
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
-    return 0
+    return write_or_check("gen_settings_view", __doc__, MODULE, render, argv)
 
 
 if __name__ == "__main__":
