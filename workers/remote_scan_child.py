@@ -26,6 +26,7 @@ import signal
 import sys
 import time
 
+from donebell.shared.orphans import die_with_parent
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.remote_root_summary import SUMMARY_KEY, quick_result, read_summary, summary_record, why_full
 
@@ -53,15 +54,7 @@ def sqlite_home_of(path: str, sqlite_path: str | None) -> str:
 def _arm_self_destruct(budget: float, parent_pid: int | None) -> None:
     if hasattr(signal, "SIGALRM"):
         signal.alarm(int(budget) + 5)  # default action terminates, even inside a killable wait
-    if sys.platform.startswith("linux") and parent_pid:
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != parent_pid:
-            os._exit(3)  # the parent is already gone
+    die_with_parent(parent_pid)
 
 
 def run(state_dir: str, spec: dict[str, Any]) -> dict[str, Any]:

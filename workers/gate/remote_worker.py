@@ -25,30 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import sys
 import time
 from types import SimpleNamespace
 from typing import Any
 
 from donebell.shared.faults import injected_fault
+from donebell.shared.orphans import die_with_parent
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
 from donebell.workers.gate.remote import TITLE_FIELD, to_wire
-
-
-def _arm_parent_death(parent_pid: int | None) -> None:
-    if sys.platform.startswith("linux") and parent_pid:
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != parent_pid:
-            os._exit(3)  # the parent is already gone
 
 
 def _title(record: dict[str, Any]) -> str | None:
@@ -88,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", required=True, help="the watch root (for process listings and logs)")
     parser.add_argument("--parent-pid", type=int, default=None)
     args = parser.parse_args(argv)
-    _arm_parent_death(args.parent_pid)
+    die_with_parent(args.parent_pid)
     state = StateDir(args.state_dir)
     persistent: dict[Any, Any] = {}  # tail caches of this root's rollouts, for this worker's life
     out = sys.stdout.buffer
