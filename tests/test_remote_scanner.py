@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -358,24 +359,37 @@ def test_role_records_each_runs_mode_in_health(state: StateDir, isolated_env: di
 
 
 def test_summary_helpers_mirror_the_engines(tmp_path: Path) -> None:
-    """The quick check's stat, index signature, hot days and name filter see what the engine sees
-    (hot days across DST changes in two time zones; the name filter may only accept more)."""
+    """The quick check's index signature and name filter see what the engine sees (the name filter
+    may only accept more); file stats and hot days are one shared definition (rollout_files)."""
     from donebell.workers import remote_root_summary as quick
-    from donebell.workers.rollout_tail import FileStat
-    from donebell.workers.scan_discovery import ThreadIndex, hot_day_folders, is_rollout_name
+    from donebell.workers.scan_discovery import ThreadIndex, is_rollout_name
 
-    regular, fifo, folder = tmp_path / "r.jsonl", tmp_path / "f.jsonl", tmp_path / "d.jsonl"
-    regular.write_bytes(b"x\n")
-    os.mkfifo(fifo)
-    folder.mkdir()
-    for path in (regular, fifo, folder, tmp_path / "missing", regular / "under-a-file"):
-        st = FileStat.of(str(path))
-        assert quick.file_sig(str(path)) == (None if st is None else [st.dev, st.ino, st.size, st.mtime_ns])
     make_index(tmp_path / "db", [])
     sig = ThreadIndex(tmp_path / "db").signature()
     assert quick.index_signature(str(tmp_path / "db")) == [None if s is None else list(s) for s in sig]
     names = ["rollout-a.jsonl", "rollout-.jsonl", "rollout-a.jsonl.tmp", "xrollout-a.jsonl", "rollout-a\n.jsonl"]
     assert all(quick.maybe_rollout(n) for n in names + ["rollout-a.jsonl\n"] if is_rollout_name(n))
+
+
+def test_file_signature_is_that_of_regular_files_only(tmp_path: Path) -> None:
+    """A regular file has a [dev, ino, size, mtime_ns] signature; a FIFO, a folder or a missing
+    path has none (both scanners use this one definition)."""
+    from donebell.workers.rollout_files import file_sig
+
+    regular, fifo, folder = tmp_path / "r.jsonl", tmp_path / "f.jsonl", tmp_path / "d.jsonl"
+    regular.write_bytes(b"x\n")
+    os.mkfifo(fifo)
+    folder.mkdir()
+    st = regular.stat()
+    assert file_sig(str(regular)) == [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    for path in (fifo, folder, tmp_path / "missing", regular / "under-a-file"):
+        assert file_sig(str(path)) is None, path
+
+
+def test_hot_days_cover_utc_and_local_today_and_yesterday_across_dst(tmp_path: Path) -> None:
+    """Hot folders are today's and yesterday's dates in UTC and local time, whatever the DST change."""
+    from donebell.workers.rollout_files import hot_day_folders
+
     saved = os.environ.get("TZ")
     try:
         for tz in ("America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "UTC"):
@@ -383,8 +397,19 @@ def test_summary_helpers_mirror_the_engines(tmp_path: Path) -> None:
             time.tzset()
             for start in (1710054000, 1711846800, 1730595600, 1735689600):  # around DST changes, new year
                 for at in range(start - 2 * 86400, start + 2 * 86400, 1800):
-                    expected = [str(p) for p in hot_day_folders(tmp_path, at)]
-                    assert quick.hot_day_folders(str(tmp_path), at) == expected, (tz, at)
+                    want = set()
+                    for moment in (datetime.fromtimestamp(at, UTC), datetime.fromtimestamp(at)):
+                        for delta in (0, 1):
+                            want.add(
+                                str(
+                                    tmp_path.joinpath(
+                                        "sessions", *(moment - timedelta(days=delta)).strftime("%Y/%m/%d").split("/")
+                                    )
+                                )
+                            )
+                    got = hot_day_folders(str(tmp_path), at)
+                    assert set(got) == want and len(got) == len(want), (tz, at)
+                    assert got[0].endswith(datetime.fromtimestamp(at, UTC).strftime("%Y/%m/%d")), (tz, at)
     finally:
         if saved is None:
             os.environ.pop("TZ", None)

@@ -17,18 +17,18 @@ Anything else runs the full scan: a changed or new file, a changed index, a new 
 that is missing, corrupt, from another spec or older than :data:`FULL_SCAN_MAX_AGE` (a safety
 net), or a last full scan that hit an error or a locked/corrupt index.
 
-Standard library and StateDir only: this module is imported before anything heavy. Each helper
-mirrors what the engine does (``FileStat.of``, ``ThreadIndex.signature``, ``hot_day_folders``,
-``is_rollout_name``); ``tests/test_remote_scanner.py`` pins the equivalences.
+Standard library and StateDir only: this module is imported before anything heavy. The file
+stat and the hot folders come from :mod:`donebell.workers.rollout_files`, shared with the engine;
+``index_signature`` and ``maybe_rollout`` mirror ``ThreadIndex.signature`` and
+``is_rollout_name`` (``tests/test_remote_scanner.py`` pins those two equivalences).
 """
 
 from __future__ import annotations
 
 import os
-import stat
-from datetime import UTC, datetime, timedelta
 
 from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers.rollout_files import file_sig, hot_day_folders
 
 TYPE_CHECKING = False  # typing is not imported at run time: annotations only
 if TYPE_CHECKING:
@@ -48,18 +48,6 @@ SPEC_FIELDS = ("path", "sqlite_path", "origin", "replay_seconds", "include_messa
 Sig = list[int] | None
 
 
-def file_sig(path: str) -> Sig:
-    """``[dev, ino, size, mtime_ns]`` of a regular file, None if absent or not regular
-    (``rollout_tail.FileStat.of``); any other OSError propagates."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-
-
 def index_signature(sqlite_home: str) -> list[list[int] | None]:
     """``[mtime_ns, size]`` of the database and its WAL (``scan_discovery.ThreadIndex.signature``)."""
     sig: list[list[int] | None] = []
@@ -70,18 +58,6 @@ def index_signature(sqlite_home: str) -> list[list[int] | None]:
         except OSError:
             sig.append(None)
     return sig
-
-
-def hot_day_folders(codex_home: str, at: float) -> list[str]:
-    """Today's and yesterday's ``sessions/YYYY/MM/DD`` (``scan_discovery.hot_day_folders``)."""
-    days: list[str] = []
-    for tz in (UTC, None):
-        moment = datetime.fromtimestamp(at, tz)
-        for delta in (0, 1):
-            day = (moment - timedelta(days=delta)).strftime("%Y/%m/%d")
-            if day not in days:
-                days.append(day)
-    return [os.path.join(codex_home, "sessions", *d.split("/")) for d in days]
 
 
 def maybe_rollout(name: str) -> bool:

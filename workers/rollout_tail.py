@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.workers.rollout_files import file_sig
 
 MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not buffered
 READ_CHUNK = 1 << 20
@@ -52,13 +53,8 @@ class FileStat:
     @classmethod
     def of(cls, path: str) -> FileStat | None:
         """The stat of a regular file at ``path``; None if absent or not a regular file."""
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        sig = file_sig(path)
+        return None if sig is None else cls(*sig)
 
 
 def open_rollout(path: str) -> IO[bytes]:

@@ -17,10 +17,10 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from donebell.shared.codex_db import STATE_DB, CodexDbUnavailable, open_ro, query
+from donebell.workers import rollout_files
 
 INDEX_WINDOW_SECONDS = 24 * 3600  # threads updated this recently are watched
 INDEX_ROW_LIMIT = 2000
@@ -41,15 +41,8 @@ def thread_id_from_name(path: str) -> str | None:
 
 
 def hot_day_folders(codex_home: Path, at: float) -> list[Path]:
-    """Today's and yesterday's ``sessions/YYYY/MM/DD`` folders (UTC first, then local dates)."""
-    days: list[str] = []
-    for tz in (UTC, None):
-        moment = datetime.fromtimestamp(at, tz)
-        for delta in (0, 1):
-            day = (moment - timedelta(days=delta)).strftime("%Y/%m/%d")
-            if day not in days:
-                days.append(day)
-    return [codex_home.joinpath("sessions", *d.split("/")) for d in days]
+    """Today's and yesterday's ``sessions/YYYY/MM/DD`` folders (see ``rollout_files``)."""
+    return [Path(p) for p in rollout_files.hot_day_folders(str(codex_home), at)]
 
 
 def nearest_existing(path: Path, stop: Path) -> Path | None:
