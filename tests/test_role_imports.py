@@ -24,22 +24,13 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
 from support.codex_home import make_codex_home
 from support.ntfy_standin import NtfyStandin
-from test_import_cost import imported_modules
+from test_import_cost import PROBE, imported_modules
 
 TOKEN = "tk_roleimportsroleimportsroleimp"
 TOPIC = "role-imports"
 #: Top-level packages (and donebell modules) a role process must not load.
 FORBIDDEN = ("pydantic", "pydantic_core", "pydantic_settings", "donebell.shared.config")
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
-
-#: Runs the CLI as the ``donebell`` console script does and dumps ``sys.modules`` at exit.
-PROBE = (
-    "import atexit, sys\n"
-    "out = sys.argv.pop(1)\n"
-    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
-    "from donebell.shared.cli import main\n"
-    "sys.exit(main())\n"
-)
 
 
 def forbidden(modules: set[str]) -> list[str]:
