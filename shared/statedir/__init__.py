@@ -301,6 +301,13 @@ class StateDir(RecordStore):
 
         return sweep_tmp(self, older_than)
 
+    def destroy(self) -> bool:
+        """Delete the whole state directory (``uninstall --purge``); refuses one that holds
+        anything donebell does not create. False if it did not exist."""
+        from donebell.shared.statedir._upkeep import destroy
+
+        return destroy(self)
+
     def sweep_mutation_locks(self) -> int:
         """Delete files in ``mutation-locks/`` that are not one of the current shard files."""
         from donebell.shared.statedir._upkeep import sweep_mutation_locks

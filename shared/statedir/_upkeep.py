@@ -1,7 +1,8 @@
-"""Retention of the state directory: expired receipts, ``tmp/`` debris, stale lock shards.
+"""Retention of the state directory: expired receipts, ``tmp/`` debris, stale lock shards, and
+the wholesale removal ``uninstall --purge`` asks for.
 
-The bodies of :meth:`StateDir.expire`, :meth:`StateDir.sweep_tmp` and
-:meth:`StateDir.sweep_mutation_locks`, which the maintenance role calls; loaded on first use, so
+The bodies of :meth:`StateDir.expire`, :meth:`StateDir.sweep_tmp`,
+:meth:`StateDir.sweep_mutation_locks` and :meth:`StateDir.destroy`; loaded on first use, so
 the hook path never imports it. Every deletion is a counted operation (``FileStore._unlink``).
 """
 
@@ -11,7 +12,7 @@ import os
 import stat
 
 from donebell.shared.keys import is_event_key
-from donebell.shared.statedir import MUTATION_LOCK_SHARDS, RECEIPT_FOLDERS, StateDir, StateError
+from donebell.shared.statedir import FOLDERS, LOG_NAME, MUTATION_LOCK_SHARDS, RECEIPT_FOLDERS, StateDir, StateError
 
 
 def expire(state: StateDir, folder: str, older_than: float) -> int:
@@ -71,6 +72,32 @@ def sweep_mutation_locks(state: StateDir) -> int:
         for name, st in _scan(base)
         if name not in current and not stat.S_ISDIR(st.st_mode) and state._unlink(os.path.join(base, name))
     )
+
+
+def destroy(state: StateDir) -> bool:
+    """Delete the whole state directory; False if it did not exist.
+
+    Refuses (:class:`UnsafeStateDir`) a root that is a symlink or holds anything donebell does not
+    create, so a mistyped ``DONEBELL_STATE_DIR=$HOME`` cannot erase a home folder.
+    """
+    import shutil
+
+    from donebell.shared.statedir import UnsafeStateDir
+
+    root = state.root_dir
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise UnsafeStateDir(f"{root} is not a plain directory (symlink or file); delete it by hand if you mean it")
+    allowed = set(FOLDERS) | {LOG_NAME, f"{LOG_NAME}.1"}
+    strangers = sorted(name for name in os.listdir(root) if name not in allowed)
+    if strangers:
+        shown = ", ".join(strangers[:5]) + (" …" if len(strangers) > 5 else "")
+        raise UnsafeStateDir(f"{root} does not look like donebell's state directory (contains {shown}); not deleted")
+    shutil.rmtree(root)
+    return True
 
 
 def _scan(folder: str) -> list[tuple[str, os.stat_result]]:
