@@ -294,3 +294,16 @@ def test_one_crash_point_counter_counts_the_operations_of_every_layer(
     assert state.sweep_tmp(time.time() + 60) == 1
     seen.append(sd.operations_done())
     assert seen == sorted(set(seen)), seen  # each step counted more operations on the same counter
+
+
+def test_changed_since_sees_only_records_written_after_the_mark(state: StateDir) -> None:
+    """changed_since() is what a bounded worker's handover check relies on: it reports a record
+    written after the mark, and nothing for records older than it."""
+    state.create("pending", _candidate(50))
+    old = state.record_path("pending", str(_candidate(50)["key"]))
+    os.utime(old, (time.time() - 60, time.time() - 60))
+    mark = time.time()
+    assert not state.changed_since("pending", mark)
+    state.create("pending", _candidate(51))
+    assert state.changed_since("pending", mark)
+    assert not state.changed_since("outbox", mark)
