@@ -1,0 +1,102 @@
+"""Notification truth (issue 14, items 1-7): wrong, lost or duplicated notifications, reproduced
+through the real commands: real rollouts and hook processes, ``worker local-scanner|delivery
+--once`` processes and the ntfy stand-in. Each test pins the outcome docs/reliability.md lists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from support.ntfy_standin import NtfyStandin
+
+from reliability.rig import Rig, Turn, messages_by_sequence
+
+#: An event_msg that names a lifecycle event but is not shaped like one (item 1).
+MALFORMED_LIFECYCLE = {
+    "payload-string": b'{"timestamp":"2026-12-01T00:00:00.000Z","type":"event_msg","payload":"task_started"}\n',
+    "type-not-string": b'{"timestamp":"2026-12-01T00:00:00.000Z","type":"event_msg",'
+    b'"payload":{"type":["task_started"],"turn_id":"t-next"}}\n',
+}
+
+
+def _append(turn: Turn, data: bytes, *, backdate: float = 1.0) -> None:
+    with open(turn.rollout, "ab") as f:
+        f.write(data)
+    then = time.time() - backdate
+    os.utime(turn.rollout, (then, then))
+
+
+def _event(payload: dict[str, Any]) -> bytes:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    return json.dumps({"timestamp": stamp, "type": "event_msg", "payload": payload}).encode() + b"\n"
+
+
+def _child_rollout(rig: Rig, root: Turn, tail: bytes) -> None:
+    """A finished subagent of ``root`` (session_meta names the parent), then ``tail``."""
+    child = str(uuid.uuid4())
+    turn = str(uuid.uuid4())
+    meta = {"type": "session_meta", "payload": {"id": child, "parent_thread_id": root.thread_id,
+                                                "thread_source": "subagent", "cwd": "/work/p"}}
+    lines = json.dumps(meta).encode() + b"\n"
+    lines += _event({"type": "task_started", "turn_id": turn})
+    lines += _event({"type": "task_complete", "turn_id": turn, "last_agent_message": "child done"})
+    path = root.rollout.with_name(f"rollout-2026-12-01T00-00-00-{child}.jsonl")
+    path.write_bytes(lines + tail)
+
+
+def _wait_reason(rig: Rig, key: str) -> str | None:
+    record = rig.state.read("pending", key)
+    history = ((record or {}).get("probe") or {}).get("history") or [{}]
+    reason = history[-1].get("reason")
+    return str(reason) if reason is not None else None
+
+
+@pytest.mark.parametrize("mode", ["strict", "balanced"])
+@pytest.mark.parametrize("case", MALFORMED_LIFECYCLE)
+def test_a_malformed_lifecycle_record_after_the_root_completion_is_invalid_evidence(
+    make_rig: Callable[..., Rig], standin: NtfyStandin, case: str, mode: str
+) -> None:
+    """Item 1, root: an event_msg naming task_started whose payload is a string (or whose type is not a
+    string) after the root's task_complete holds the turn through the grace, then `unverifiable`."""
+    rig = make_rig(idle_probe_grace_seconds=2.0, idle_detection_mode=mode)
+    turn = rig.new_turn(complete=True)
+    _append(turn, MALFORMED_LIFECYCLE[case])
+
+    assert rig.hook_stop(turn).rc == 0
+    assert rig.deliver_once().rc == 0
+    assert rig.where(turn.key) == ["pending"], "released at once on malformed lifecycle evidence"
+    assert _wait_reason(rig, turn.key) == "malformed-after-completion"
+    time.sleep(2.2)
+    rig.settle([turn.key], scan=False)
+
+    assert rig.where(turn.key) == ["suppressed"]
+    receipt = rig.state.read("suppressed", turn.key)
+    assert receipt is not None and receipt["reason"] == "unverifiable"
+    assert standin.messages(rig.topic) == []
+
+
+@pytest.mark.parametrize("mode", ["strict", "balanced"])
+@pytest.mark.parametrize("case", MALFORMED_LIFECYCLE)
+def test_a_malformed_lifecycle_record_in_a_child_rollout_holds_the_root(
+    make_rig: Callable[..., Rig], standin: NtfyStandin, case: str, mode: str
+) -> None:
+    """Item 1, child: a finished child whose rollout then gets a malformed lifecycle record is not
+    finished: the root holds (`child-invalid`, fail closed in both modes) past the probe grace."""
+    rig = make_rig(idle_probe_grace_seconds=1.0, idle_detection_mode=mode)
+    turn = rig.new_turn(complete=True)
+    _child_rollout(rig, turn, MALFORMED_LIFECYCLE[case])
+
+    assert rig.hook_stop(turn).rc == 0
+    assert rig.deliver_once().rc == 0
+    time.sleep(1.2)
+    assert rig.deliver_once().rc == 0
+
+    assert rig.where(turn.key) == ["pending"], "the root was released with an unreadable child"
+    assert _wait_reason(rig, turn.key) == "child-invalid"
+    assert standin.messages(rig.topic) == []
