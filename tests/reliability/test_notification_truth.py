@@ -100,3 +100,22 @@ def test_a_malformed_lifecycle_record_in_a_child_rollout_holds_the_root(
     assert rig.where(turn.key) == ["pending"], "the root was released with an unreadable child"
     assert _wait_reason(rig, turn.key) == "child-invalid"
     assert standin.messages(rig.topic) == []
+
+
+def test_a_codex_stop_whose_agent_id_is_its_own_session_id_does_not_silence_the_root(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
+    """Item 3: `agent_id == session_id` is not a sub-agent's Stop (a sub-agent's id is never its root's):
+    no `subagent` receipt on the root's key; hook plus scanner notify the root turn once."""
+    rig = make_rig()
+    turn = rig.new_turn()
+    payload = rig.stop_payload(turn)
+    payload["agent_id"] = turn.thread_id
+    assert rig.run("hook", "codex-stop", stdin=json.dumps(payload).encode()).rc == 0
+    assert rig.where(turn.key) == ["pending"], "the root's own key got a receipt from its Stop"
+    rig.complete(turn)
+
+    rig.settle([turn.key])
+
+    assert rig.where(turn.key) == ["sent"]
+    assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}
