@@ -42,13 +42,16 @@ def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: boo
     * absent everywhere -> created;
     * pending -> merged: the new source is added, missing evidence filled in (with ``refresh``,
       e.g. a repeated Claude Stop for the same prompt, the new values win), ``revision`` bumped;
-    * outbox / sent / suppressed / dead -> duplicate: nothing changes (never a second notification).
+    * outbox / sent / suppressed / dead -> duplicate: nothing changes (never a second notification),
+      except a root's Codex Stop after a ``technical-turn`` receipt, which reopens the key (created).
     """
     key = candidate["key"]
     with state.mutation_lock(key):
         where = state.locate(key)
         if where is None:
             state.create("pending", candidate)
+            return "created"
+        if where == "suppressed" and _reopens(state, candidate):
             return "created"
         if where != "pending":
             return "duplicate"
@@ -64,6 +67,28 @@ def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: boo
         merged = merge_evidence(current, candidate, refresh=refresh)
         state.replace("pending", merged)
         return "merged"
+
+
+def _reopens(state: StateDir, candidate: dict[str, Any]) -> bool:
+    """A root's own Stop after a ``technical-turn`` receipt (nothing was sent) reopens the key.
+
+    The technical-turn heuristic judges scanner/notify evidence without the agent's word; a Stop is
+    that word, and the gate never applies the heuristic to a Stop. The candidate is created before
+    the receipt is removed, so a crash in between leaves the receipt in force (the gate removes the
+    pending copy as debris): the old outcome, never a second notification. Called under the lock.
+    """
+    if candidate.get("source") != "codex-stop" or candidate.get("classification") == "subagent":
+        return False
+    key = candidate["key"]
+    try:
+        receipt = state.read("suppressed", key)
+    except InvalidRecord:
+        return False
+    if receipt is None or receipt.get("reason") != "technical-turn":
+        return False
+    state.create("pending", {**candidate, "reopened_from": "technical-turn"})
+    state.remove("suppressed", key)
+    return True
 
 
 def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: bool = False) -> dict[str, Any]:

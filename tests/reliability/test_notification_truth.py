@@ -119,3 +119,37 @@ def test_a_codex_stop_whose_agent_id_is_its_own_session_id_does_not_silence_the_
 
     assert rig.where(turn.key) == ["sent"]
     assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}
+
+
+def _without_final_message(turn: Turn) -> None:
+    """Make ``turn`` a done turn without a final assistant message (a `technical-turn` to the scanner)."""
+    kept = [line for line in turn.rollout.read_bytes().splitlines(keepends=True)
+            if b'"role":"assistant"' not in line and b"AgentMessage" not in line]
+    turn.rollout.write_bytes(b"".join(kept))
+    turn.completion = turn.completion.replace(b'"last_agent_message":"Hello from the fake model. Task done."',
+                                              b'"last_agent_message":null')
+
+
+def test_a_root_stop_after_a_technical_turn_receipt_reopens_it_and_notifies_once(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
+    """Item 5: the scanner's candidate for a turn without a final message was suppressed `technical-turn`
+    (nothing sent); the root's own Stop for that turn arrives later: it reopens the key and the task is
+    notified exactly once (a Stop bypasses the technical-turn heuristic); a repeated Stop adds nothing."""
+    rig = make_rig()
+    turn = rig.new_turn()
+    _without_final_message(turn)
+    rig.complete(turn)
+    assert rig.scan_once().rc == 0
+    assert rig.deliver_once().rc == 0
+    receipt = rig.state.read("suppressed", turn.key)
+    assert receipt is not None and receipt["reason"] == "technical-turn"
+
+    assert rig.hook_stop(turn).rc == 0
+    assert rig.where(turn.key) == ["pending"], "the Stop was dropped as a duplicate of the receipt"
+    rig.settle([turn.key])
+    assert rig.hook_stop(turn).rc == 0
+    rig.settle([turn.key])
+
+    assert rig.where(turn.key) == ["sent"]
+    assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}
