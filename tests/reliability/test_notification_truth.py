@@ -10,9 +10,11 @@ import os
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from donebell.shared.keys import event_key, sequence_id
 from support.ntfy_standin import NtfyStandin
 
 from reliability.rig import Rig, Turn, messages_by_sequence
@@ -153,3 +155,67 @@ def test_a_root_stop_after_a_technical_turn_receipt_reopens_it_and_notifies_once
 
     assert rig.where(turn.key) == ["sent"]
     assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}
+
+
+CLAUDE = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "claude" / "print-tool"
+CLAUDE_PROMPT = "b522e1c8-ef06-4602-a43c-969646624918"
+
+
+def _claude_prompt_lines(session: str, prompt: str) -> bytes:
+    """The recorded print-tool prompt (user, tool use, final answer) as prompt ``prompt`` of ``session``."""
+    renamed: dict[str, str] = {}
+    out = b""
+    for raw in (CLAUDE / "bcd90786-c5dc-4556-ab76-41b75d464f9d.jsonl").read_bytes().splitlines():
+        obj = json.loads(raw)
+        if obj.get("type") not in ("user", "assistant", "attachment"):
+            continue
+        for name in ("uuid", "parentUuid"):
+            if isinstance(obj.get(name), str):
+                obj[name] = renamed.setdefault(obj[name], str(uuid.uuid4()))
+        obj["sessionId"] = session
+        if obj.get("promptId") == CLAUDE_PROMPT:
+            obj["promptId"] = prompt
+        out += json.dumps(obj).encode() + b"\n"
+    return out
+
+
+def _claude_payload(event: str, session: str, prompt: str, transcript: Path) -> bytes:
+    lines = (CLAUDE / "hooks.jsonl").read_text().splitlines()
+    payload = next(p for p in (json.loads(line)["payload"] for line in lines) if p["hook_event_name"] == event)
+    payload.update(session_id=session, prompt_id=prompt, transcript_path=str(transcript), cwd=str(transcript.parent))
+    return json.dumps(payload).encode()
+
+
+def test_a_late_user_prompt_submit_of_an_earlier_prompt_does_not_supersede_the_later_one(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
+    """Item 2: prompt A, then prompt B (UserPromptSubmit and Stop), then A's UserPromptSubmit again (late
+    or repeated): it is stale, like a late Stop, so B's candidate stays and is notified exactly once."""
+    rig = make_rig()
+    session, first, second = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    folder = rig.claude_dir / "projects" / "-work-p"
+    folder.mkdir(parents=True)
+    transcript = folder / f"{session}.jsonl"
+
+    def hook(event: str, prompt: str) -> None:
+        assert rig.run("hook", "claude", stdin=_claude_payload(event, session, prompt, transcript)).rc == 0
+
+    hook("UserPromptSubmit", first)
+    transcript.write_bytes(_claude_prompt_lines(session, first))
+    hook("Stop", first)
+    hook("UserPromptSubmit", second)
+    with open(transcript, "ab") as f:
+        f.write(_claude_prompt_lines(session, second))
+    hook("Stop", second)
+    hook("UserPromptSubmit", first)  # late / repeated
+    later = event_key("claude", session, second)
+    assert rig.where(later) == ["pending"], "the stale UserPromptSubmit superseded the later prompt"
+    then = time.time() - 1
+    os.utime(transcript, (then, then))
+    time.sleep(0.6)  # the Claude settle after the latest Stop
+
+    rig.settle([later], scan=False)
+
+    assert rig.where(later) == ["sent"]
+    assert rig.where(event_key("claude", session, first)) == ["suppressed"]
+    assert messages_by_sequence(standin.messages(rig.topic)) == {sequence_id("claude", later): 1}
