@@ -28,6 +28,7 @@ from donebell.workers.rollout_tail import (
     LineReader,
     close_quietly,
     end_of_last_line,
+    line_fingerprint,
     open_rollout,
 )
 from donebell.workers.scan_discovery import (
@@ -236,6 +237,8 @@ class ScanEngine:
             before = (cur.offset, cur.skipping)
             if st.size > cur.offset or cur.skipping:
                 self._consume(cur, w, f, report)
+            if (cur.offset, cur.skipping) != before or fresh or cur.line_fp is None:
+                cur.line_fp = None if cur.skipping else line_fingerprint(f, cur.offset)
         finally:
             close_quietly(f)
         cur.size, cur.mtime_ns = st.size, st.mtime_ns
@@ -253,6 +256,10 @@ class ScanEngine:
             return False
         if cur.offset == 0 or cur.skipping:
             return True
+        if cur.line_fp is not None:
+            # Truncated and rewritten in place (maybe to the same size): the line before the
+            # cursor is not the one it read last. Size and mtime alone cannot tell.
+            return line_fingerprint(f, cur.offset) == cur.line_fp
         f.seek(cur.offset - 1)
         return f.read(1) == b"\n"  # a cursor always sits just after a newline
 

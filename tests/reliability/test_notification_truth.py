@@ -219,3 +219,31 @@ def test_a_late_user_prompt_submit_of_an_earlier_prompt_does_not_supersede_the_l
     assert rig.where(later) == ["sent"]
     assert rig.where(event_key("claude", session, first)) == ["suppressed"]
     assert messages_by_sequence(standin.messages(rig.topic)) == {sequence_id("claude", later): 1}
+
+
+def test_a_rollout_rewritten_in_place_to_the_same_size_is_restarted(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
+    """Item 6: after a notified turn the rollout is truncated and rewritten (same inode) to exactly its
+    old size with a new turn: the cursor's last line no longer matches, so the scanner restarts the
+    file and notifies the new turn once (the old one is not repeated)."""
+    rig = make_rig()
+    first = rig.new_turn(complete=True)
+    rig.settle([first.key])
+    history = first.rollout.read_bytes()
+    meta = history[: history.index(b"\n") + 1]
+    second = rig.next_turn(first, complete=True)
+    rewritten = meta + first.rollout.read_bytes()[len(history) :]
+    assert len(rewritten) == len(history)
+    inode = first.rollout.stat().st_ino
+    with open(first.rollout, "r+b") as f:
+        f.truncate(0)
+        f.write(rewritten)
+    os.utime(first.rollout, (time.time() - 1, time.time() - 1))
+    assert (first.rollout.stat().st_ino, first.rollout.stat().st_size) == (inode, len(history))
+
+    rig.settle([second.key])
+
+    assert rig.where(first.key) == rig.where(second.key) == ["sent"]
+    assert messages_by_sequence(standin.messages(rig.topic)) == {first.sequence_id: 1, second.sequence_id: 1}
+    assert any("restarting" in str(line.get("msg")) for line in rig.log())
