@@ -235,6 +235,10 @@ class ScanEngine:
             if cur is None:
                 cur = self._start(w.path, st, f)
             before = (cur.offset, cur.skipping)
+            if not fresh:
+                # Only what was in the file when it was first met can be history; a record appended
+                # after the cursor exists is live whatever the agent's clock stamped on it.
+                cur.replay_floor = None
             if st.size > cur.offset or cur.skipping:
                 self._consume(cur, w, f, report)
             if (cur.offset, cur.skipping) != before or fresh or cur.line_fp is None:

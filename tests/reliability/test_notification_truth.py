@@ -247,3 +247,22 @@ def test_a_rollout_rewritten_in_place_to_the_same_size_is_restarted(
     assert rig.where(first.key) == rig.where(second.key) == ["sent"]
     assert messages_by_sequence(standin.messages(rig.topic)) == {first.sequence_id: 1, second.sequence_id: 1}
     assert any("restarting" in str(line.get("msg")) for line in rig.log())
+
+
+@pytest.mark.parametrize("skew", [600.0, 86400.0], ids=["10-minutes", "one-day"])
+def test_a_scanner_only_turn_is_reported_when_the_agent_clock_is_off(
+    make_rig: Callable[..., Rig], standin: NtfyStandin, skew: float
+) -> None:
+    """Item 7: no hook; the agent stamps its records ``skew`` seconds behind this machine's clock. The
+    scanner met the rollout mid-turn (its cursor exists); the task_complete appended afterwards is live
+    whatever its timestamp says, so the turn is notified once (only the first replay is time-bounded)."""
+    rig = make_rig()
+    turn = rig.new_turn(at=time.time() - skew)
+    assert rig.scan_once().rc == 0
+    assert rig.counts()["pending"] == 0
+    rig.complete(turn)
+
+    rig.settle([turn.key])
+
+    assert rig.where(turn.key) == ["sent"]
+    assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}
