@@ -266,3 +266,37 @@ def test_a_scanner_only_turn_is_reported_when_the_agent_clock_is_off(
 
     assert rig.where(turn.key) == ["sent"]
     assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}
+
+
+@pytest.mark.parametrize("stop_late", [False, True], ids=["stop-before-completion", "stop-after-completion"])
+def test_a_balanced_stop_without_turn_id_is_merged_with_the_scanner_key(
+    make_rig: Callable[..., Rig], standin: NtfyStandin, stop_late: bool
+) -> None:
+    """Item 4: a Stop without `turn_id` gets a weak random key; the scanner reports the same turn under its
+    real key. The gate matches the weak candidate to its rollout turn (thread + nearest completion) and
+    merges it into the real key: one notification, one sequence id, also after the probe grace."""
+    rig = make_rig(idle_detection_mode="balanced", idle_probe_grace_seconds=1.0)
+    earlier = rig.new_turn(complete=True)  # an older turn of the thread that must not be matched
+    rig.settle([earlier.key])
+    turn = rig.next_turn(earlier)
+    payload = rig.stop_payload(turn)
+    del payload["turn_id"]
+    if stop_late:
+        rig.complete(turn)
+        time.sleep(0.3)
+    assert rig.run("hook", "codex-stop", stdin=json.dumps(payload).encode()).rc == 0
+    weak = [r for r in rig.read_all("pending") if r.get("weak_identity")]
+    assert len(weak) == 1
+    if not stop_late:
+        rig.complete(turn)
+
+    rig.settle([turn.key, weak[0]["key"]], drain=True)
+    time.sleep(1.2)  # past the probe grace: balanced would assume the weak candidate's checks passed
+    rig.settle([turn.key, weak[0]["key"]], drain=True)
+
+    assert messages_by_sequence(standin.messages(rig.topic)) == {earlier.sequence_id: 1, turn.sequence_id: 1}
+    assert rig.where(turn.key) == ["sent"]
+    receipt = rig.state.read("suppressed", weak[0]["key"])
+    assert receipt is not None and receipt["reason"] == "merged"
+    sent = rig.state.read("sent", turn.key)
+    assert sent is not None and "codex-stop" in sent.get("sources", [])
