@@ -300,3 +300,30 @@ def test_a_balanced_stop_without_turn_id_is_merged_with_the_scanner_key(
     assert receipt is not None and receipt["reason"] == "merged"
     sent = rig.state.read("sent", turn.key)
     assert sent is not None and "codex-stop" in sent.get("sources", [])
+
+
+def test_a_crash_at_any_step_of_reopening_a_technical_turn_never_duplicates_or_loses_it(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
+    """Item 5, crash walk: the reopening Stop hook killed at each of its counted state-dir operations in
+    turn, then the pipeline settles. Before the new candidate exists the old receipt stands (nothing
+    sent, nothing twice); once it exists, also beside the not yet removed receipt, the turn is
+    notified exactly once (the gate finishes the interrupted reopening instead of dropping it)."""
+    interrupted = 0
+    for n in range(1, 60):
+        rig = make_rig(f"crash-{n}")
+        turn = rig.new_turn()
+        _without_final_message(turn)
+        rig.complete(turn)
+        assert rig.scan_once().rc == 0 and rig.deliver_once().rc == 0
+        rc = rig.hook_stop(turn, crash_at=n).rc
+        created = rig.state.exists("pending", turn.key)
+        interrupted += created and rig.state.exists("suppressed", turn.key)
+        rig.settle([turn.key])
+        sent = messages_by_sequence(standin.messages(rig.topic)).get(turn.sequence_id, 0)
+        assert sent == (1 if created else 0), (n, created, rig.where(turn.key))
+        assert rig.where(turn.key) == (["sent"] if created else ["suppressed"]), n
+        if rc != 86:  # the hook finished before its n-th operation: every point was walked
+            assert created
+            break
+    assert interrupted, "no crash point fell between the new candidate and the receipt's removal"
