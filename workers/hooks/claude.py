@@ -69,8 +69,8 @@ def on_prompt(ctx: HookContext, payload: dict[str, Any]) -> None:
         text_field(payload, "cwd", PATH_LIMIT),
     )
     if record.get("prompt_id") != prompt_id:
-        ctx.log("info", "claude UserPromptSubmit of an older prompt ignored", session_id=session_id,
-                prompt_id=prompt_id, current_prompt_id=record.get("prompt_id"))
+        current = record.get("prompt_id")
+        ctx.log("info", "claude UserPromptSubmit of an older prompt ignored", prompt_id=prompt_id, current=current)
         return
     swept = claude_session.supersede_older(ctx.state, session_id, int(record["epoch"]))
     ctx.log(

@@ -13,8 +13,8 @@ holds two mutation locks at once (two keys can share one of the 64 shard files, 
 on a second descriptor of the same file would wait for itself).
 
 ``recent_prompt_ids`` (the last :data:`RECENT_PROMPTS`) tells a late signal of an older prompt
-(stale: ignored, a Stop as well as a late or repeated UserPromptSubmit) apart from a prompt whose UserPromptSubmit was never seen (the epoch advances
-then, as if it had been).
+(stale: ignored, a Stop as well as a late or repeated UserPromptSubmit) apart from a prompt whose
+UserPromptSubmit was never seen (the epoch advances then, as if it had been).
 """
 
 from __future__ import annotations
