@@ -43,8 +43,10 @@ def _child_rollout(rig: Rig, root: Turn, tail: bytes) -> None:
     """A finished subagent of ``root`` (session_meta names the parent), then ``tail``."""
     child = str(uuid.uuid4())
     turn = str(uuid.uuid4())
-    meta = {"type": "session_meta", "payload": {"id": child, "parent_thread_id": root.thread_id,
-                                                "thread_source": "subagent", "cwd": "/work/p"}}
+    meta = {
+        "type": "session_meta",
+        "payload": {"id": child, "parent_thread_id": root.thread_id, "thread_source": "subagent", "cwd": "/work/p"},
+    }
     lines = json.dumps(meta).encode() + b"\n"
     lines += _event({"type": "task_started", "turn_id": turn})
     lines += _event({"type": "task_complete", "turn_id": turn, "last_agent_message": "child done"})
@@ -125,11 +127,15 @@ def test_a_codex_stop_whose_agent_id_is_its_own_session_id_does_not_silence_the_
 
 def _without_final_message(turn: Turn) -> None:
     """Make ``turn`` a done turn without a final assistant message (a `technical-turn` to the scanner)."""
-    kept = [line for line in turn.rollout.read_bytes().splitlines(keepends=True)
-            if b'"role":"assistant"' not in line and b"AgentMessage" not in line]
+    kept = [
+        line
+        for line in turn.rollout.read_bytes().splitlines(keepends=True)
+        if b'"role":"assistant"' not in line and b"AgentMessage" not in line
+    ]
     turn.rollout.write_bytes(b"".join(kept))
-    turn.completion = turn.completion.replace(b'"last_agent_message":"Hello from the fake model. Task done."',
-                                              b'"last_agent_message":null')
+    turn.completion = turn.completion.replace(
+        b'"last_agent_message":"Hello from the fake model. Task done."', b'"last_agent_message":null'
+    )
 
 
 def test_a_root_stop_after_a_technical_turn_receipt_reopens_it_and_notifies_once(
