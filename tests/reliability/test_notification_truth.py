@@ -333,3 +333,28 @@ def test_a_crash_at_any_step_of_reopening_a_technical_turn_never_duplicates_or_l
             assert created
             break
     assert interrupted, "no crash point fell between the new candidate and the receipt's removal"
+
+
+def test_a_crash_at_any_step_of_merging_a_weak_stop_never_duplicates_or_loses_the_turn(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
+    """Item 4, crash walk: the delivery pass that merges a Stop without `turn_id` into its turn's real key
+    is killed at each of its counted state-dir operations in turn; the pipeline then settles: the turn is
+    notified exactly once with its real `sequence_id`, and the weak key ends `merged` (never sent)."""
+    for n in range(1, 80):
+        rig = make_rig(f"crash-{n}", idle_detection_mode="balanced", idle_probe_grace_seconds=1.0)
+        turn = rig.new_turn(complete=True)
+        payload = rig.stop_payload(turn)
+        del payload["turn_id"]
+        assert rig.run("hook", "codex-stop", stdin=json.dumps(payload).encode()).rc == 0
+        (weak,) = [r["key"] for r in rig.read_all("pending")]
+        rc = rig.deliver_once(crash_at=n).rc
+        rig.settle([turn.key, weak], drain=True)
+
+        assert messages_by_sequence(standin.messages(rig.topic)) == {turn.sequence_id: 1}, n
+        receipt = rig.state.read("suppressed", weak)
+        assert receipt is not None and receipt["reason"] == "merged", n
+        if rc != 86:  # the pass finished before its n-th operation: every point was walked
+            break
+    else:
+        raise AssertionError("the delivery pass never finished")
