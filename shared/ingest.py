@@ -42,13 +42,16 @@ def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: boo
     * absent everywhere -> created;
     * pending -> merged: the new source is added, missing evidence filled in (with ``refresh``,
       e.g. a repeated Claude Stop for the same prompt, the new values win), ``revision`` bumped;
-    * outbox / sent / suppressed / dead -> duplicate: nothing changes (never a second notification).
+    * outbox / sent / suppressed / dead -> duplicate: nothing changes (never a second notification),
+      except a root's Codex Stop after a ``technical-turn`` receipt, which reopens the key (created).
     """
     key = candidate["key"]
     with state.mutation_lock(key):
         where = state.locate(key)
         if where is None:
             state.create("pending", candidate)
+            return "created"
+        if where == "suppressed" and _reopens(state, candidate):
             return "created"
         if where != "pending":
             return "duplicate"
@@ -64,6 +67,54 @@ def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: boo
         merged = merge_evidence(current, candidate, refresh=refresh)
         state.replace("pending", merged)
         return "merged"
+
+
+def _reopens(state: StateDir, candidate: dict[str, Any]) -> bool:
+    """A root's own Stop after a ``technical-turn`` receipt (nothing was sent) reopens the key.
+
+    The technical-turn heuristic judges scanner/notify evidence without the agent's word; a Stop is
+    that word, and the gate never applies the heuristic to a Stop. The candidate (marked
+    ``reopened_from``) is created before the receipt is removed; after a crash in between, the gate
+    finishes the reopening (:func:`finish_reopen`) instead of removing the candidate as debris.
+    Called under the key's lock.
+    """
+    if candidate.get("source") != "codex-stop" or candidate.get("classification") == "subagent":
+        return False
+    key = candidate["key"]
+    try:
+        receipt = state.read("suppressed", key)
+    except InvalidRecord:
+        return False
+    if receipt is None or receipt.get("reason") != "technical-turn":
+        return False
+    state.create("pending", {**candidate, "reopened_from": "technical-turn"})
+    state.remove("suppressed", key)
+    return True
+
+
+def finish_reopen(state: StateDir, record: dict[str, Any]) -> bool:
+    """Remove the ``technical-turn`` receipt a reopened candidate was meant to replace; True if done.
+
+    For the gate's recovery of "both exist": a pending copy beside a receipt is crash debris, except
+    a reopening interrupted between its two steps (then the receipt goes, the candidate stays).
+    """
+    if record.get("reopened_from") != "technical-turn":
+        return False
+    key = record["key"]
+    with state.mutation_lock(key):
+        if any(state.exists(folder, key) for folder in ("outbox", "sent", "dead")):
+            return False
+        try:
+            receipt = state.read("suppressed", key)
+        except InvalidRecord:
+            return False
+        if receipt is None:
+            return True  # nothing beside it any more: not debris
+        if receipt.get("reason") != "technical-turn":
+            return False
+        state.remove("suppressed", key)
+        state.log("info", "reopened candidate: its technical-turn receipt removed", key=key)
+        return True
 
 
 def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: bool = False) -> dict[str, Any]:

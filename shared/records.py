@@ -31,6 +31,7 @@ REASONS = (
     "subagent",  # a descendant thread/agent never notifies on its own
     "superseded",  # an older candidate of the same root, or an obsolete predecessor turn
     "technical-turn",  # no user message + final assistant message (legacy/watcher sources)
+    "merged",  # a Codex Stop without turn_id, folded into its rollout turn's real key
     "unverifiable",  # strict mode could not verify the evidence within the probe grace
     "claude-session-unverifiable",  # Claude session record missing/corrupt at commit time
     "goal-cleared",  # a cleared Claude goal: the candidate is removed, no receipt (log word)

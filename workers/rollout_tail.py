@@ -7,7 +7,10 @@ A rollout is append-only JSONL that Codex may be writing while we read. The rule
   file for the next scan (the cursor offset never passes it);
 * a cursor is rewritten only when it advanced, never because the file was merely looked at;
 * a different device/inode, or a file shorter than the cursor offset, is a replaced or
-  truncated file: the caller restarts it from scratch;
+  truncated file: the caller restarts it from scratch; so is a file whose line just before the
+  cursor no longer matches the cursor's fingerprint of it (:func:`line_fingerprint`: truncated
+  and rewritten in place, possibly to the very same size). Only a file whose stat changed is
+  checked, so an idle pass reads nothing;
 * a record longer than :data:`MAX_RECORD_BYTES` is skipped (its first bytes are kept for a
   sniff) so memory stays bounded whatever a line holds.
 
@@ -33,6 +36,7 @@ from donebell.workers.rollout_files import file_sig
 MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not buffered
 READ_CHUNK = 1 << 20
 SNIFF_BYTES = 4096  # prefix of an oversized line kept to see what it was
+FINGERPRINT_BYTES = 8192  # the cursor's last line is fingerprinted up to this many trailing bytes
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 
@@ -150,6 +154,21 @@ def end_of_last_line(f: IO[bytes], size: int, max_record: int = MAX_RECORD_BYTES
     return (0, False) if pos == 0 else (size, True)
 
 
+def line_fingerprint(f: IO[bytes], offset: int) -> str | None:
+    """A digest of the line ending at ``offset`` (its last :data:`FINGERPRINT_BYTES` at most).
+
+    None at offset 0 (nothing read yet). One ``pread``-sized read, taken only when a cursor
+    advances or a changed file is checked against its cursor.
+    """
+    if offset <= 0:
+        return None
+    start = max(0, offset - FINGERPRINT_BYTES)
+    f.seek(start)
+    data = f.read(offset - start)
+    nl = data.rfind(b"\n", 0, len(data) - 1)
+    return hashlib.blake2b(data[nl + 1 :], digest_size=16).hexdigest()
+
+
 def cursor_key(path: str) -> str:
     """A cursor's record key: SHA-256 of the rollout path."""
     return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()
@@ -178,6 +197,7 @@ class Cursor:
     invalid: dict[str, Any] = field(default_factory=lambda: {"count": 0})
     terminals: int = 0
     replay_floor: float | None = None  # replayed from byte 0: older terminal records are history
+    line_fp: str | None = None  # line_fingerprint() at ``offset`` (None: not taken yet)
     created_at: float = field(default_factory=now)
 
     def same_file(self, st: FileStat) -> bool:
@@ -219,6 +239,7 @@ class Cursor:
                 invalid=dict(rec.get("invalid") or {"count": 0}),
                 terminals=int(rec.get("terminals") or 0),
                 replay_floor=float(rec["replay_floor"]) if rec.get("replay_floor") is not None else None,
+                line_fp=str(rec["line_fp"]) if rec.get("line_fp") is not None else None,
                 created_at=float(rec.get("created_at") or now()),
             )
         except (KeyError, TypeError, ValueError) as exc:

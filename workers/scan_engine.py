@@ -28,6 +28,7 @@ from donebell.workers.rollout_tail import (
     LineReader,
     close_quietly,
     end_of_last_line,
+    line_fingerprint,
     open_rollout,
 )
 from donebell.workers.scan_discovery import (
@@ -234,8 +235,14 @@ class ScanEngine:
             if cur is None:
                 cur = self._start(w.path, st, f)
             before = (cur.offset, cur.skipping)
+            if not fresh:
+                # Only what was in the file when it was first met can be history; a record appended
+                # after the cursor exists is live whatever the agent's clock stamped on it.
+                cur.replay_floor = None
             if st.size > cur.offset or cur.skipping:
                 self._consume(cur, w, f, report)
+            if (cur.offset, cur.skipping) != before or fresh or cur.line_fp is None:
+                cur.line_fp = None if cur.skipping else line_fingerprint(f, cur.offset)
         finally:
             close_quietly(f)
         cur.size, cur.mtime_ns = st.size, st.mtime_ns
@@ -253,6 +260,10 @@ class ScanEngine:
             return False
         if cur.offset == 0 or cur.skipping:
             return True
+        if cur.line_fp is not None:
+            # Truncated and rewritten in place (maybe to the same size): the line before the
+            # cursor is not the one it read last. Size and mtime alone cannot tell.
+            return line_fingerprint(f, cur.offset) == cur.line_fp
         f.seek(cur.offset - 1)
         return f.read(1) == b"\n"  # a cursor always sits just after a newline
 

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import codex_db
+from donebell.shared.keys import event_key
+from donebell.workers.gate import weak_match
 from donebell.workers.gate.codex_sources import Homes, classify_thread, find_rollout, goal_status, homes
 from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
 from donebell.workers.gate.context import GateContext
@@ -112,6 +114,8 @@ class CodexGate:
     def _run(self) -> Verdict:
         thread_id, turn_id = self.record.get("thread_id"), self.record.get("turn_id")
         if not (isinstance(thread_id, str) and thread_id and isinstance(turn_id, str) and turn_id):
+            if isinstance(thread_id, str) and thread_id:
+                self._check_weak_turn(thread_id)
             self.unknown("no-ids", "candidate lacks a thread id or turn id (weak identity)")
             return self._promote(None, None, None, {})
         rollout = find_rollout(self.ctx, self.homes, thread_id, self.record.get("transcript_path"))
@@ -125,6 +129,26 @@ class CodexGate:
         children = self._check_descendants(root)
         observed = self._check_quiet(tail)
         return self._promote(tail, turn, goal, observed, children)
+
+    def _check_weak_turn(self, thread_id: str) -> None:
+        """A Stop without turn_id: merge it into the rollout turn nearest its capture (weak_match.py)."""
+        rollout = find_rollout(self.ctx, self.homes, thread_id, self.record.get("transcript_path"))
+        tail = tails(self.ctx).get(str(rollout), need=weak_match.enough) if rollout is not None else None
+        if rollout is None or tail is None or tail.error:
+            return
+        self.watch.append(rollout)
+        created = self.record.get("created_at")
+        turn = weak_match.nearest_turn(tail.items, float(created) if isinstance(created, (int, float)) else self.now)
+        if turn is None or turn.turn_id is None:
+            return
+        key = event_key("codex", thread_id, turn.turn_id)
+        raise _Blocked(
+            Verdict.suppress(
+                weak_match.MERGED,
+                f"no turn_id: matched to turn {turn.turn_id} ({turn.kind} nearest the capture); merged into {key}",
+                fields={"turn_id": turn.turn_id, "merged_into": key},
+            )
+        )
 
     def _check_root(self, thread_id: str, rollout: Path | None) -> str:
         ident = classify_thread(self.ctx, self.homes, thread_id, rollout)

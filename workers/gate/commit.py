@@ -15,6 +15,7 @@ from typing import Any, Literal
 from donebell.shared import records
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers.gate.verdict import Verdict
+from donebell.workers.gate.weak_match import MERGED, merge_into
 
 Applied = Literal["promoted", "suppressed", "removed", "waiting", "raced", "gone"]
 
@@ -97,6 +98,8 @@ def apply(
 ) -> tuple[Applied, Verdict]:
     """Apply ``verdict`` (made on ``snapshot``); returns what happened and the verdict applied."""
     key = snapshot["key"]
+    if verdict.action == "suppress" and verdict.reason == MERGED:
+        merge_into(state, snapshot, verdict.fields)  # the real key first, under its own lock
     with state.mutation_lock(key):
         current = _reread(state, key, snapshot.get("revision"))
         if current is None:

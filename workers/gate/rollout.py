@@ -133,9 +133,13 @@ def _classify(line: bytes, offset: int) -> Lifecycle | tuple[str, Any] | None:
     if not isinstance(obj, dict):
         return ("malformed", "not an object")
     payload = obj.get("payload")
+    kind = obj.get("type")
+    if kind == "event_msg" and not (isinstance(payload, dict) and isinstance(payload.get("type"), str)):
+        # It names a lifecycle event but is not shaped like one: it may be a turn's start or end
+        # that we cannot read, so it is malformed evidence, never an irrelevant line.
+        return ("malformed", "event_msg payload not an object with a string type") if _names_lifecycle(head) else None
     payload = payload if isinstance(payload, dict) else {}
     at = parse_time(obj.get("timestamp"))
-    kind = obj.get("type")
     if kind == "event_msg":
         ptype = payload.get("type")
         if ptype in CODEX_START or ptype in CODEX_DONE:
@@ -182,6 +186,10 @@ def _classify(line: bytes, offset: int) -> Lifecycle | tuple[str, Any] | None:
         if role == "user" and is_real_codex_user_message(payload):
             return ("user", True)
     return None
+
+
+def _names_lifecycle(data: bytes) -> bool:
+    return any(word in data for word in _LIFECYCLE_WORDS)
 
 
 def _add(items: list[Item], found: Lifecycle | tuple[str, Any] | None) -> None:
@@ -250,8 +258,8 @@ def scan_back(fd: int, start: int, end: int, items: list[Item], *, stop: Any = N
         lines = body.split(b"\n")
         piece = lines.pop()  # b"" at a line boundary; the start of an oversized line when skipping
         if skipping:
-            lifecycle = any(word in piece for word in _LIFECYCLE_WORDS)
-            _add(items, ("malformed", "oversized lifecycle record") if lifecycle else ("oversized", 1))
+            oversized = ("malformed", "oversized lifecycle record") if _names_lifecycle(piece) else ("oversized", 1)
+            _add(items, oversized)
             skipping = False
         offsets = _offsets(base, lines)
         for line, offset in zip(reversed(lines), reversed(offsets), strict=True):

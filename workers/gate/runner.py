@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from donebell.shared.ingest import finish_reopen
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import apply
@@ -83,7 +84,7 @@ def _load_due(
                 state.dead_letter_invalid("pending", f"{key}.json", problem)
             result.invalid += 1
             continue
-        if any(state.exists(folder, key) for folder in _LATER):
+        if any(state.exists(folder, key) for folder in _LATER) and not finish_reopen(state, record):
             # A crash between "create next state" and "remove pending": finish the removal.
             with state.mutation_lock(key):
                 if any(state.exists(folder, key) for folder in _LATER):

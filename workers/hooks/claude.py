@@ -68,6 +68,10 @@ def on_prompt(ctx: HookContext, payload: dict[str, Any]) -> None:
         text_field(payload, "transcript_path", PATH_LIMIT),
         text_field(payload, "cwd", PATH_LIMIT),
     )
+    if record.get("prompt_id") != prompt_id:
+        current = record.get("prompt_id")
+        ctx.log("info", "claude UserPromptSubmit of an older prompt ignored", prompt_id=prompt_id, current=current)
+        return
     swept = claude_session.supersede_older(ctx.state, session_id, int(record["epoch"]))
     ctx.log(
         "info",

@@ -13,8 +13,8 @@ holds two mutation locks at once (two keys can share one of the 64 shard files, 
 on a second descriptor of the same file would wait for itself).
 
 ``recent_prompt_ids`` (the last :data:`RECENT_PROMPTS`) tells a late signal of an older prompt
-(stale: ignored) apart from a prompt whose UserPromptSubmit was never seen (the epoch advances
-then, as if it had been).
+(stale: ignored, a Stop as well as a late or repeated UserPromptSubmit) apart from a prompt whose
+UserPromptSubmit was never seen (the epoch advances then, as if it had been).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _load(state: StateDir, session_id: str) -> tuple[dict[str, Any] | None, bool
 def advance(
     state: StateDir, session_id: str, prompt_id: str | None, transcript_path: str | None, cwd: str | None
 ) -> dict[str, Any]:
-    """Start a new prompt epoch (UserPromptSubmit); the same prompt again changes nothing."""
+    """Start a new prompt epoch (UserPromptSubmit); the same or an older prompt changes nothing."""
     marker, scan = newest_goal_marker(transcript_path)  # bounded read, outside the lock
     key = claude_session_key(session_id)
     with state.mutation_lock(key):
@@ -63,6 +63,8 @@ def advance(
             state.dead_letter_invalid("claude", f"{key}.json", "claude session record unreadable or incompatible")
         if current is not None and prompt_id is not None and current.get("prompt_id") == prompt_id:
             return current
+        if current is not None and is_stale(current, prompt_id):
+            return current  # a late or repeated UserPromptSubmit of an older prompt: no new epoch
         if current is None:
             # First prompt seen, or the record was lost: start above every epoch still pending.
             epoch = _highest_pending_epoch(state, session_id) + 1
@@ -105,12 +107,21 @@ def for_prompt(
         return None, "no-session"
     if record is not None and record.get("prompt_id") == prompt_id:
         return record, "current"
-    if record is not None and prompt_id in (record.get("recent_prompt_ids") or []):
+    if record is not None and is_stale(record, prompt_id):
         return record, "stale"
     # A prompt never announced (or a corrupt record, repaired under the lock): start its epoch now.
     record = advance(state, session_id, prompt_id, transcript_path, cwd)
     supersede_older(state, session_id, int(record["epoch"]))
     return record, "advanced"
+
+
+def is_stale(record: dict[str, Any], prompt_id: str | None) -> bool:
+    """``prompt_id`` is an older prompt of this session (not the current one)."""
+    return (
+        prompt_id is not None
+        and record.get("prompt_id") != prompt_id
+        and prompt_id in (record.get("recent_prompt_ids") or [])
+    )
 
 
 def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:

@@ -55,6 +55,10 @@ def codex_stop(ctx: HookContext, argv: list[str]) -> None:
     transcript = text_field(payload, "transcript_path", PATH_LIMIT)
     home, sqlite_home = codex_homes(transcript)
     agent_id = text_field(payload, "agent_id")
+    if agent_id and agent_id == thread_id:
+        # A sub-agent's id is never its root's: the payload contradicts itself, so the rollout decides.
+        ctx.log("warning", "codex stop: agent_id equals session_id; classified from the rollout", thread_id=thread_id)
+        agent_id = None
     if agent_id:
         # Codex's own word that this Stop fired inside a sub-agent: the key (agent, turn) can
         # never be the root's, so suppressing it can never lose the root's notification.
