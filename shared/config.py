@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from donebell.shared import configfile, settings_light
+from donebell.shared import config_rules, configfile, settings_light
 from donebell.shared.paths import config_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
@@ -108,12 +108,27 @@ class Settings(BaseSettings):
     @field_validator("topic")
     @classmethod
     def _topic(cls, value: str) -> str:
-        return settings_light.check_topic(value)
+        return config_rules.check_topic(value)
 
     @field_validator("server")
     @classmethod
     def _server(cls, value: str) -> str:
-        return settings_light.check_server(value)
+        return config_rules.check_server(value)
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        return config_rules.check_token(value)
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str | None) -> str | None:
+        return config_rules.check_username(value)
+
+    @field_validator("password")
+    @classmethod
+    def _password(cls, value: SecretStr | None) -> SecretStr | None:
+        return config_rules.check_password(value)
 
     @classmethod
     def settings_customise_sources(
@@ -174,8 +189,7 @@ def load(path: Path | None = None) -> Loaded:
         field = re.search(r'field "(\w+)"', str(exc))
         where = f"{configfile.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
         raise ConfigError(f"config error in {where}: not valid JSON") from None
-    if data and (settings.token or settings.password):
-        settings_light.refuse_loose_secret_file(path)
+    settings_light.refuse_loose_secret_file(path, data)
     return Loaded(
         settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings
     )
