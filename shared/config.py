@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from donebell.shared import config_rules, configfile, settings_light
+from donebell.shared import config_rules, configfile, secret_text, settings_light
 from donebell.shared.paths import config_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
@@ -143,10 +143,11 @@ class Settings(BaseSettings):
         return (env_settings, init_settings)
 
     def redacted(self) -> dict[str, Any]:
-        """All keys with secrets replaced by ``"**********"`` (or null when unset)."""
+        """All keys with secrets replaced by ``"**********"`` (or null when unset), the server's password too."""
         data = self.model_dump(mode="json")
         for name in ("token", "password"):
             data[name] = "**********" if getattr(self, name) is not None else None
+        data["server"] = secret_text.redact_url(self.server)
         return data
 
 
@@ -214,4 +215,5 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
 
 
 def subscribe_url(settings: Settings) -> str:
-    return f"{settings.server}/{settings.topic}"
+    """Where to subscribe: the server without its ``user:password@`` part, and the topic."""
+    return f"{secret_text.public_url(settings.server)}/{settings.topic}"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from donebell.shared import configfile
+from donebell.shared import configfile, secret_text
 from donebell.shared import settings_coerce as coerce
 from donebell.shared.config_rules import RULES as RULES  # re-exported: the generator reads it here
 from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
@@ -147,9 +147,10 @@ class SettingsViewBase:
 
     def redacted(self) -> dict[str, Any]:
         """All keys with secrets replaced by ``MASK`` (or null when unset), as ``Settings.redacted``."""
-        return {
-            k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()
-        }
+        data = {k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()}
+        if isinstance(data.get("server"), str):
+            data["server"] = secret_text.redact_url(data["server"])
+        return data
 
 
 def _entry_dict(entry: WatchRootEntry) -> dict[str, Any]:

@@ -17,9 +17,10 @@ import time
 from typing import Any
 
 from donebell.shared import config
+from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
 from donebell.supervisor import install_service
-from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check, _public_url
+from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
 SERVER_TIMEOUT = 5.0

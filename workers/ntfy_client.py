@@ -4,7 +4,7 @@ One :class:`NtfyClient` lives as long as the delivery role, so a queue drains ov
 connection. Redirects are never followed (a 3xx is a dead letter, see ``retry_policy``): a
 redirect could carry the credential to another host. Credentials go only into the
 ``Authorization`` header of the request and never into an error text this module returns
-(:func:`scrub` removes them, in every encoding we put on the wire).
+(:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.secret_text`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from donebell.shared import secret_text
 from donebell.shared.cli import VERSION
+from donebell.shared.secret_text import url_passwords
 from donebell.shared.settings_view import SettingsLike
 from donebell.workers.retry_policy import Decision, classify_exception, classify_response
 
@@ -95,19 +97,16 @@ def public_server(server: str) -> str:
 
 
 def scrub(text: str, auth: Auth | None, settings: SettingsLike | None = None) -> str:
-    """``text`` with every secret we know of replaced by ``***``."""
+    """``text`` with every secret we know of, in every form a library may print it, masked."""
     secrets: list[str] = list(auth.secrets) if auth else []
+    username = None
     if settings is not None:
         for stored in (settings.token, settings.password):
             if stored is not None and stored.get_secret_value():
                 secrets.append(stored.get_secret_value())
-        parts = urlsplit(settings.server)
-        if parts.password:
-            secrets.append(parts.password)
-    for value in sorted(set(secrets), key=len, reverse=True):
-        if len(value) >= 3:
-            text = text.replace(value, "***")
-    return text
+        secrets += url_passwords(settings.server)
+        username = settings.username
+    return secret_text.scrub(text, secrets, username)
 
 
 class NtfyClient:
