@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from donebell.shared import config_rules, configfile, secret_text, settings_light
+from donebell.shared import config_rules, configfile, paths, secret_text, settings_light
 from donebell.shared.paths import config_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
@@ -206,7 +206,7 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     path = path or config_path()
     if path.exists():
         return path, False
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    paths.make_private_dirs(str(path.parent))
     body = configfile.json.dumps({"server": server, "topic": random_topic()}, indent=2) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

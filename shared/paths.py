@@ -77,6 +77,30 @@ def state_dir_str() -> str:
     return os.path.join(base, APP)
 
 
+def make_private_dirs(path: str) -> None:
+    """Create ``path`` and every missing parent as 0700, whatever the umask.
+
+    ``os.makedirs`` gives the parents it creates the umask's mode (0777 under ``umask 000``): a
+    fresh ``~/.config`` or ``~/.local/state`` would be open to everyone. Folders that already
+    exist are left as they are; one that is not a directory is left for the caller to refuse.
+    """
+    missing = []
+    current = os.path.abspath(path)
+    while not os.path.isdir(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue
+        if sys.platform != "win32":
+            os.chmod(folder, 0o700)  # a umask can only narrow the mode: make it exact
+
+
 def codex_home_str() -> str:
     """Codex's home: ``$CODEX_HOME``, default ``~/.codex``."""
     return os.environ.get("CODEX_HOME") or os.path.join(_home(), ".codex")
