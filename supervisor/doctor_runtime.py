@@ -91,11 +91,16 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     import httpx
+    from donebell.workers.proxy_policy import ProxyRefused, route_for
 
     # Without any user:password@ part: the health check sends no credentials at all.
     shown = _public_url(f"{settings.server}/v1/health")
     try:
-        response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False)
+        route = route_for(settings.server, credentials=False)  # the delivery role's proxy policy
+    except ProxyRefused as exc:
+        return Check("server", FAIL, str(exc), "fix the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)"), None
+    try:
+        response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False, trust_env=False, proxy=route.proxy)
     except httpx.HTTPError as exc:
         return Check("server", FAIL, f"cannot reach {shown}: {type(exc).__name__}",
                      "check the server URL, the network, a proxy or the firewall"), None
