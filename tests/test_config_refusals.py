@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,23 @@ def test_a_token_from_the_environment_with_a_public_config_file_is_fine(tmp_path
         os.chmod(env.config_path, 0o644)
         refused = env.run_cli("config", "check")
         assert refused.returncode == 1 and "chmod 600" in refused.stderr and token not in refused.stderr
+
+
+def test_hooks_carry_on_and_the_kicked_worker_reports_a_broken_config(tmp_path: Path) -> None:
+    """Hooks read only their own keys: a broken server or token does not touch them (exit 0, `{}`, the
+    evidence kept); the on-demand worker they start refuses once, in notify.log and its health, and
+    `donebell run` refuses to start with the same reason."""
+    env = Env(tmp_path, server="http://127.0.0.1:99999", token="tk_x\n")
+    hook = subprocess.run([sys.executable, "-m", "donebell.shared.cli", "hook", "codex-stop"], input=STOP_PAYLOAD,
+                          capture_output=True, text=True, env=env.environ(), timeout=30)
+    assert hook.returncode == 0 and hook.stdout == "{}\n" and hook.stderr == ""
+    assert env.state.count("pending") == 1
+    deadline = time.monotonic() + 20
+    while (env.state.read_health("delivery") or {}).get("state") != "error":
+        assert time.monotonic() < deadline, env.state.read_health("delivery")
+        time.sleep(0.1)
+    assert "Port out of range" in str(env.state.read_health("delivery"))
+    log = (env.state.root / "notify.log").read_text()
+    assert log.count('"config error"') == 1 and "Traceback" not in log and "tk_x" not in log
+    run = env.run_cli("run")
+    assert run.returncode == 78 and "Port out of range" in run.stderr
