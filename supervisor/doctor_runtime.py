@@ -91,14 +91,18 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     import httpx
+    from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable
     from donebell.workers.proxy_policy import ProxyRefused, route_for
 
     # Without any user:password@ part: the health check sends no credentials at all.
     shown = _public_url(f"{settings.server}/v1/health")
     try:
+        if settings.topic:  # (a missing topic is the config check's finding)
+            check_sendable(settings, auth_for(settings))  # what blocks the delivery role: plain http, a proxy hop
         route = route_for(settings.server, credentials=False)  # the delivery role's proxy policy
-    except ProxyRefused as exc:
-        return Check("server", FAIL, str(exc), "fix the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)"), None
+    except (ConfigProblem, ProxyRefused) as exc:
+        return Check("server", FAIL, f"delivery is blocked: {exc}", "fix the server URL, the credentials or the "
+                     "proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)"), None
     try:
         response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False, trust_env=False, proxy=route.proxy)
     except httpx.HTTPError as exc:

@@ -56,8 +56,11 @@ def test_credentials_are_never_sent_through_a_plain_http_proxy(authed: NtfyStand
         assert env.state.read("outbox", record["key"])["attempts"] == 0
         health = env.state.read_health("delivery") or {}
         assert "through the proxy" in str(health.get("config_problem"))
+        doctor = json.loads(_run(env, proxies, "doctor", "--json").stdout)
+        [server_check] = [c for c in doctor["checks"] if c["name"] == "server"]
+        assert server_check["status"] == "fail" and "through the proxy" in server_check["summary"]
         assert proxy.requests == [] and authed.requests == []
-        assert TOKEN not in env.all_state_text() + test.stderr + worker.stderr
+        assert TOKEN not in env.all_state_text() + test.stderr + worker.stderr + json.dumps(doctor)
 
 
 def test_a_loopback_server_is_never_proxied(authed: NtfyStandin, tmp_path: Path) -> None:
