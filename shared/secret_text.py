@@ -77,6 +77,20 @@ def redact_url(url: str) -> str:
     return f"{scheme}{sep}{user}{colon and ':' + MASK}@{hostport}{slash}{tail}"
 
 
+def settings_secrets(settings: object) -> tuple[list[str], str | None]:
+    """The token, password and URL password of loaded settings (pydantic or the light view), and the user."""
+    secrets: list[str] = []
+    for name in ("token", "password"):
+        stored = getattr(settings, name, None)
+        value = stored.get_secret_value() if stored is not None else ""
+        if value:
+            secrets.append(value)
+    server = getattr(settings, "server", "")
+    secrets += url_passwords(server) if isinstance(server, str) else []
+    username = getattr(settings, "username", None)
+    return secrets, username if isinstance(username, str) and username else None
+
+
 def configured_secrets() -> tuple[list[str], str | None]:
     """The raw token, password and URL password of the file and the environment, and the user name.
 

@@ -115,3 +115,18 @@ def test_shown_urls_lose_the_password() -> None:
     assert secret_text.redact_url("https://phil@ntfy.example") == "https://phil@ntfy.example"
     assert secret_text.public_url("https://phil:pw@ntfy.example/x") == "https://ntfy.example/x"
     assert secret_text.url_passwords("https://phil:p%40ss@h") == ["p%40ss", "p@ss"]
+
+
+def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
+    """What a role scrubs a failed pass's error with: token, password, URL password (both loaders)."""
+    from donebell.shared import config, secret_text, settings_view
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"topic": "t", "token": TOKEN, "username": "phil", "password": "pw-1234",
+                                "server": f"https://phil:{PASSWORD}@ntfy.example"}))
+    path.chmod(0o600)
+    for loaded in (config.load(path), settings_view.load(path)):
+        secrets, user = secret_text.settings_secrets(loaded.settings)
+        assert sorted(secrets) == sorted([TOKEN, "pw-1234", PASSWORD]) and user == "phil"
+        text = secret_text.scrub(f"boom at https://phil:{PASSWORD}@ntfy.example with {TOKEN}", secrets, user)
+        assert PASSWORD not in text and TOKEN not in text

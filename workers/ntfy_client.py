@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 import httpx
 from donebell.shared import secret_text
 from donebell.shared.cli import VERSION
-from donebell.shared.secret_text import url_passwords
 from donebell.shared.settings_view import SettingsLike
 from donebell.workers.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
 from donebell.workers.retry_policy import Decision, classify_exception, classify_response
@@ -91,15 +90,8 @@ def public_server(server: str) -> str:
 
 def scrub(text: str, auth: Auth | None, settings: SettingsLike | None = None) -> str:
     """``text`` with every secret we know of, in every form a library may print it, masked."""
-    secrets: list[str] = list(auth.secrets) if auth else []
-    username = None
-    if settings is not None:
-        for stored in (settings.token, settings.password):
-            if stored is not None and stored.get_secret_value():
-                secrets.append(stored.get_secret_value())
-        secrets += url_passwords(settings.server)
-        username = settings.username
-    return secret_text.scrub(text, secrets, username)
+    secrets, username = secret_text.settings_secrets(settings) if settings is not None else ([], None)
+    return secret_text.scrub(text, [*(auth.secrets if auth else ()), *secrets], username)
 
 
 class NtfyClient:
