@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 
 VERSION = "0.1.0"
+#: Exit status of a configuration error (sysexits' EX_CONFIG), for every command.
+EXIT_CONFIG = 78
 
 #: subcommand -> "module:function"; each function takes the remaining argv and returns an exit code.
 COMMANDS: dict[str, str] = {
@@ -87,7 +89,13 @@ def main(argv: list[str] | None = None) -> int:
     if func is None:
         sys.stderr.write(f"donebell {command}: not built yet in this version\n")
         return 2
-    result = func(args[1:])  # type: ignore[operator]
+    from donebell.shared.paths import RelativePathError
+
+    try:
+        result = func(args[1:])  # type: ignore[operator]
+    except RelativePathError as exc:  # DONEBELL_STATE_DIR/DONEBELL_CONFIG: refused before anything runs
+        sys.stderr.write(f"donebell {command}: config error: {exc}\n")
+        return EXIT_CONFIG
     return int(result or 0)
 
 

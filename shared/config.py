@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from donebell.shared import configfile, settings_light
+from donebell.shared import config_rules, configfile, paths, secret_text, settings_light
 from donebell.shared.paths import config_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
@@ -108,12 +108,27 @@ class Settings(BaseSettings):
     @field_validator("topic")
     @classmethod
     def _topic(cls, value: str) -> str:
-        return settings_light.check_topic(value)
+        return config_rules.check_topic(value)
 
     @field_validator("server")
     @classmethod
     def _server(cls, value: str) -> str:
-        return settings_light.check_server(value)
+        return config_rules.check_server(value)
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        return config_rules.check_token(value)
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str | None) -> str | None:
+        return config_rules.check_username(value)
+
+    @field_validator("password")
+    @classmethod
+    def _password(cls, value: SecretStr | None) -> SecretStr | None:
+        return config_rules.check_password(value)
 
     @classmethod
     def settings_customise_sources(
@@ -128,10 +143,11 @@ class Settings(BaseSettings):
         return (env_settings, init_settings)
 
     def redacted(self) -> dict[str, Any]:
-        """All keys with secrets replaced by ``"**********"`` (or null when unset)."""
+        """All keys with secrets replaced by ``"**********"`` (or null when unset), the server's password too."""
         data = self.model_dump(mode="json")
         for name in ("token", "password"):
             data[name] = "**********" if getattr(self, name) is not None else None
+        data["server"] = secret_text.redact_url(self.server)
         return data
 
 
@@ -174,8 +190,7 @@ def load(path: Path | None = None) -> Loaded:
         field = re.search(r'field "(\w+)"', str(exc))
         where = f"{configfile.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
         raise ConfigError(f"config error in {where}: not valid JSON") from None
-    if data and (settings.token or settings.password):
-        settings_light.refuse_loose_secret_file(path)
+    settings_light.refuse_loose_secret_file(path, data)
     return Loaded(
         settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings
     )
@@ -191,7 +206,7 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     path = path or config_path()
     if path.exists():
         return path, False
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    paths.make_private_dirs(str(path.parent))
     body = configfile.json.dumps({"server": server, "topic": random_topic()}, indent=2) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -200,4 +215,5 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
 
 
 def subscribe_url(settings: Settings) -> str:
-    return f"{settings.server}/{settings.topic}"
+    """Where to subscribe: the server without its ``user:password@`` part, and the topic."""
+    return f"{secret_text.public_url(settings.server)}/{settings.topic}"

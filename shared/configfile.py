@@ -11,7 +11,7 @@ from __future__ import annotations
 import json as json  # re-exported: config.py writes its template with configfile.json
 import os
 
-from donebell.shared.paths import config_path, config_path_str
+from donebell.shared.paths import RelativePathError, config_path, config_path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost the hook ~5 ms of start-up: annotations only
@@ -30,7 +30,10 @@ class ConfigFileError(Exception):
 
 def read_file(path: Path | None = None) -> tuple[Path, dict[str, Any] | None]:
     """``(path, data)``; data is None when the file does not exist (see :func:`read_object`)."""
-    path = path or config_path()
+    try:
+        path = path or config_path()
+    except RelativePathError as exc:
+        raise ConfigFileError(str(exc)) from None
     return path, read_object(path)
 
 
@@ -101,7 +104,7 @@ def load_light(keys: tuple[str, ...], defaults: dict[str, Any]) -> dict[str, Any
     """
     try:
         data = read_object(config_path_str())
-    except ConfigFileError:
+    except (ConfigFileError, RelativePathError):
         data = None
     merged = dict(defaults)
     for source in (data or {}, env_overrides(set(keys))):

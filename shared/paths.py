@@ -18,13 +18,37 @@ if TYPE_CHECKING:
 APP = "donebell"
 
 
+class RelativePathError(ValueError):
+    """``DONEBELL_STATE_DIR`` or ``DONEBELL_CONFIG`` is a relative path.
+
+    Refused rather than resolved: a hook runs in the agent's working directory, so a relative
+    path would put state (or read a config) in whatever project the agent happens to be in.
+    """
+
+
+def _explicit(name: str) -> str | None:
+    """The absolute path in environment variable ``name``; None when unset or empty."""
+    value = os.environ.get(name)
+    if not value:
+        return None
+    if not os.path.isabs(value):
+        raise RelativePathError(f"{name} must be an absolute path, not {value!r}")
+    return value
+
+
+def _xdg(name: str, *fallback: str) -> str:
+    """An XDG base directory; a relative value is ignored, as the XDG spec says."""
+    value = os.environ.get(name)
+    return value if value and os.path.isabs(value) else os.path.join(_home(), *fallback)
+
+
 def _home() -> str:
     return os.path.expanduser("~")
 
 
 def config_path_str() -> str:
-    """The config file: ``$DONEBELL_CONFIG``, else the platform's user config dir."""
-    explicit = os.environ.get("DONEBELL_CONFIG")
+    """The config file: ``$DONEBELL_CONFIG`` (absolute), else the platform's user config dir."""
+    explicit = _explicit("DONEBELL_CONFIG")
     if explicit:
         return explicit
     if sys.platform == "win32":
@@ -32,13 +56,16 @@ def config_path_str() -> str:
         return os.path.join(base, APP, "config.json")
     if sys.platform == "darwin":
         return os.path.join(_home(), "Library", "Application Support", APP, "config.json")
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+    base = _xdg("XDG_CONFIG_HOME", ".config")
     return os.path.join(base, APP, "config.json")
 
 
 def state_dir_str() -> str:
-    """The state directory root: ``$DONEBELL_STATE_DIR``, else the platform's user state dir."""
-    explicit = os.environ.get("DONEBELL_STATE_DIR")
+    """The state directory root: ``$DONEBELL_STATE_DIR`` (absolute), else the platform's user state dir.
+
+    Raises :class:`RelativePathError` for a relative ``$DONEBELL_STATE_DIR``.
+    """
+    explicit = _explicit("DONEBELL_STATE_DIR")
     if explicit:
         return explicit
     if sys.platform == "win32":
@@ -46,8 +73,32 @@ def state_dir_str() -> str:
         return os.path.join(base, APP, "state")
     if sys.platform == "darwin":
         return os.path.join(_home(), "Library", "Application Support", APP, "state")
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(_home(), ".local", "state")
+    base = _xdg("XDG_STATE_HOME", ".local", "state")
     return os.path.join(base, APP)
+
+
+def make_private_dirs(path: str) -> None:
+    """Create ``path`` and every missing parent as 0700, whatever the umask.
+
+    ``os.makedirs`` gives the parents it creates the umask's mode (0777 under ``umask 000``): a
+    fresh ``~/.config`` or ``~/.local/state`` would be open to everyone. Folders that already
+    exist are left as they are; one that is not a directory is left for the caller to refuse.
+    """
+    missing = []
+    current = os.path.abspath(path)
+    while not os.path.isdir(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue
+        if sys.platform != "win32":
+            os.chmod(folder, 0o700)  # a umask can only narrow the mode: make it exact
 
 
 def codex_home_str() -> str:

@@ -15,7 +15,7 @@ compares both loaders on a broad table of inputs):
 * pydantic's lax coercions (``"4"`` and ``4.0`` are an int, ``"on"`` and ``1`` a bool, a string
   a float with ``inf``/``1_000``...: :mod:`.settings_coerce`) and its messages, bounds (ge/gt/le/lt),
   ``Literal`` choices, the topic and server rules (shared with the pydantic model:
-  :func:`check_topic`, :func:`check_server`), and the first error only, in field order;
+  :mod:`.config_rules`), and the first error only, in field order;
 * the refusal of a token or password kept in a file that others can read.
 """
 
@@ -28,10 +28,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from donebell.shared import configfile
+from donebell.shared import configfile, secret_text
 from donebell.shared import settings_coerce as coerce
+from donebell.shared.config_rules import RULES as RULES  # re-exported: the generator reads it here
+from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
+from donebell.shared.config_rules import file_holds_secret
 
-TOPIC_ALPHABET = "-_" + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 ENV_PREFIX = configfile.ENV_PREFIX
 MASK = "**********"  # what pydantic prints for a SecretStr
 
@@ -40,28 +42,12 @@ class ConfigError(Exception):
     """The configuration is invalid; ``str()`` is one line naming the key and the file."""
 
 
-# --- the rules the pydantic model's validators delegate to (one implementation for both) -------
+def refuse_loose_secret_file(path: Path, data: dict[str, Any]) -> None:
+    """Raise :class:`ConfigError` if the file holds a secret and others can read it.
 
-
-def check_topic(value: str) -> str:
-    if value and (len(value) > 64 or any(c not in TOPIC_ALPHABET for c in value)):
-        raise ValueError("must match [-_A-Za-z0-9]{1,64}")
-    return value
-
-
-def check_server(value: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must start with http:// or https://")
-    return value.rstrip("/")
-
-
-#: field name -> its after-validator (the generator refuses a model validator not listed here).
-RULES = {"topic": check_topic, "server": check_server}
-
-
-def refuse_loose_secret_file(path: Path) -> None:
-    """Raise :class:`ConfigError` if the file holding a token/password is readable by others."""
-    if sys.platform == "win32" or not path.exists():
+    Only a secret in the file itself counts: one from ``DONEBELL_TOKEN`` leaves the file public.
+    """
+    if sys.platform == "win32" or not file_holds_secret(data) or not path.exists():
         return
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
@@ -161,9 +147,10 @@ class SettingsViewBase:
 
     def redacted(self) -> dict[str, Any]:
         """All keys with secrets replaced by ``MASK`` (or null when unset), as ``Settings.redacted``."""
-        return {
-            k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()
-        }
+        data = {k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()}
+        if isinstance(data.get("server"), str):
+            data["server"] = secret_text.redact_url(data["server"])
+        return data
 
 
 def _entry_dict(entry: WatchRootEntry) -> dict[str, Any]:
@@ -201,8 +188,7 @@ def read_values(specs: tuple[FieldSpec, ...], legacy: frozenset[str], path: Path
         env_name = f"{ENV_PREFIX}{exc.loc.split('.')[0].upper()}"
         origin = env_name if env_name in os.environ else str(path)
         raise ConfigError(f"config error in {origin}: {exc.loc}: {exc.msg}") from None
-    if data and (values.get("token") or values.get("password")):
-        refuse_loose_secret_file(path)
+    refuse_loose_secret_file(path, data)
     return RawView(values, path, bool(data) or path.exists(), unused, warnings)
 
 

@@ -56,9 +56,9 @@ LEGACY_UNUSED_KEYS = frozenset(
 FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("server", "str", "https://ntfy.sh", rule="server"),
     FieldSpec("topic", "str", "", rule="topic"),
-    FieldSpec("token", "secret", None, optional=True),
-    FieldSpec("username", "str", None, optional=True),
-    FieldSpec("password", "secret", None, optional=True),
+    FieldSpec("token", "secret", None, optional=True, rule="token"),
+    FieldSpec("username", "str", None, optional=True, rule="username"),
+    FieldSpec("password", "secret", None, optional=True, rule="password"),
     FieldSpec("allow_insecure_auth", "bool", False),
     FieldSpec("priority", "int", 3, ge=1, le=5),
     FieldSpec("tags", "str_list", ["white_check_mark"], env_json="strict"),

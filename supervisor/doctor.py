@@ -20,14 +20,13 @@ import sys
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from donebell.shared import configfile, paths
+from donebell.shared import paths, secret_text
 from donebell.shared.statedir import StateDir
 from donebell.supervisor import doctor_local, doctor_runtime
 from donebell.supervisor.doctor_local import FAIL, OK, SKIP, WARN, Check
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
-REDACTED = "**********"
 
 
 def run_checks(runner: Runner) -> list[Check]:
@@ -52,21 +51,9 @@ def run_checks(runner: Runner) -> list[Check]:
     return checks
 
 
-def _secrets() -> list[str]:
-    """The configured token/password values, only to make sure they are never printed."""
-    try:
-        _, data = configfile.read_file()
-    except configfile.ConfigFileError:
-        data = None
-    merged = {**(data or {}), **configfile.env_overrides({"token", "password"})}
-    return [str(merged[k]) for k in ("token", "password") if merged.get(k)]
-
-
-def scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-        text = text.replace(json.dumps(secret)[1:-1], REDACTED)
-    return text
+def scrub(text: str, secrets: list[str], username: str | None = None) -> str:
+    """``text`` without any form of the secrets (raw, escaped, Base64 of ``user:password``...)."""
+    return secret_text.scrub(text, secrets, username)
 
 
 def document(checks: list[Check]) -> dict[str, Any]:
@@ -98,5 +85,5 @@ def main(argv: list[str], *, runner: Runner | None = None, out: TextIO | None = 
     checks = run_checks(runner or SubprocessRunner())
     doc = document(checks)
     text = json.dumps(doc, indent=2) + "\n" if args.json else render(checks)
-    out.write(scrub(text, _secrets()))
+    out.write(scrub(text, *secret_text.configured_secrets()))
     return int(doc["exit_code"])

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import config, paths
+from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import FOLDERS
 from donebell.supervisor.install_codex import REVIEW_STEP, codex_hooks_problem
 from donebell.supervisor.managed import (
@@ -68,13 +69,6 @@ def check_config() -> tuple[Check, config.Settings | None]:
     if loaded.warnings:
         return Check("config", WARN, "; ".join(loaded.warnings), "run `donebell config check`", details), settings
     return Check("config", OK, f"{path}: valid, owner-only", details=details), settings
-
-
-def _public_url(url: str) -> str:
-    """The server URL without any ``user:password@`` part."""
-    scheme, sep, rest = url.partition("://")
-    host, slash, tail = rest.partition("/")
-    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{tail}"
 
 
 def check_state_dir() -> Check:

@@ -17,9 +17,10 @@ import time
 from typing import Any
 
 from donebell.shared import config
+from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
 from donebell.supervisor import install_service
-from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check, _public_url
+from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
 SERVER_TIMEOUT = 5.0
@@ -90,11 +91,20 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     import httpx
+    from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable
+    from donebell.workers.proxy_policy import ProxyRefused, route_for
 
     # Without any user:password@ part: the health check sends no credentials at all.
     shown = _public_url(f"{settings.server}/v1/health")
     try:
-        response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False)
+        if settings.topic:  # (a missing topic is the config check's finding)
+            check_sendable(settings, auth_for(settings))  # what blocks the delivery role: plain http, a proxy hop
+        route = route_for(settings.server, credentials=False)  # the delivery role's proxy policy
+    except (ConfigProblem, ProxyRefused) as exc:
+        return Check("server", FAIL, f"delivery is blocked: {exc}", "fix the server URL, the credentials or the "
+                     "proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)"), None
+    try:
+        response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False, trust_env=False, proxy=route.proxy)
     except httpx.HTTPError as exc:
         return Check("server", FAIL, f"cannot reach {shown}: {type(exc).__name__}",
                      "check the server URL, the network, a proxy or the firewall"), None

@@ -18,9 +18,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from donebell.shared.paths import make_private_dirs
+
 BOM = "\ufeff"
 BACKUP_INFIX = ".donebell-backup-"
 _SECRET_VALUE = re.compile(r'("(?:token|password)"\s*:\s*)"(?:[^"\\]|\\.)*"')
+#: The password of a ``"server": "https://user:password@host"`` value.
+_URL_PASSWORD = re.compile(r'("server"\s*:\s*"[a-zA-Z][a-zA-Z0-9+.-]*://[^/@":]*:)[^/@"]*(?=@)')
 
 
 class EditError(Exception):
@@ -78,7 +82,7 @@ class FileChange:
         lines = []
         for line in difflib.unified_diff(old_lines, new_lines, before, after):
             if self.secret:
-                line = _SECRET_VALUE.sub(r'\1"**********"', line)
+                line = _URL_PASSWORD.sub(r"\1**********", _SECRET_VALUE.sub(r'\1"**********"', line))
             lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(lines)
 
@@ -102,7 +106,7 @@ def apply(change: FileChange, stamp: str) -> Path | None:
     mode = change.force_mode if change.force_mode is not None else _mode_of(path, change.new_file_mode)
     tmp = path.with_name(f".{path.name}.donebell-tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(str(path.parent))
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         with os.fdopen(fd, "w", encoding=change.encoding, newline="") as f:
             f.write(change.new)

@@ -38,9 +38,16 @@ unguessable topic on `{server}`. Every key can be overridden by an environment v
 `donebell config check` validates the file and names any unknown key; `donebell config show`
 prints the effective values with secrets redacted.
 
-Keep the file private (`chmod 600`): donebell refuses to load a token or password from a file
-that others can read. Delivery settings (message text, privacy options) are read again at send
-time, so a change applies to notifications still waiting in the queue.
+Keep the file private (`chmod 600`): donebell refuses to load a token or password (or a
+`user:password@` server) kept in a file that others can read; a secret given only through
+`DONEBELL_TOKEN`/`DONEBELL_PASSWORD` leaves the file free of secrets. Values are checked before
+anything runs, by both loaders alike: `server` must be an `http(s)://host[:port][/path]` URL
+without spaces, query or fragment (a port from 1 to 65535); `token` and `username` printable
+ASCII without spaces (no `:` in a username); `password` without control characters or edge
+spaces. `DONEBELL_CONFIG` and `DONEBELL_STATE_DIR` must be absolute paths.
+
+Delivery settings (message text, privacy options) are read again at send time, so a change
+applies to notifications still waiting in the queue.
 
 | key | type | default | meaning |
 |---|---|---|---|

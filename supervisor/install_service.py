@@ -52,8 +52,8 @@ class ServicePlan:
 
 
 def _ours(path: Path, old: str | None, new: str | None, label: str, encoding: str = "utf-8") -> FileChange:
-    """A launcher file is donebell's own: no backup, readable by the service manager."""
-    return FileChange(path, old, new, label, new_file_mode=0o644, backup=False, encoding=encoding)
+    """A launcher file is donebell's own: no backup, owner-only (the user's service manager reads it as the user)."""
+    return FileChange(path, old, new, label, new_file_mode=0o600, backup=False, encoding=encoding)
 
 
 def default_service(runner: Runner) -> str:

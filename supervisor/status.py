@@ -18,7 +18,7 @@ import re
 import sys
 from typing import Any
 
-from donebell.shared import configfile
+from donebell.shared import configfile, secret_text
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
 from donebell.supervisor.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
@@ -175,16 +175,13 @@ def _config_facts() -> tuple[float, list[str]]:
         cap = float(merged.get("retry_max_seconds", DEFAULT_RETRY_MAX_SECONDS))
     except (TypeError, ValueError):
         cap = DEFAULT_RETRY_MAX_SECONDS
-    secrets = [str(merged[k]) for k in ("token", "password") if merged.get(k)]
-    return cap, secrets
+    return cap, secret_text.configured_secrets()[0]
 
 
 def _scrub(text: object, secrets: list[str]) -> str | None:
     if text is None:
         return None
-    out = str(text)
-    for secret in secrets:
-        out = out.replace(secret, "**********")
+    out = secret_text.scrub(str(text), secrets)
     for pattern in _CREDENTIAL_PATTERNS:
         out = pattern.sub("**********", out)
     return out[:300]

@@ -260,6 +260,25 @@ CASES: list[tuple[str, Any, dict[str, str], Literal["loaded", "refused"]]] = [
     ("username null", {"username": None}, {}, "loaded"),
     ("topic null", {"topic": None}, {}, "refused"),
     ("empty token", {"token": ""}, {}, "loaded"),
+    # issue 15: values that used to load and then failed at the first delivery
+    ("server with an unclosed IPv6 bracket", {"server": "http://[::1"}, {}, "refused"),
+    ("server with a trailing newline", {"server": "https://ntfy.example\n"}, {}, "refused"),
+    ("server variable with a trailing newline", {}, {"DONEBELL_SERVER": "https://ntfy.example\n"}, "refused"),
+    ("server port 99999", {"server": "http://127.0.0.1:99999"}, {}, "refused"),
+    ("server port 0", {"server": "http://127.0.0.1:0"}, {}, "refused"),
+    ("server port not a number", {"server": "http://127.0.0.1:8o"}, {}, "refused"),
+    ("server without a host", {"server": "https://"}, {}, "refused"),
+    ("server with a query", {"server": "https://ntfy.example/?x=1"}, {}, "refused"),
+    ("server IPv6 with port", {"server": "http://[::1]:8080/ntfy"}, {}, "loaded"),
+    ("server with user-info", {"server": "https://u:p@ntfy.example"}, {}, "loaded"),
+    ("token with a trailing newline", {"token": "tk_abc\n"}, {}, "refused"),
+    ("token variable with a trailing newline", {}, {"DONEBELL_TOKEN": "tk_abc\n"}, "refused"),
+    ("token with a space", {"token": "tk abc"}, {}, "refused"),
+    ("token not ASCII", {"token": "tk_\u00e9t\u00e9"}, {}, "refused"),
+    ("password with a trailing newline", {"username": "u", "password": "pw\n"}, {}, "refused"),
+    ("password with inner space and accents", {"username": "u", "password": "p\u00e4ss w\u00f6rd"}, {}, "loaded"),
+    ("username with a colon", {"username": "u:x", "password": "pw"}, {}, "refused"),
+    ("username with a tab", {"username": "u\t", "password": "pw"}, {}, "refused"),
 ]
 
 
@@ -358,10 +377,15 @@ def test_loose_file_with_a_secret_is_refused_by_both(cfg: Path, monkeypatch: pyt
     assert "chmod 600" in refused[1] and "hunter2" not in refused[1]
     cfg.chmod(0o600)
     assert_same(cfg, "loaded")
-    # the secret from the environment with a loose file holding other keys: refused as well
+    # the secret from the environment with a loose file that holds none: the file is not secret (issue 15)
     write(cfg, {"topic": "t"}, mode=0o644)
     monkeypatch.setenv(f"DONEBELL_{secret.upper()}", "hunter2")
-    assert_same(cfg, "refused")
+    assert_same(cfg, "loaded")
+    # a password inside the server URL is a secret in the file
+    monkeypatch.delenv(f"DONEBELL_{secret.upper()}")
+    write(cfg, {"topic": "t", "server": "https://u:hunter2@ntfy.example"}, mode=0o644)
+    refused = assert_same(cfg, "refused")
+    assert "chmod 600" in refused[1] and "hunter2" not in refused[1]
 
 
 def test_one_error_class_for_both_loaders() -> None:

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from donebell.shared import secret_text
 from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
@@ -186,18 +187,15 @@ def main(argv: list[str]) -> int:
     items = [summarize(folder, record, now) for folder, record in find(state, args.id)]
     session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
     if args.json:
-        sys.stdout.write(
-            json.dumps(
-                {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session},
-                indent=2,
-                default=str,
-            )
-            + "\n"
-        )
+        text = json.dumps(
+            {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session},
+            indent=2,
+            default=str,
+        ) + "\n"
     elif items or session:
-        sys.stdout.write(render(args.id, items, session, now))
+        text = render(args.id, items, session, now)
     else:
-        sys.stdout.write(
-            f"{args.id}: no record in {root}\n  (never reported, a different state directory, or receipts expired by retention)\n"
-        )
+        text = f"{args.id}: no record in {root}\n  (never reported, a different state directory, or receipts expired by retention)\n"
+    # A last_error written by an older version may quote a secret: never print it.
+    sys.stdout.write(secret_text.scrub(text, *secret_text.configured_secrets()))
     return 0 if items or session else 1

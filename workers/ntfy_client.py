@@ -4,21 +4,22 @@ One :class:`NtfyClient` lives as long as the delivery role, so a queue drains ov
 connection. Redirects are never followed (a 3xx is a dead letter, see ``retry_policy``): a
 redirect could carry the credential to another host. Credentials go only into the
 ``Authorization`` header of the request and never into an error text this module returns
-(:func:`scrub` removes them, in every encoding we put on the wire).
+(:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.secret_text`).
 """
 
 from __future__ import annotations
 
 import base64
-import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from donebell.shared import secret_text
 from donebell.shared.cli import VERSION
 from donebell.shared.settings_view import SettingsLike
+from donebell.workers.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
 from donebell.workers.retry_policy import Decision, classify_exception, classify_response
 
 USER_AGENT = f"donebell/{VERSION}"
@@ -64,24 +65,17 @@ def check_sendable(settings: SettingsLike, auth: Auth | None) -> None:
     if not settings.topic:
         raise ConfigProblem("no topic configured (run: donebell config init)")
     parts = urlsplit(settings.server)
-    has_credentials = auth is not None or bool(parts.username or parts.password)  # user-info counts too
-    if has_credentials and parts.scheme == "http" and not settings.allow_insecure_auth:
+    credentials = has_credentials(settings.server, auth)  # user-info counts too
+    if credentials and parts.scheme == "http" and not settings.allow_insecure_auth:
         if not is_loopback(parts.hostname or ""):
             raise ConfigProblem(
                 f"refusing to send credentials over plain http:// to {parts.hostname}; "
                 "use https:// or set allow_insecure_auth: true"
             )
-
-
-def is_loopback(host: str) -> bool:
-    """True for localhost names and loopback addresses (127.0.0.0/8, ::1)."""
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        route_for(settings.server, credentials=credentials)  # never credentials through a clear-text proxy hop
+    except ProxyRefused as exc:
+        raise ConfigProblem(str(exc)) from None
 
 
 def public_server(server: str) -> str:
@@ -95,19 +89,9 @@ def public_server(server: str) -> str:
 
 
 def scrub(text: str, auth: Auth | None, settings: SettingsLike | None = None) -> str:
-    """``text`` with every secret we know of replaced by ``***``."""
-    secrets: list[str] = list(auth.secrets) if auth else []
-    if settings is not None:
-        for stored in (settings.token, settings.password):
-            if stored is not None and stored.get_secret_value():
-                secrets.append(stored.get_secret_value())
-        parts = urlsplit(settings.server)
-        if parts.password:
-            secrets.append(parts.password)
-    for value in sorted(set(secrets), key=len, reverse=True):
-        if len(value) >= 3:
-            text = text.replace(value, "***")
-    return text
+    """``text`` with every secret we know of, in every form a library may print it, masked."""
+    secrets, username = secret_text.settings_secrets(settings) if settings is not None else ([], None)
+    return secret_text.scrub(text, [*(auth.secrets if auth else ()), *secrets], username)
 
 
 class NtfyClient:
@@ -115,19 +99,35 @@ class NtfyClient:
 
     def __init__(self, timeout: float, *, max_connections: int = 1) -> None:
         self.timeout = timeout
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_CAP)),
+        self._max_connections = max_connections
+        self._clients: dict[str | None, httpx.Client] = {}  # proxy URL (None: direct) -> its client
+        self._client = self._new_client(None)
+
+    def _new_client(self, proxy: str | None) -> httpx.Client:
+        # trust_env=False: the proxy comes from proxy_policy only (never credentials via a clear-text hop)
+        client = httpx.Client(
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT_CAP)),
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                                keepalive_expiry=30.0),
+            limits=httpx.Limits(max_connections=self._max_connections,
+                                max_keepalive_connections=self._max_connections, keepalive_expiry=30.0),
             headers={"User-Agent": USER_AGENT},
+            trust_env=False,
+            proxy=proxy,
         )
+        self._clients[proxy] = client
+        return client
+
+    def _client_for(self, server: str, auth: Auth | None) -> httpx.Client:
+        """The kept-alive client of the route :mod:`.proxy_policy` picks; raises ``ProxyRefused``."""
+        proxy = route_for(server, credentials=has_credentials(server, auth)).proxy
+        return self._clients.get(proxy) or self._new_client(proxy)
 
     def set_timeout(self, timeout: float) -> None:
         """Apply a changed ``timeout_seconds`` without dropping the kept-alive connection."""
         if timeout != self.timeout:
             self.timeout = timeout
-            self._client.timeout = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_CAP))
+            for client in self._clients.values():
+                client.timeout = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_CAP))
 
     def publish(self, server: str, payload: dict[str, Any], auth: Auth | None) -> Decision:
         """POST ``payload`` as JSON to the server root and classify the outcome; never raises
@@ -137,14 +137,18 @@ class NtfyClient:
             headers["Authorization"] = auth.header
         body = _encode(payload)
         try:
-            with self._client.stream("POST", server.rstrip("/") + "/", content=body, headers=headers) as resp:
+            client = self._client_for(server, auth)
+            with client.stream("POST", server.rstrip("/") + "/", content=body, headers=headers) as resp:
                 data = _read_capped(resp)
                 return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
         except httpx.HTTPError as exc:
             return classify_exception(exc)
+        except ProxyRefused as exc:  # check_sendable refuses this first; never sent, retried as configured
+            return Decision("retry", f"config: {exc}")
 
     def close(self) -> None:
-        self._client.close()
+        for client in self._clients.values():
+            client.close()
 
 
 def _read_capped(resp: httpx.Response) -> bytes:

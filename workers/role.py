@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from donebell.shared import secret_text
 from donebell.shared.faults import injected_fault
 from donebell.shared.liveness import current_process_identity
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
@@ -201,13 +202,15 @@ def _serve(
         try:
             result = role.run_pass()
         except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
-            logger.error("pass failed: %s: %s", type(exc).__name__, exc)
+            # A library's error may quote a URL or a header: never with a secret in it.
+            error = secret_text.scrub(f"{type(exc).__name__}: {exc}", *secret_text.settings_secrets(role.settings))
+            logger.error("pass failed: %s", error)
             logger.debug("%s", traceback.format_exc())
             # Also on stderr (the supervisor's or the service's log): with the disk full the
             # state dir's log cannot take it, and this line is then the only trace.
             if not getattr(role.args, "debug", False):
-                sys.stderr.write(f"donebell {role.name}: pass failed: {type(exc).__name__}: {exc}\n"[:500])
-            health.update(state="degraded", last_error=f"{type(exc).__name__}: {exc}"[:300], last_error_at=now())
+                sys.stderr.write(f"donebell {role.name}: pass failed: {error}\n"[:500])
+            health.update(state="degraded", last_error=error[:300], last_error_at=now())
             if role.bounded():
                 return 1, pass_started_at
             waker.wait(5.0)

@@ -15,6 +15,7 @@ import os
 import stat
 
 from donebell.shared.keys import is_event_key
+from donebell.shared.paths import make_private_dirs
 from donebell.shared.statedir import (
     FOLDERS,
     PIPELINE,
@@ -44,10 +45,7 @@ class RecordStore(FileStore):
                 st = os.lstat(path)
             except FileNotFoundError:
                 _step()
-                try:
-                    os.makedirs(path, mode=0o700, exist_ok=True)
-                except FileExistsError:
-                    pass
+                make_private_dirs(path)
                 st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
                 raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")

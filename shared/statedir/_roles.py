@@ -41,7 +41,7 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
             os.unlink(path)  # a planted symlink: removed (the link itself), never followed
     except FileNotFoundError:
         pass
-    lock = filelock.FileLock(path, timeout=0)
+    lock = filelock.FileLock(path, timeout=0, mode=0o600)  # its default, 0666 & ~umask, is 0666 under umask 000
     try:
         lock.acquire()
     except filelock.Timeout:

@@ -1,0 +1,110 @@
+"""Keeping configured secrets out of every text donebell prints or stores, and out of shown URLs.
+
+An error text may quote a secret in a form other than the configured bytes: httpx quotes a bad
+header as a bytes repr (``b'Bearer tk_x\\n'``), a JSON document escapes it, a Basic header
+carries it in Base64 of ``user:password``, a URL percent-encodes it. :func:`secret_forms` lists
+every such form, and :func:`scrub` replaces each of them with :data:`MASK`, longest first. The
+delivery role scrubs each attempt's error before it reaches ``notify.log`` and the outbox record;
+``status``, ``doctor`` and ``explain`` scrub what they print once more, with the secrets read
+straight from the file and the environment (:func:`configured_secrets`), so that a record written
+by an older version or a config that no longer validates cannot leak either.
+
+Shown URLs: :func:`public_url` drops ``user:password@`` (receipts, logs, subscribe links);
+:func:`redact_url` keeps the user and masks the password (``config show``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable
+from urllib.parse import quote, unquote, urlsplit
+
+MASK = "**********"
+#: Shorter values are not scrubbed: replacing every "ab" would mangle the text and hide nothing.
+MIN_SECRET_CHARS = 3
+
+
+def secret_forms(secret: str, username: str | None = None) -> set[str]:
+    """``secret`` as a library, a JSON document, a URL or a Basic header may print it."""
+    plain = {secret, secret.strip(), quote(secret, safe=""), quote(secret.strip(), safe="")}
+    plain.add(repr(secret)[1:-1])
+    plain.add(repr(secret.encode("utf-8", "surrogateescape"))[2:-1])
+    for user in {"", username or ""}:
+        plain.add(base64.b64encode(f"{user}:{secret}".encode("utf-8", "surrogateescape")).decode("ascii"))
+    forms = set(plain)
+    for form in plain:  # each of them quoted once more inside a JSON string (doctor --json, explain --json)
+        forms.add(json.dumps(form)[1:-1])
+        forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
+    return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
+
+
+def scrub(text: str, secrets: Iterable[str], username: str | None = None) -> str:
+    """``text`` with every form of every secret replaced by :data:`MASK`."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret and len(secret.strip()) >= MIN_SECRET_CHARS:
+            forms |= secret_forms(secret, username)
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, MASK)
+    return text
+
+
+def url_passwords(url: str) -> list[str]:
+    """The password of a ``user:password@`` part as written and percent-decoded (as httpx sends it)."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return []
+    return sorted({password, unquote(password)}) if password else []
+
+
+def public_url(url: str) -> str:
+    """``url`` without its ``user:password@`` part (the rest exactly as given)."""
+    scheme, sep, rest = url.partition("://")
+    host, slash, tail = rest.partition("/")
+    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{tail}"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` part masked (the user stays visible)."""
+    scheme, sep, rest = url.partition("://")
+    host, slash, tail = rest.partition("/")
+    userinfo, at, hostport = host.rpartition("@")
+    if not at:
+        return url
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}{sep}{user}{colon and ':' + MASK}@{hostport}{slash}{tail}"
+
+
+def settings_secrets(settings: object) -> tuple[list[str], str | None]:
+    """The token, password and URL password of loaded settings (pydantic or the light view), and the user."""
+    secrets: list[str] = []
+    for name in ("token", "password"):
+        stored = getattr(settings, name, None)
+        value = stored.get_secret_value() if stored is not None else ""
+        if value:
+            secrets.append(value)
+    server = getattr(settings, "server", "")
+    secrets += url_passwords(server) if isinstance(server, str) else []
+    username = getattr(settings, "username", None)
+    return secrets, username if isinstance(username, str) and username else None
+
+
+def configured_secrets() -> tuple[list[str], str | None]:
+    """The raw token, password and URL password of the file and the environment, and the user name.
+
+    Read without validation, so even a config that is refused (or half-edited) is scrubbed.
+    """
+    from donebell.shared import configfile
+
+    try:
+        _, data = configfile.read_file()
+    except configfile.ConfigFileError:
+        data = None
+    merged = {**(data or {}), **configfile.env_overrides({"token", "password", "username", "server"})}
+    secrets = [str(merged[key]) for key in ("token", "password") if merged.get(key)]
+    servers = [s for s in ((data or {}).get("server"), merged.get("server")) if isinstance(s, str)]
+    secrets += [p for server in servers for p in url_passwords(server)]
+    username = merged.get("username")
+    return secrets, username if isinstance(username, str) and username else None
