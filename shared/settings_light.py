@@ -55,8 +55,17 @@ def check_server(value: str) -> str:
     return value.rstrip("/")
 
 
+def split_tags(value: Any) -> Any:
+    """``"warning,skull"`` (as the reference notifier's config files give tags) -> a list of tags."""
+    if isinstance(value, str):
+        return [tag.strip() for tag in value.split(",") if tag.strip()]
+    return value
+
+
 #: field name -> its after-validator (the generator refuses a model validator not listed here).
 RULES = {"topic": check_topic, "server": check_server}
+#: field name -> its before-validator, applied to the raw value ahead of the type check.
+BEFORE_RULES = {"tags": split_tags}
 
 
 def refuse_loose_secret_file(path: Path) -> None:
@@ -141,6 +150,7 @@ class FieldSpec:
     lt: float | None = None
     choices: tuple[str, ...] = ()
     rule: str | None = None  # a key of RULES
+    before: str | None = None  # a key of BEFORE_RULES
     env_json: str | None = None  # "strict": the variable must be JSON; "lenient": may be a plain string
 
 
@@ -258,6 +268,8 @@ def validate(data: dict[str, Any], env: dict[str, Any], specs: tuple[FieldSpec, 
 
 
 def _field(spec: FieldSpec, value: Any) -> Any:
+    if spec.before is not None:
+        value = BEFORE_RULES[spec.before](value)
     if value is None and spec.optional:
         return None
     kind = spec.kind
