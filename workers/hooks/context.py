@@ -53,6 +53,14 @@ class HookContext:
         """Store the final message only on an explicit ``true`` (the privacy default is off)."""
         return self.config.get("include_message") is True
 
+    def excerpt(self, text: str | None) -> str | None:
+        """``text`` as a candidate may store it: only with ``include_message``, secrets redacted."""
+        if text is None or not self.include_message:
+            return None
+        from donebell.shared.message_redaction import redact  # only when message text is kept
+
+        return redact(text)
+
     @property
     def claude_enabled(self) -> bool:
         """Claude hooks are on unless ``enable_claude_code`` is explicitly false."""
