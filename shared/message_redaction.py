@@ -49,7 +49,10 @@ _KEY_SHAPES = (
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWT
 )
 _PROVIDER_KEYS = "(?=[sSrRgxAnhe])(?:" + "|".join(_KEY_SHAPES) + ")"
-_PROVIDER_PREFIXES = ("sk-", "sk_", "rk_", "gh", "xox", "akia", "asia", "aiza", "glpat-", "npm_", "hf_", "eyj")
+_PROVIDER_PREFIXES = (
+    *("sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox"),
+    *("akia", "asia", "aiza", "glpat-", "npm_", "hf_", "eyj"),
+)
 #: The value of a ``name: value`` pair (group 1 the name and separator, 2+3 a quoted value, 4 a
 #: bare one): an ``Authorization`` header (its scheme kept), or a name ending in a secret word
 #: (``tokens``, ``token_count``, ``monkey`` do not).

@@ -63,8 +63,9 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
     # The outcome leads: "failed: …" must be readable before a long final message is cut.
     lead: list[str] = []
     outcome = record.get("outcome")
-    api_error = api_error_line(record, settings) if outcome == "failed" else ""
+    api_error = ""
     if outcome == "failed":
+        api_error = api_error_line(record, settings)
         error = _one_line(redact(_text(record.get("error"))))
         failed = f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed"
         lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if api_error else failed)
