@@ -227,6 +227,7 @@ def test_escapes_and_surrogates_stay_within_ntfy_limits() -> None:
     p = render(rec, settings(include_message=True, max_message_chars=100000, markdown=True))
     body = json.dumps(p, ensure_ascii=False).encode("utf-8")
     assert len(body) < 8192
+    assert p["message"].endswith("…\n\nlaptop · #019a22be")  # the shrink cuts the excerpt, not the context
 
 
 def test_test_record_wording() -> None:
