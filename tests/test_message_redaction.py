@@ -184,3 +184,13 @@ def test_unredacted_outbox_record_is_redacted_at_render(pipe: Pipeline) -> None:
         assert secret not in sent and secret not in pipe.request_bodies(), secret
     for text in LOOK_ALIKES:
         assert text in sent, text
+
+
+def test_a_key_across_the_stored_limit_is_still_redacted(pipe: Pipeline) -> None:
+    """The hook cuts a stored excerpt at 4,000 characters after redacting, not before: a key that
+    straddles the cut leaves no prefix behind (before: the first 20 characters of the key stayed)."""
+    key = "ghp_0123456789abcdefghijABCDEFGHIJklmnop"
+    pipe.hooks.claude(claude_event("print-tool", "UserPromptSubmit"))
+    pipe.hooks.claude({**claude_event("print-tool", "Stop"), "last_assistant_message": "x" * 3980 + " " + key})
+    stored = pipe.hooks.only("pending")["last_message"]
+    assert stored == "x" * 3980 + " [REDACTED]" and key[:12] not in stored

@@ -23,7 +23,10 @@ HOOK_DEFAULTS: dict[str, Any] = {
     "origin": "",
 }
 #: Longest final-message text stored in a candidate (the rendered message is 3,500 bytes at most).
-MESSAGE_LIMIT = 4000
+STORED_MESSAGE_LIMIT = 4000
+#: How much of it a hook reads: redaction runs before the cut to STORED_MESSAGE_LIMIT, so a key
+#: that straddles the cut is still whole when the redactor sees it.
+MESSAGE_LIMIT = 2 * STORED_MESSAGE_LIMIT
 #: Longest error text stored in a candidate.
 ERROR_LIMIT = 300
 
@@ -59,7 +62,7 @@ class HookContext:
             return None
         from donebell.shared.message_redaction import redact  # only when message text is kept
 
-        return redact(text)
+        return redact(text)[:STORED_MESSAGE_LIMIT]
 
     @property
     def claude_enabled(self) -> bool:
