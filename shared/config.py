@@ -62,7 +62,10 @@ class Settings(BaseSettings):
     password: SecretStr | None = Field(None, description="ntfy password for Basic auth. Secret.")
     allow_insecure_auth: bool = Field(False, description="Allow credentials over plain http:// to a non-loopback host.")
     priority: int = Field(3, ge=1, le=5, description="ntfy priority 1-5; 3 (default) is omitted from the request.")
-    tags: list[str] = Field(default_factory=lambda: ["white_check_mark"], description="ntfy tags for a finished task.")
+    tags: list[str] = Field(
+        default_factory=lambda: ["white_check_mark"],
+        description="ntfy tags for a finished task: a list, or one comma-separated string.",
+    )
     max_message_chars: int = Field(180, ge=0, description="Maximum characters of the final-message excerpt.")
     include_message: bool = Field(False, description="Send the final assistant message excerpt (checked at send time).")
     include_thread_title: bool = Field(False, description="Use the Codex thread title as the notification title.")
@@ -129,6 +132,11 @@ class Settings(BaseSettings):
     @classmethod
     def _password(cls, value: SecretStr | None) -> SecretStr | None:
         return config_rules.check_password(value)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> Any:
+        return config_rules.split_tags(value)
 
     @classmethod
     def settings_customise_sources(

@@ -80,6 +80,13 @@ def check_password(value: Value) -> Value:
     return value
 
 
+def split_tags(value: Any) -> Any:
+    """``"warning,skull"`` (as the reference notifier's config files give tags) -> a list of tags."""
+    if isinstance(value, str):
+        return [tag.strip() for tag in value.split(",") if tag.strip()]
+    return value
+
+
 #: field name -> its after-validator (the generator refuses a model validator not listed here).
 RULES: dict[str, Callable[[Any], Any]] = {
     "server": check_server,
@@ -88,6 +95,8 @@ RULES: dict[str, Callable[[Any], Any]] = {
     "username": check_username,
     "password": check_password,
 }
+#: field name -> its before-validator, applied to the raw value ahead of the type check.
+BEFORE_RULES: dict[str, Callable[[Any], Any]] = {"tags": split_tags}
 
 
 def file_holds_secret(data: dict[str, Any]) -> bool:

@@ -30,7 +30,9 @@ from typing import Any, Protocol
 
 from donebell.shared import configfile, secret_text
 from donebell.shared import settings_coerce as coerce
+from donebell.shared.config_rules import BEFORE_RULES as BEFORE_RULES  # re-exported: the generator reads it here
 from donebell.shared.config_rules import RULES as RULES  # re-exported: the generator reads it here
+from donebell.shared.config_rules import split_tags as split_tags
 from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
 from donebell.shared.config_rules import file_holds_secret
 
@@ -127,6 +129,7 @@ class FieldSpec:
     lt: float | None = None
     choices: tuple[str, ...] = ()
     rule: str | None = None  # a key of RULES
+    before: str | None = None  # a key of BEFORE_RULES
     env_json: str | None = None  # "strict": the variable must be JSON; "lenient": may be a plain string
 
 
@@ -244,6 +247,8 @@ def validate(data: dict[str, Any], env: dict[str, Any], specs: tuple[FieldSpec, 
 
 
 def _field(spec: FieldSpec, value: Any) -> Any:
+    if spec.before is not None:
+        value = BEFORE_RULES[spec.before](value)
     if value is None and spec.optional:
         return None
     kind = spec.kind

@@ -61,7 +61,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("password", "secret", None, optional=True, rule="password"),
     FieldSpec("allow_insecure_auth", "bool", False),
     FieldSpec("priority", "int", 3, ge=1, le=5),
-    FieldSpec("tags", "str_list", ["white_check_mark"], env_json="strict"),
+    FieldSpec("tags", "str_list", ["white_check_mark"], env_json="strict", before="tags"),
     FieldSpec("max_message_chars", "int", 180, ge=0),
     FieldSpec("include_message", "bool", False),
     FieldSpec("include_thread_title", "bool", False),
@@ -227,7 +227,7 @@ class SettingsView(SettingsViewBase):
     allow_insecure_auth: bool = False
     #: ntfy priority 1-5; 3 (default) is omitted from the request.
     priority: int = 3
-    #: ntfy tags for a finished task.
+    #: ntfy tags for a finished task: a list, or one comma-separated string.
     tags: list[str] = field(default_factory=lambda: ["white_check_mark"])
     #: Maximum characters of the final-message excerpt.
     max_message_chars: int = 180

@@ -24,7 +24,7 @@ from typing import Any
 import annotated_types
 from donebell.shared import configfile
 from donebell.shared.config import LEGACY_UNUSED_KEYS, Settings, WatchRoot
-from donebell.shared.settings_light import RULES
+from donebell.shared.settings_light import BEFORE_RULES, RULES
 from donebell.supervisor.generated import write_or_check
 from pydantic import SecretStr
 from pydantic.fields import FieldInfo
@@ -125,23 +125,26 @@ def bounds_of(name: str, info: FieldInfo) -> dict[str, Any]:
     return out
 
 
-def rules_of(model: type[Settings]) -> dict[str, str]:
-    """Field -> rule name; each model validator must delegate to the rule of the same field."""
+def rules_of(model: type[Settings]) -> dict[str, dict[str, str]]:
+    """``{"after": field -> rule, "before": field -> rule}``; each model validator must delegate
+    to the rule of the same field in the table of its mode."""
     decorators = model.__pydantic_decorators__
     for kind in ("validators", "root_validators", "model_validators", "field_serializers", "model_serializers"):
         if getattr(decorators, kind):
             raise UnsupportedModel(f"the settings view cannot mirror the model's {kind}")
-    rules: dict[str, str] = {}
+    tables = {"after": RULES, "before": BEFORE_RULES}
+    rules: dict[str, dict[str, str]] = {"after": {}, "before": {}}
     for name, dec in decorators.field_validators.items():
         for field_name in dec.info.fields:
-            rule = RULES.get(field_name)
+            table = tables.get(dec.info.mode, {})
+            rule = table.get(field_name)
             code = getattr(dec.func, "__func__", dec.func).__code__
-            if rule is None or dec.info.mode != "after" or rule.__name__ not in code.co_names:
+            if rule is None or rule.__name__ not in code.co_names:
                 raise UnsupportedModel(
-                    f"validator {name} of {field_name}: make it an 'after' validator calling "
-                    f"settings_light.RULES[{field_name!r}] so both loaders share one rule"
+                    f"validator {name} of {field_name}: make it an 'after' (or 'before') validator calling "
+                    f"settings_light.RULES[{field_name!r}] (BEFORE_RULES) so both loaders share one rule"
                 )
-            rules[field_name] = field_name
+            rules[dec.info.mode][field_name] = field_name
     return rules
 
 
@@ -247,7 +250,8 @@ def render(model: type[Settings] = Settings) -> str:
             raise UnsupportedModel(f"{name}: default None needs an optional type")
         args = [lit(name), lit(kind.kind), lit(default)]
         extras: dict[str, Any] = {"optional": kind.optional or None, **bounds_of(name, info)}
-        extras.update(choices=kind.choices or None, rule=rules.get(name), env_json=kind.env_json)
+        extras.update(choices=kind.choices or None, rule=rules["after"].get(name), env_json=kind.env_json)
+        extras.update(before=rules["before"].get(name))
         args += [f"{k}={lit(v)}" for k, v in extras.items() if v is not None]
         specs.append(f"    FieldSpec({', '.join(args)}),\n")
         protocol.append(f"    @property\n    def {name}(self) -> {kind.protocol}: ...\n")

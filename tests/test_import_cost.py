@@ -69,6 +69,7 @@ ALLOWED_DONEBELL = {
     "donebell.shared.ingest",
     "donebell.shared.codex_meta",
     "donebell.shared.liveness",
+    "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
 }
 
@@ -176,6 +177,21 @@ def test_claude_stop_failure_imports_only_the_budget(hooks: HookEnv) -> None:
     payload = json.dumps(claude_event("print-apierror529", "StopFailure")).encode()
     assert_lean(run_with_importtime(hooks, ["claude"], payload))
     assert hooks.only("pending")["outcome"] == "failed"
+
+
+@pytest.mark.parametrize("include", [True, False])
+@pytest.mark.parametrize("event", ["Stop", "StopFailure"])
+def test_claude_with_message_text_imports_only_the_budget(hooks: HookEnv, event: str, include: bool) -> None:
+    """With include_message on, the hook redacts the excerpt it stores and still stays inside the budget;
+    with it off (the default) the redactor is not even imported."""
+    hooks.write_config(include_message=include)
+    scenario = "print-tool" if event == "Stop" else "print-apierror529"
+    hooks.claude(claude_event(scenario, "UserPromptSubmit"))
+    payload = {**claude_event(scenario, event), "last_assistant_message": "done; api_key=9f8e7d6c5b4a39281706"}
+    modules = run_with_importtime(hooks, ["claude"], json.dumps(payload).encode())
+    assert_lean(modules)
+    assert ("donebell.shared.message_redaction" in modules) is include
+    assert hooks.only("pending").get("last_message") == ("done; api_key=[REDACTED]" if include else None)
 
 
 def test_refused_payload_imports_only_the_budget(hooks: HookEnv) -> None:

@@ -35,7 +35,7 @@ def test_default_done_payload() -> None:
 
 
 def test_unicode_title_and_byte_budget() -> None:
-    """A non-ASCII project name stays intact and a huge message is cut to 3,500 UTF-8 bytes on a code point."""
+    """A non-ASCII project name stays intact and a huge excerpt is cut so the message fits 3,500 UTF-8 bytes."""
     msg = "日本語🚀" * 2000
     rec = outbox_record(cwd="C:\\Users\\dev\\проект-🚀", last_message=msg)
     p = render(rec, settings(include_message=True, max_message_chars=100000, markdown=True))
@@ -43,7 +43,8 @@ def test_unicode_title_and_byte_budget() -> None:
     raw = p["message"].encode("utf-8")
     assert len(raw) <= MESSAGE_MAX_BYTES
     assert len(raw) > MESSAGE_MAX_BYTES - 8  # cut at the budget, not far below it
-    assert p["message"].endswith("…")
+    excerpt, context = p["message"].split("\n\n")
+    assert excerpt.endswith("…") and context == "laptop · #019a22be"  # the context is kept whole
     assert len(json.dumps(p, ensure_ascii=False).encode()) < 8192
 
 
@@ -226,6 +227,7 @@ def test_escapes_and_surrogates_stay_within_ntfy_limits() -> None:
     p = render(rec, settings(include_message=True, max_message_chars=100000, markdown=True))
     body = json.dumps(p, ensure_ascii=False).encode("utf-8")
     assert len(body) < 8192
+    assert p["message"].endswith("…\n\nlaptop · #019a22be")  # the shrink cuts the excerpt, not the context
 
 
 def test_test_record_wording() -> None:

@@ -239,7 +239,10 @@ CASES: list[tuple[str, Any, dict[str, str], Literal["loaded", "refused"]]] = [
     ("empty list variable", {}, {"DONEBELL_TAGS": ""}, "refused"),
     ("null optional list variable", {"chain_notify": ["x"]}, {"DONEBELL_CHAIN_NOTIFY": "null"}, "loaded"),
     ("plain optional list variable", {}, {"DONEBELL_CHAIN_NOTIFY": "notify-send"}, "refused"),
-    ("JSON string for a list", {}, {"DONEBELL_TAGS": '"a"'}, "refused"),
+    ("JSON string for a list", {}, {"DONEBELL_CHAIN_NOTIFY": '"a"'}, "refused"),
+    ("comma-separated tags", {"tags": "warning, skull,,"}, {}, "loaded"),
+    ("comma-separated tags variable", {}, {"DONEBELL_TAGS": '"warning,skull"'}, "loaded"),
+    ("tags a number", {"tags": 5}, {}, "refused"),
     ("variable 'null' for a secret", {}, {"DONEBELL_TOKEN": "null"}, "loaded"),
     ("numeric-looking topic variable", {}, {"DONEBELL_TOPIC": "123", "DONEBELL_ORIGIN": "true"}, "loaded"),
     (

@@ -27,6 +27,10 @@ _EMPHASIS_STAR = re.compile(r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?![\w*])")
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)(.+?)(?<=\S)_(?![\w_])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+#: Bidirectional formatting characters (ALM, LRM, RLM, the embeddings and overrides LRE..RLO, the
+#: isolates LRI..PDI): invisible, and they reorder what follows, so a folder named
+#: "report\u202etxt.exe" would read "reportexe.txt" on the phone.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def reduce_markdown(text: str) -> str:
@@ -81,7 +85,7 @@ def fold_whitespace(text: str) -> str:
 
 
 def strip_controls(text: str, *, keep_newlines: bool) -> str:
-    """Remove C0/C1 controls and lone surrogates (tabs/newlines kept only if asked)."""
+    """Remove C0/C1 controls, bidi controls and lone surrogates (tabs/newlines kept only if asked)."""
     kept = []
     for ch in text:
         code = ord(ch)
@@ -89,7 +93,7 @@ def strip_controls(text: str, *, keep_newlines: bool) -> str:
             kept.append(ch)
         elif ch in "\n\t\r\v\f":
             kept.append(" ")
-        elif code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000:
+        elif code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or ch in BIDI_CONTROLS:
             continue
         else:
             kept.append(ch)

@@ -9,10 +9,13 @@ Shape (JSON publish to the server root)::
      "sequence_id"}
 
 * title: the project directory name; the Codex thread title with ``include_thread_title``;
-* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #thread8``;
+* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #thread8``; a
+  Claude StopFailure's outcome reads ``failed: <kind> — <the API's first line>`` (with
+  ``include_message``); message text is redacted (:mod:`donebell.shared.message_redaction`);
 * tags: ``settings.tags`` for a finished task, ``x`` for a failed one, ``stop_sign`` for a stopped
   one (the wording says "failed: <error>" / "stopped" too, so it reads right without emoji);
-* the message is cut to 3,500 UTF-8 bytes (ntfy turns >= 4,096 into a refused attachment).
+* the message is cut to 3,500 UTF-8 bytes (ntfy turns >= 4,096 into a refused attachment): the
+  excerpt is cut to fit, so the outcome and the context always arrive.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from donebell.shared.keys import sequence_id
+from donebell.shared.message_redaction import redact
 from donebell.shared.settings_view import SettingsLike
 from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
@@ -32,6 +36,8 @@ MESSAGE_MAX_BYTES = 3500
 TITLE_MAX_CHARS = 120
 TITLE_MAX_BYTES = 480
 ERROR_MAX_CHARS = 200
+#: Less room than this for the final-message excerpt drops it rather than send a stub.
+MIN_EXCERPT_BYTES = 16
 #: ntfy refuses a JSON body of 8,192 bytes or more (41303); stay well below.
 BODY_MAX_BYTES = 7600
 SEP = " · "
@@ -57,15 +63,18 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
     # The outcome leads: "failed: …" must be readable before a long final message is cut.
     lead: list[str] = []
     outcome = record.get("outcome")
+    api_error = ""
     if outcome == "failed":
-        error = _one_line(_text(record.get("error")))
-        lead.append(f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed")
+        api_error = api_error_line(record, settings)
+        error = _one_line(redact(_text(record.get("error"))))
+        failed = f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed"
+        lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if api_error else failed)
     elif outcome == "stopped":
         lead.append("stopped")
     if record.get("test") is True:
         lead.append("test notification from donebell")
     parts: list[str] = []
-    message = _message(record, settings)
+    message = "" if api_error else _message(record, settings)  # a StopFailure's text is its API error
     if settings.include_full_path and _text(record.get("cwd")):
         parts.append(_one_line(_text(record.get("cwd"))))
     elif task_title and project and project != task_title:
@@ -78,15 +87,16 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
         parts.append(f"#{ident[:8]}")
     context = SEP.join(p for p in parts if p)
     headline = SEP.join(lead)
-    if message and settings.markdown:
-        # Markdown keeps its lines; the outcome goes above and the context below, not into a block.
-        body = "\n\n".join(p for p in (headline, message, context) if p)
-    else:
-        body = SEP.join(p for p in (headline, message, context) if p)
+    # Markdown keeps its lines; the outcome goes above and the context below, not into a block.
+    sep = "\n\n" if message and settings.markdown else SEP
+
+    def body(limit: int) -> str:
+        return fit_body(headline, message, context, sep, limit)
+
     payload: dict[str, Any] = {
         "topic": settings.topic,
         "title": cut_utf8(cut_chars(title, TITLE_MAX_CHARS), TITLE_MAX_BYTES),
-        "message": cut_utf8(body, MESSAGE_MAX_BYTES),
+        "message": body(MESSAGE_MAX_BYTES),
         "tags": _tags(outcome, settings),
     }
     if settings.priority != 3:
@@ -96,17 +106,39 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
     url = task_url(record) if is_codex else None
     if url and settings.include_task_link:
         payload["click"] = url
-    if url and settings.include_task_link_action:
+    if url and settings.include_task_link and settings.include_task_link_action:
         payload["actions"] = [{"action": "view", "label": "Open task", "url": url}]
     payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"])
-    return _fit(payload)
+    return _fit(payload, body)
+
+
+def fit_body(headline: str, excerpt: str, context: str, sep: str, limit: int) -> str:
+    """The message in at most ``limit`` UTF-8 bytes: the excerpt is cut so outcome and context stay."""
+    frame = [p for p in (headline, context) if p]
+    if excerpt:
+        room = limit - len(sep.join([*frame, ""]).encode("utf-8")) if frame else limit
+        excerpt = cut_utf8(excerpt, room) if room >= MIN_EXCERPT_BYTES else ""
+    return cut_utf8(sep.join(p for p in (headline, excerpt, context) if p), limit)
+
+
+def api_error_line(record: dict[str, Any], settings: SettingsLike) -> str:
+    """A Claude StopFailure's API error text, first line only, while ``include_message`` is on."""
+    sources = record.get("sources")
+    if not settings.include_message or not (isinstance(sources, list) and "claude-stopfailure" in sources):
+        return ""
+    for name in ("last_message", "error_details"):  # the synthetic "API Error: …" message, the raw answer
+        for line in redact(_text(record.get(name))).splitlines():
+            if line.strip():
+                return _one_line(line)
+    return ""
 
 
 def _message(record: dict[str, Any], settings: SettingsLike) -> str:
-    """The final-message excerpt, only while ``include_message`` is on *now*."""
+    """The final-message excerpt, only while ``include_message`` is on *now*, secrets redacted."""
     raw = record.get("last_message")
     if not settings.include_message or not isinstance(raw, str) or settings.max_message_chars <= 0:
         return ""
+    raw = redact(raw)
     if settings.markdown:
         text = strip_controls(raw, keep_newlines=True).strip()
     else:
@@ -189,12 +221,12 @@ def format_count(n: int) -> str:
     return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
 
 
-def _fit(payload: dict[str, Any]) -> dict[str, Any]:
+def _fit(payload: dict[str, Any], body: Callable[[int], str]) -> dict[str, Any]:
     """Shrink the message until the JSON body is safely under ntfy's body limit (escapes grow it)."""
     budget = MESSAGE_MAX_BYTES
     while len(json.dumps(payload, ensure_ascii=False).encode("utf-8")) > BODY_MAX_BYTES and budget > 64:
         budget //= 2
-        payload["message"] = cut_utf8(payload["message"], budget)
+        payload["message"] = body(budget)
     return payload
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from donebell.shared.codex_meta import classify_session_meta
 from donebell.shared.ingest import Submitted, submit_candidate, submit_suppressed
 from donebell.shared.keys import identity
+from donebell.shared.message_redaction import redact, redact_optional
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.rollout_tail import Cursor
@@ -281,7 +282,7 @@ def submit_terminal(
         "sqlite_home": ctx.sqlite_home,
         "origin": ctx.origin,
         "outcome": term.outcome,
-        "error": term.error,
+        "error": redact_optional(term.error),
         "classification": classification,
         "parent_thread_id": meta.get("parent_thread_id"),
         "root_thread_id": meta.get("root_thread_id") or (thread_id if classification == "root" else None),
@@ -296,7 +297,7 @@ def submit_terminal(
     if term.invalid_lines:
         fields["invalid_lines"] = term.invalid_lines
     if ctx.include_message and term.last_message:
-        fields["last_message"] = term.last_message
+        fields["last_message"] = redact(term.last_message)
     candidate = new_candidate(key=key, provider="codex", source=ctx.source, weak_identity=weak, **fields)
     candidate["probe"]["first_seen_at"] = now()
     if classification == "subagent":

@@ -127,7 +127,7 @@ def test_claude_background_shell(tmp_path: Path, recorder: Recorder) -> None:
 
 def test_claude_api_error_529(tmp_path: Path) -> None:
     """A 529 on every attempt ends the turn with StopFailure: exactly one "failed" notification, whose
-    outcome leads the CLI's API-error text."""
+    outcome reads `failed: server_error — <the CLI's API-error line>`."""
     with (
         FakeMessages({"main": [api_error(529)]}) as server,
         claude_product(tmp_path, server) as (product, home),
@@ -140,7 +140,7 @@ def test_claude_api_error_529(tmp_path: Path) -> None:
         head, tail = expected.message.split(f" · {ORIGIN} · ")
         [note] = product.expect_matching(1)
         assert (note["title"], tuple(note["tags"])) == (expected.title, expected.tags), note
-        assert note["message"].startswith(f"{head} · API Error: 529"), note["message"]
+        assert note["message"].startswith(f"{head} — API Error: 529"), note["message"]
         assert note["message"].endswith(f" · {ORIGIN} · {tail}"), note["message"]
         [receipt] = sent_receipts(product)
         assert receipt["sources"] == ["claude-stopfailure"] and receipt["outcome"] == "failed", receipt

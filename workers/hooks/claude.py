@@ -122,6 +122,10 @@ def on_stop(ctx: HookContext, payload: dict[str, Any]) -> None:
 def on_stop_failure(ctx: HookContext, payload: dict[str, Any]) -> None:
     error = message_field(payload, "error", ERROR_LIMIT) or "unknown"
     details = message_field(payload, "error_details", ERROR_LIMIT)
+    if details is not None:  # the API's raw answer may echo a credential
+        from donebell.shared.message_redaction import redact
+
+        details = redact(details)
     last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
     _ingest(
         ctx,
@@ -206,7 +210,7 @@ def _ingest(
         goal_baseline=session.get("goal_baseline") if session else None,
         outcome=outcome,
         error=error,
-        last_message=last if ctx.include_message else None,
+        last_message=ctx.excerpt(last),
         has_final_message=last is not None,
         origin=ctx.origin,
         **extra,

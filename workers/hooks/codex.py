@@ -158,7 +158,7 @@ def _candidate(
         parent_thread_id=ident.parent_thread_id,
         root_thread_id=root,
         error=None,
-        last_message=last_message if ctx.include_message else None,
+        last_message=ctx.excerpt(last_message),
         origin=ctx.origin,
         completed_at=None,
         duration_ms=None,

@@ -23,7 +23,10 @@ HOOK_DEFAULTS: dict[str, Any] = {
     "origin": "",
 }
 #: Longest final-message text stored in a candidate (the rendered message is 3,500 bytes at most).
-MESSAGE_LIMIT = 4000
+STORED_MESSAGE_LIMIT = 4000
+#: How much of it a hook reads: redaction runs before the cut to STORED_MESSAGE_LIMIT, so a key
+#: that straddles the cut is still whole when the redactor sees it.
+MESSAGE_LIMIT = 2 * STORED_MESSAGE_LIMIT
 #: Longest error text stored in a candidate.
 ERROR_LIMIT = 300
 
@@ -52,6 +55,14 @@ class HookContext:
     def include_message(self) -> bool:
         """Store the final message only on an explicit ``true`` (the privacy default is off)."""
         return self.config.get("include_message") is True
+
+    def excerpt(self, text: str | None) -> str | None:
+        """``text`` as a candidate may store it: only with ``include_message``, secrets redacted."""
+        if text is None or not self.include_message:
+            return None
+        from donebell.shared.message_redaction import redact  # only when message text is kept
+
+        return redact(text)[:STORED_MESSAGE_LIMIT]
 
     @property
     def claude_enabled(self) -> bool:
