@@ -62,6 +62,8 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
         lead.append(f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed")
     elif outcome == "stopped":
         lead.append("stopped")
+    if isinstance(record.get("note"), str) and record["note"]:
+        lead.append(_one_line(record["note"]))  # e.g. background work stopped when Claude exited
     if record.get("test") is True:
         lead.append("test notification from donebell")
     parts: list[str] = []

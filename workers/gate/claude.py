@@ -7,7 +7,8 @@ Checks, in order (docs/gate.md):
                        ``claude/<sha256(session_id)>.json`` must exist and parse; missing /
                        corrupt / incompatible -> suppress ``claude-session-unverifiable``; a newer
                        epoch or another current prompt -> suppress ``superseded``
-3. StopFailure         terminal by definition: promote as ``failed`` (after the epoch check)
+3. StopFailure         terminal by definition: promote as ``failed`` (after the epoch check);
+                       so is a SessionEnd/scanner candidate whose transcript ends in an API error
 4. settle              wait :data:`SETTLE_SECONDS` after the (latest) Stop: the transcript lags
                        the hook by ~100 ms and a goal's final marker is written after Stop returns
 5. goal markers        newest main-chain ``goal_status`` inside our prompt, unless it is the
@@ -36,6 +37,8 @@ from donebell.workers.gate.verdict import Verdict
 SETTLE_SECONDS = 0.5
 LAG_SECONDS = 3.0
 GOAL_RETRY_SECONDS = 5.0
+#: Candidates derived from the transcript when no Stop/StopFailure hook reported (docs/hooks.md).
+RECOVERY_SOURCES = frozenset({"claude-sessionend", "claude-transcript"})
 
 
 def _wait(reason: str, evidence: str, kind: Any, retry_in: float, watch: list[Any], **detail: Any) -> Verdict:
@@ -76,6 +79,9 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     sources = set(record.get("sources") or [record.get("source")])
     if "claude-stopfailure" in sources:
         return _promote(record, None, assumed, "StopFailure: terminal by definition", outcome="failed")
+    if record.get("outcome") == "failed" and sources & RECOVERY_SOURCES:
+        # The transcript's isApiErrorMessage record, read by SessionEnd or the scanner: the same fact.
+        return _promote(record, None, assumed, "API error record in the transcript: terminal", outcome="failed")
 
     stopped_at = float(record.get("updated_at") or record.get("created_at") or now)
     if now - stopped_at < SETTLE_SECONDS:

@@ -10,7 +10,10 @@
   ``outcome: "failed"`` and ``error``; a missing id gives a weak identity.
 * ``Notification`` ``idle_prompt``/``agent_completed``: an accelerator only — marks the
   prompt's pending candidate (``idle_notified_at``) and starts a delivery worker if none runs.
-* anything else (``SubagentStop``, ``SessionEnd``, tool events...): ignored, logged at debug.
+* ``SessionEnd``: the fallback when the session's last prompt got no Stop/StopFailure candidate
+  (Claude 2.1.332 kills the print-mode StopFailure hook): the transcript tail decides
+  (:mod:`claude_outcome`) and one candidate is submitted under the key Stop would have used.
+* anything else (``SubagentStop``, tool events...): ignored, logged at debug.
 
 Events fired inside a sub-agent (``agent_id`` present) never describe the main session.
 Nothing is ever printed: UserPromptSubmit stdout would become context for the model.
@@ -24,7 +27,7 @@ from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
-from donebell.workers.hooks import claude_session
+from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
 from donebell.workers.hooks.kick import kick_and_log
 from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
@@ -155,6 +158,43 @@ def on_notification(ctx: HookContext, payload: dict[str, Any]) -> None:
     kick_and_log(ctx)
 
 
+def on_session_end(ctx: HookContext, payload: dict[str, Any]) -> None:
+    session_id = text_field(payload, "session_id")
+    transcript = text_field(payload, "transcript_path", PATH_LIMIT)
+    if session_id is None:
+        ctx.log("info", "claude SessionEnd without session_id: nothing to recover")
+        return
+    fold, scan = claude_outcome.tail_fold(transcript)
+    found = claude_outcome.derive(fold, exited=True) if fold is not None else None
+    if found is None:
+        ctx.log(
+            "info",
+            "claude SessionEnd: the last prompt did not finish in the transcript; nothing written",
+            session_id=session_id,
+            transcript=scan.get("status"),
+            phase=(fold or {}).get("phase"),
+        )
+        return
+    prompt_id = str(found["prompt_id"])  # the transcript's last prompt: a TUI /exit names its own
+    key = event_key("claude", session_id, prompt_id)
+    where = ctx.state.locate(key)
+    if where is not None:
+        ctx.log("debug", "claude SessionEnd: the prompt already has a record", key=key, where=where)
+        return
+    last = claude_outcome.reply_text(transcript or "", found["reply_offset"], MESSAGE_LIMIT)
+    _ingest(
+        ctx,
+        {**payload, "prompt_id": prompt_id},
+        session_id,
+        prompt_id,
+        source="claude-sessionend",
+        outcome=found["outcome"],
+        error=found["error"],
+        last=last,
+        note=found["note"],
+    )
+
+
 def _ingest(
     ctx: HookContext,
     payload: dict[str, Any],
@@ -233,4 +273,5 @@ HANDLERS: dict[str, Callable[[HookContext, dict[str, Any]], None]] = {
     "Stop": on_stop,
     "StopFailure": on_stop_failure,
     "Notification": on_notification,
+    "SessionEnd": on_session_end,
 }

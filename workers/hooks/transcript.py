@@ -108,7 +108,12 @@ def _parse_marker(line: bytes) -> dict[str, Any] | None:
         record = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if not isinstance(record, dict) or record.get("type") != "attachment" or record.get("isSidechain") is True:
+    return marker_of(record) if isinstance(record, dict) else None
+
+
+def marker_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The baseline form of a main-chain ``attachment.goal_status`` record, else None."""
+    if record.get("type") != "attachment" or record.get("isSidechain") is True:
         return None
     attachment = record.get("attachment")
     if not isinstance(attachment, dict) or attachment.get("type") != "goal_status":
