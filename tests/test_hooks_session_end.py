@@ -136,7 +136,7 @@ def test_unreadable_transcript_writes_nothing(hooks: HookEnv, tmp_path: Path, ki
 
         os.mkfifo(path)
     elif kind == "garbage":
-        path.write_bytes(b"not json\n\xff\xfe\n{\"type\":\n")
+        path.write_bytes(b'not json\n\xff\xfe\n{"type":\n')
     payload = {"hook_event_name": "SessionEnd", "session_id": "s", "prompt_id": "p", "transcript_path": str(path)}
     hooks.claude(payload)
     assert hooks.counts()["pending"] == 0
