@@ -84,7 +84,8 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         return _promote(record, None, assumed, "API error record in the transcript: terminal", outcome="failed")
 
     stopped_at = float(record.get("updated_at") or record.get("created_at") or now)
-    if now - stopped_at < SETTLE_SECONDS:
+    # A recovery candidate was written after the transcript had been quiet: nothing to settle.
+    if now - stopped_at < SETTLE_SECONDS and not sources <= RECOVERY_SOURCES:
         return _wait(
             "transcript-settling",
             "waiting for the transcript to catch up with the Stop",
