@@ -32,15 +32,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from donebell.shared.ingest import submit_candidate
-from donebell.shared.keys import event_key
+from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
 from donebell.shared.statedir import InvalidRecord, StateDir, now
 from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import MESSAGE_LIMIT
 from donebell.workers.hooks.transcript import complete_lines_region, read_tail
-from donebell.workers.rollout_tail import FileStat, LineReader, close_quietly, cursor_key, open_rollout
+from donebell.workers.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
 
-FOLDER = "watch/claude"
+FOLDER = claude_outcome.INDEX_FOLDER
 SOURCE = "claude-transcript"
 HOT_SECONDS = 2 * 86400.0
 FIRST_SIGHT_CAP = 1 << 20
@@ -190,7 +190,7 @@ class ClaudeTail:
         tailed.cursor = cur
 
     def _load(self, path: str) -> dict[str, Any] | None:
-        key = cursor_key(path)
+        key = transcript_index_key(path)
         try:
             rec = self.state.read(FOLDER, key)
         except InvalidRecord as exc:
@@ -201,10 +201,11 @@ class ClaudeTail:
         return rec if rec is not None and ok and all(isinstance(rec.get(n), int) for n in fields) else None
 
     def _first_sight(self, path: str, st: FileStat, fresh: bool) -> dict[str, Any]:
-        cur = base("claude-cursor", cursor_key(path), "claude")
+        cur = base("claude-cursor", transcript_index_key(path), "claude")
         cur.update(path=path, dev=st.dev, ino=st.ino, offset=0, size=st.size, mtime_ns=st.mtime_ns, skipping=False)
         cur.update(session_id=Path(path).stem, fold=claude_outcome.new_fold(), invalid_lines=0, submitted=None)
         cur["history"] = None
+        cur["folded_from"] = 0  # the goal-marker index is complete from this byte on
         if fresh:
             return cur  # created while we watch: read from its first byte, every prompt counts
         tail = read_tail(path, FIRST_SIGHT_CAP)
@@ -213,7 +214,7 @@ class ClaudeTail:
             start, end = complete_lines_region(window, offset)
             claude_outcome.fold_lines(cur["fold"], window, offset, start, end)
             cur["offset"] = offset + end
-            cur["goal_complete"] = offset == 0  # the window held the whole file: no older marker
+            cur["folded_from"] = offset + start  # an older marker may exist before it
         done = claude_outcome.derive(cur["fold"], exited=True)
         if done is not None:
             cur["history"] = done["prompt_id"]  # over before we first saw it: never notifies

@@ -24,15 +24,17 @@ Checks, in order (docs/gate.md):
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import InvalidRecord
-from donebell.workers.gate.claude_transcript import TranscriptView, baseline_state, read_view
+from donebell.workers.gate.claude_transcript import TranscriptView, apply_index, baseline_state, index_cap, read_view
 from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.verdict import Verdict
+from donebell.workers.hooks.claude_outcome import transcript_index
 
 SETTLE_SECONDS = 0.5
 LAG_SECONDS = 3.0
@@ -96,7 +98,10 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
 
     if not isinstance(transcript, str) or not transcript:
         return unknown("no-transcript", "candidate has no transcript path") or _promote(record, None, assumed, "")
-    view = read_view(transcript, prompt_id)
+    index = transcript_index(ctx.state, transcript)
+    view = read_view(transcript, prompt_id, index_cap(index, prompt_id, _size(transcript)))
+    if index is not None:
+        apply_index(view, index, prompt_id)
     if not view.exists or view.error:
         if now - stopped_at < LAG_SECONDS:
             return _wait("transcript-lag", "transcript not written yet", "busy", 0.25, watch)
@@ -164,6 +169,13 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         )
     authority = "" if view.status.is_done else "; transcript never showed the end: the Stop is authoritative"
     return _promote(record, view, assumed, status + authority)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _check_epoch(record: dict[str, Any], ctx: GateContext, session_id: str, prompt_id: str) -> Verdict | None:

@@ -22,11 +22,15 @@ from __future__ import annotations
 import json
 import os
 
+from donebell.shared.keys import transcript_index_key
+from donebell.shared.statedir import InvalidRecord
 from donebell.workers.hooks.transcript import complete_lines_region, marker_of, read_tail
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
     from typing import Any
+
+    from donebell.shared.statedir import StateDir
 
 #: ``message.stop_reason`` values that hand control back (``tool_use`` / null: still going).
 DONE_STOP_REASONS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
@@ -37,6 +41,7 @@ REPLY_LINE_CAP = 1 << 20
 _TASK_ID_OPEN = "<task-id>"
 _TASK_ID_CLOSE = "</task-id>"
 _MAX_TRACKED_TASKS = 64
+INDEX_FOLDER = "watch/claude"
 
 
 def new_fold() -> dict[str, Any]:
@@ -245,3 +250,39 @@ def reply_text(path: str, offset: object, limit: int) -> str | None:
         return None
     text = text.strip()
     return text[:limit] if text else None
+
+
+def transcript_index(state: StateDir, path: str) -> dict[str, Any] | None:
+    """The local scanner's cursor of ``path`` when it still describes this very file, else None.
+
+    The cursor (``watch/claude/``, workers/claude_tail.py) doubles as the transcript's index: its
+    fold holds the newest goal marker and the newest prompt's first byte for everything up to its
+    ``offset``, so a reader need not look further back than that (docs/hooks.md).
+    """
+    try:
+        record = state.read(INDEX_FOLDER, transcript_index_key(path))
+        st = os.stat(path)
+    except (InvalidRecord, OSError):
+        return None
+    if record is None or record.get("path") != path or (record.get("dev"), record.get("ino")) != (st.st_dev, st.st_ino):
+        return None
+    fold = record.get("fold")
+    if not isinstance(fold, dict) or record.get("folded_from") != 0 or not isinstance(record.get("offset"), int):
+        return None  # first seen mid-file: an older marker may lie before what it folded
+    return record
+
+
+def goal_from_index(
+    state: StateDir, path: str | None, scan: dict[str, Any]
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The newest goal marker before the hook's tail window, from the index; ``scan`` if unknown."""
+    if not path or scan.get("status") != "not-in-window":
+        return None, scan
+    window_start = int(scan.get("size") or 0) - int(scan.get("window") or 0)
+    record = transcript_index(state, path)
+    if record is None or int(record["offset"]) < window_start:
+        return None, scan  # the scanner has not folded up to the window yet
+    goal = record["fold"].get("goal")
+    if isinstance(goal, dict) and isinstance(goal.get("offset"), int) and goal["offset"] < window_start:
+        return dict(goal), {**scan, "status": "found-in-index"}
+    return None, {**scan, "status": "none-in-index"}

@@ -22,6 +22,7 @@ from __future__ import annotations
 from donebell.shared.keys import claude_session_key
 from donebell.shared.records import base, new_receipt
 from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.workers.hooks.claude_outcome import goal_from_index
 from donebell.workers.hooks.transcript import newest_goal_marker
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -56,6 +57,8 @@ def advance(
 ) -> dict[str, Any]:
     """Start a new prompt epoch (UserPromptSubmit); the same prompt again changes nothing."""
     marker, scan = newest_goal_marker(transcript_path)  # bounded read, outside the lock
+    if marker is None:  # more than the window back: the scanner's index of the transcript knows
+        marker, scan = goal_from_index(state, transcript_path, scan)
     key = claude_session_key(session_id)
     with state.mutation_lock(key):
         current, corrupt = _load(state, session_id)
