@@ -26,7 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import ingest, records
 from donebell.shared.config import Settings
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
