@@ -280,3 +280,20 @@ def test_transcript_deleted_while_tailed_is_dropped(state: StateDir, claude_dir:
     report = tail.scan(full=False)
     assert str(path) not in tail.files and report.counters.get("file_errors") is None
     assert pending(state) == []
+
+
+def test_a_scheduled_cron_holds_the_session_like_the_stop_hook(state: StateDir, claude_dir: Path) -> None:
+    """CronCreate in the turn: the Stop hook would see it in session_crons and write nothing; so
+    does the recovery (and for the session's later prompts, as the registry would still list it)."""
+    lines = transcript_lines("simple")
+    cron = {
+        "type": "assistant",
+        "isSidechain": False,
+        "message": {"stop_reason": "tool_use", "content": [{"type": "tool_use", "name": "CronCreate", "input": {}}]},
+    }
+    reply = [i for i, line in enumerate(lines) if json.loads(line).get("type") == "assistant"][-1]
+    tail = watching(state, claude_dir)
+    path = place(claude_dir, "simple", [*lines[:reply], json.dumps(cron).encode() + b"\n", *lines[reply:]])
+    age(path, 60)
+    tail.scan(full=False)
+    assert pending(state) == []

@@ -140,3 +140,12 @@ def test_unreadable_transcript_writes_nothing(hooks: HookEnv, tmp_path: Path, ki
     payload = {"hook_event_name": "SessionEnd", "session_id": "s", "prompt_id": "p", "transcript_path": str(path)}
     hooks.claude(payload)
     assert hooks.counts()["pending"] == 0
+
+
+def test_session_end_of_a_clear_keeps_background_work_running(hooks: HookEnv) -> None:
+    """`/clear` ends the session but not the CLI: background work still listed is not "stopped"."""
+    lines = cut_after(transcript_lines("bgagent"), lambda r: r.get("type") == "system", 0)
+    payloads = payloads_for("bgagent", place(hooks.claude_dir, "bgagent", lines))
+    hooks.claude(payloads[1])
+    hooks.claude({**_end(payloads), "prompt_id": payloads[1]["prompt_id"], "reason": "clear"})
+    assert hooks.counts()["pending"] == 0

@@ -165,7 +165,9 @@ def on_session_end(ctx: HookContext, payload: dict[str, Any]) -> None:
         ctx.log("info", "claude SessionEnd without session_id: nothing to recover")
         return
     fold, scan = claude_outcome.tail_fold(transcript)
-    found = claude_outcome.derive(fold, exited=True) if fold is not None else None
+    # /clear and resume end the session record but not the CLI: its background work lives on.
+    exited = payload.get("reason") not in ("clear", "resume")
+    found = claude_outcome.derive(fold, exited=exited) if fold is not None else None
     if found is None:
         ctx.log(
             "info",

@@ -11,7 +11,9 @@ count): the newest prompt (``promptId`` of a ``user`` record) and where it began
 (``working`` after a user record, ``replied`` after an assistant record whose ``stop_reason``
 ends a turn, ``failed`` after an ``isApiErrorMessage`` record); background work launched in the
 transcript (a Bash ``backgroundTaskId``, an ``async_launched`` agent) and not yet reported back by
-a ``<task-notification>`` prompt; and the newest ``goal_status`` marker. A partial reply that a
+a ``<task-notification>`` prompt; whether a cron was scheduled (``CronCreate``,
+``ScheduleWakeup``: like the Stop hook's ``session_crons``, it holds the session from then on);
+and the newest ``goal_status`` marker. A partial reply that a
 mid-stream retry followed (Claude 2.1.332 writes it with ``stop_reason: "end_turn"``) is undone
 by the retry's ``isMeta`` user record of the same prompt: only the state at a quiet moment counts.
 Standard library only: the hook path imports it.
@@ -41,6 +43,8 @@ REPLY_LINE_CAP = 1 << 20
 _TASK_ID_OPEN = "<task-id>"
 _TASK_ID_CLOSE = "</task-id>"
 _MAX_TRACKED_TASKS = 64
+#: Tools that schedule a later prompt in the session (the Stop payload's ``session_crons``).
+CRON_TOOLS = ("CronCreate", "ScheduleWakeup")
 INDEX_FOLDER = "watch/claude"
 
 
@@ -57,6 +61,7 @@ def new_fold() -> dict[str, Any]:
         "background": {},
         "goal": None,
         "goal_at_prompt": None,
+        "crons": False,
         "entrypoint": None,
         "version": None,
         "records": 0,
@@ -122,6 +127,11 @@ def _assistant(fold: dict[str, Any], record: dict[str, Any], offset: int) -> Non
         return
     message = record.get("message")
     reason = message.get("stop_reason") if isinstance(message, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") in CRON_TOOLS for b in content
+    ):
+        fold["crons"] = True  # the Stop hook's session_crons would list it from now on
     if reason in DONE_STOP_REASONS:
         fold.update(phase="replied", reply_offset=offset)
     else:
@@ -170,8 +180,8 @@ def derive(fold: dict[str, Any], *, exited: bool) -> dict[str, Any] | None:
     out: dict[str, Any] = {"prompt_id": prompt_id, "reply_offset": fold.get("reply_offset"), "note": None}
     if phase == "failed":
         return {**out, "outcome": "failed", "error": fold.get("error") or "unknown"}
-    if phase != "replied":
-        return None
+    if phase != "replied" or fold.get("crons"):
+        return None  # a scheduled prompt keeps the session busy, as the Stop hook rules too
     if fold.get("background"):
         if not exited:
             return None  # its <task-notification> prompt will come, with a turn of its own
