@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from donebell.workers.hooks.transcript import marker_of
 from donebell.workers.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line, reverse_lines
 
 SCAN_CAP = 16 << 20
@@ -148,25 +149,23 @@ def apply_index(view: TranscriptView, index: dict[str, Any], prompt_id: str) -> 
     view.marker = view.tail_marker
     goal, start = fold.get("goal"), fold.get("prompt_offset")
     if view.marker is None and isinstance(goal, dict) and isinstance(start, int) and int(goal["offset"]) > start:
-        view.marker = Marker(
-            _str(goal.get("uuid")), int(goal["offset"]), goal.get("met") is True,
-            goal.get("failed") is True, goal.get("sentinel") is True,
-        )  # fmt: skip
+        view.marker = _from_dict(goal)
     return True
 
 
 def _marker(obj: dict[str, Any], offset: int) -> Marker | None:
-    if obj.get("type") != "attachment":
-        return None
-    attachment = obj.get("attachment")
-    if not isinstance(attachment, dict) or attachment.get("type") != "goal_status":
-        return None
+    found = marker_of(obj)
+    return None if found is None else _from_dict({**found, "offset": offset})
+
+
+def _from_dict(found: dict[str, Any]) -> Marker:
+    """A marker in the baseline/index form (``hooks.transcript.marker_of`` plus ``offset``)."""
     return Marker(
-        _str(obj.get("uuid")),
-        offset,
-        attachment.get("met") is True,
-        attachment.get("failed") is True,
-        attachment.get("sentinel") is True,
+        _str(found.get("uuid")),
+        int(found["offset"]),
+        found.get("met") is True,
+        found.get("failed") is True,
+        found.get("sentinel") is True,
     )
 
 

@@ -21,12 +21,11 @@ Standard library only: the hook path imports it.
 
 from __future__ import annotations
 
-import json
 import os
 
 from donebell.shared.keys import transcript_index_key
 from donebell.shared.statedir import InvalidRecord
-from donebell.workers.hooks.transcript import complete_lines_region, marker_of, read_tail
+from donebell.workers.hooks.transcript import complete_lines_region, marker_of, parse_record, read_tail
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -203,15 +202,6 @@ def fold_lines(fold: dict[str, Any], window: bytes, offset: int, start: int, end
         if record is not None:
             feed(fold, record, offset + pos)
         pos = stop + 1
-
-
-def parse_record(line: bytes) -> dict[str, Any] | None:
-    """One JSONL record; None if it is not valid UTF-8 JSON of an object (skipped, never fatal)."""
-    try:
-        record = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def tail_fold(path: str | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:

@@ -103,12 +103,18 @@ def newest_goal_marker(path: str | None, cap: int = TAIL_CAP) -> tuple[dict[str,
     return None, scan
 
 
-def _parse_marker(line: bytes) -> dict[str, Any] | None:
+def parse_record(line: bytes) -> dict[str, Any] | None:
+    """One JSONL record; None if it is not valid UTF-8 JSON of an object (skipped, never fatal)."""
     try:
         record = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    return marker_of(record) if isinstance(record, dict) else None
+    return record if isinstance(record, dict) else None
+
+
+def _parse_marker(line: bytes) -> dict[str, Any] | None:
+    record = parse_record(line)
+    return None if record is None else marker_of(record)
 
 
 def marker_of(record: dict[str, Any]) -> dict[str, Any] | None:
