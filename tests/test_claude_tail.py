@@ -21,6 +21,7 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
 from donebell.workers.claude_tail import FOLDER, ClaudeTail
 from donebell.workers.hooks.claude_outcome import KILLED_NOTE
+from hooks_harness import HookEnv
 
 GATE_FIXTURES = Path(__file__).parent / "fixtures" / "gate" / "claude"
 
@@ -296,3 +297,22 @@ def test_a_scheduled_cron_holds_the_session_like_the_stop_hook(state: StateDir, 
     age(path, 60)
     tail.scan(full=False)
     assert pending(state) == []
+
+
+def test_a_prompt_the_stop_hook_held_is_not_recovered(state: StateDir, claude_dir: Path, tmp_path: Path) -> None:
+    """Stop listed a running monitor (work a transcript does not show): the hook notes the prompt
+    as held in the session record and the recovery defers to it."""
+    hooks = HookEnv(tmp_path / "hooks")
+    hooks.state_dir, hooks.claude_dir = state.root, claude_dir
+    tail = watching(state, claude_dir)
+    path = place(claude_dir, "simple")
+    events = [{**p, "transcript_path": str(path)} for p in events_332("simple")]
+    stop = next(p for p in events if p["hook_event_name"] == "Stop")
+    hooks.claude(next(p for p in events if p["hook_event_name"] == "UserPromptSubmit"))
+    hooks.claude({**stop, "background_tasks": [{"id": "m1", "type": "monitor", "status": "running"}]})
+    age(path, 5)
+    tail.scan(full=True)
+    assert pending(state) == []
+    hooks.claude(next(p for p in events if p["hook_event_name"] == "SessionEnd"))
+    [rec] = pending(state)
+    assert (rec["sources"], rec["note"]) == (["claude-sessionend"], KILLED_NOTE)

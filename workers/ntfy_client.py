@@ -118,8 +118,9 @@ class NtfyClient:
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_CAP)),
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                                keepalive_expiry=30.0),
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=30.0
+            ),
             headers={"User-Agent": USER_AGENT},
         )
 

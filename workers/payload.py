@@ -43,7 +43,9 @@ _CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 TitleLookup = Callable[[dict[str, Any]], str | None]
 
 
-def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title) -> dict[str, Any]:
+def render(
+    record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title
+) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
     provider = _text(record.get("provider"))
     is_codex = provider == "codex"

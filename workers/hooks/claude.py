@@ -4,8 +4,9 @@
   of the session are superseded before the next Stop can arrive. Writes no candidate.
 * ``Stop``: a candidate only with ``session_id``, ``prompt_id`` and *present, empty*
   ``background_tasks`` and ``session_crons`` (a running background task or cron means more work
-  will come, as a new prompt); otherwise nothing is written (logged), so the same prompt can
-  still become final. A repeated Stop of the same prompt refreshes the pending record.
+  will come, as a new prompt); otherwise no candidate is written (logged, and the session record
+  notes the prompt as held, so transcript recovery defers to it), so the same prompt can still
+  become final. A repeated Stop of the same prompt refreshes the pending record.
 * ``StopFailure``: terminal by definition (an API error ended the turn): candidate with
   ``outcome: "failed"`` and ``error``; a missing id gives a weak identity.
 * ``Notification`` ``idle_prompt``/``agent_completed``: an accelerator only — marks the
@@ -96,12 +97,16 @@ def on_stop(ctx: HookContext, payload: dict[str, Any]) -> None:
         elif value:
             reasons.append(f"{len(value)} {name} still active")
     if reasons or session_id is None or prompt_id is None:
+        held = bool(session_id and prompt_id) and claude_session.note_held(
+            ctx.state, str(session_id), str(prompt_id), "; ".join(reasons)
+        )
         ctx.log(
             "info",
             "claude Stop not final: nothing written",
             session_id=session_id,
             prompt_id=prompt_id,
             reason="; ".join(reasons),
+            held=held,
         )
         return
     last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
@@ -178,6 +183,12 @@ def on_session_end(ctx: HookContext, payload: dict[str, Any]) -> None:
         )
         return
     prompt_id = str(found["prompt_id"])  # the transcript's last prompt: a TUI /exit names its own
+    session = claude_session.read_session(ctx.state, session_id)
+    if session is not None and session.get("held_prompt_id") == prompt_id and found["note"] is None:
+        if not exited:
+            ctx.log("info", "claude SessionEnd: the Stop hook held this prompt; nothing written", session_id=session_id)
+            return
+        found["note"] = claude_outcome.KILLED_NOTE  # what the Stop hook saw running ended with the CLI
     key = event_key("claude", session_id, prompt_id)
     where = ctx.state.locate(key)
     if where is not None:

@@ -116,6 +116,23 @@ def for_prompt(
     return record, "advanced"
 
 
+def note_held(state: StateDir, session_id: str, prompt_id: str, reason: str) -> bool:
+    """Record that the Stop hook saw ``prompt_id`` end with work still registered (not final).
+
+    The transcript cannot show every kind of background work (monitors, workflows), so the
+    local scanner's recovery defers to this: it never submits a prompt the hook held.
+    """
+    key = claude_session_key(session_id)
+    with state.mutation_lock(key):
+        current, _corrupt = _load(state, session_id)
+        if current is None or current.get("prompt_id") != prompt_id:
+            return False
+        record = dict(current)
+        record.update(held_prompt_id=prompt_id, held_reason=reason[:200], updated_at=now())
+        state.replace("claude", record)
+    return True
+
+
 def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:
     """Finish this session's pending candidates with ``claude_epoch < epoch``; returns how many."""
     finished = 0
