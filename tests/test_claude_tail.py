@@ -316,3 +316,16 @@ def test_a_prompt_the_stop_hook_held_is_not_recovered(state: StateDir, claude_di
     hooks.claude(next(p for p in events if p["hook_event_name"] == "SessionEnd"))
     [rec] = pending(state)
     assert (rec["sources"], rec["note"]) == (["claude-sessionend"], KILLED_NOTE)
+
+
+def test_a_prompt_that_ended_while_the_scanner_was_down_is_history(state: StateDir, claude_dir: Path) -> None:
+    """The cursor saw the prompt working; it finished an hour ago while donebell was stopped: no
+    late notification (the replay window, as for Codex rollouts)."""
+    lines = transcript_lines("simple")
+    tail = watching(state, claude_dir)
+    path = place(claude_dir, "simple", cut_after(lines, lambda r: r.get("type") == "user"))
+    tail.scan(full=False)
+    path.write_bytes(b"".join(lines))
+    age(path, 3600)
+    report = engine(state, claude_dir).scan(full=True)  # the restarted scanner
+    assert pending(state) == [] and report.counters["claude_historical"] == 1

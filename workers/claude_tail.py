@@ -15,7 +15,9 @@ decides it like any other (epochs, goal markers, the quiet window).
   project folder. Subagent transcripts (``<session>/subagents/``) are never listed.
 * First sight: a transcript that appears while the scanner runs is read from byte 0 (it was
   seen from its start). One that already existed is folded from its last :data:`FIRST_SIGHT_CAP`
-  bytes only and its newest prompt, if already over, is history: it never notifies.
+  bytes only and its newest prompt, if already over, is history: it never notifies. A prompt
+  that was over for longer than ``watch_initial_replay_seconds`` when first judged (the scanner
+  was down) is history too.
 * A line that is not JSON or not UTF-8 is skipped and counted; a line longer than
   :data:`MAX_LINE` is skipped without being buffered; a FIFO is never opened for reading; a
   transcript deleted while tailed is dropped (its cursor goes with the maintenance sweep).
@@ -71,10 +73,18 @@ class ClaudeTail:
     """One Claude config dir's transcripts, tailed incrementally."""
 
     def __init__(
-        self, state: StateDir, config_dir: Path, *, idle_grace: float, origin: str | None, include_message: bool
+        self,
+        state: StateDir,
+        config_dir: Path,
+        *,
+        idle_grace: float,
+        origin: str | None,
+        include_message: bool,
+        replay_seconds: float = 300.0,
     ) -> None:
         self.state, self.projects = state, config_dir / "projects"
         self.idle_grace, self.origin, self.include_message = idle_grace, origin, include_message
+        self.replay_seconds = replay_seconds
         state.ensure_folder(FOLDER)
         self.dirs: dict[str, int] = {}  # project folder -> mtime_ns it was listed at
         self.files: dict[str, Tailed] = {}
@@ -250,7 +260,9 @@ class ClaudeTail:
         if quiet < self.idle_grace:
             self._soon(report, self.idle_grace - quiet)
             return
-        result = self._submit(cur, found)
+        # Over for longer than the replay window when first judged: it ended while no scanner
+        # ran (donebell was stopped); as with Codex rollouts, such old news is not sent.
+        result = "historical" if quiet > max(self.replay_seconds, self.idle_grace) else self._submit(cur, found)
         report.counters[f"claude_{result}"] += 1
         cur["submitted"] = found["prompt_id"]
         cur["updated_at"] = now()

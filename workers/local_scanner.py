@@ -56,6 +56,7 @@ class LocalScannerRole(Role):
                 idle_grace=self.settings.idle_grace_seconds,
                 origin=self.settings.origin or None,
                 include_message=self.settings.include_message,
+                replay_seconds=self.settings.watch_initial_replay_seconds,
             )
         if not self.enabled:
             return
