@@ -136,16 +136,27 @@ def test_session_working_at_first_sight_notifies_when_done(state: StateDir, clau
     assert [r["prompt_id"] for r in pending(state)] == prompts("simple")
 
 
-def test_hook_candidate_of_the_same_prompt_merges(state: StateDir, claude_dir: Path) -> None:
-    """The Stop hook's pending candidate and the recovery are one record (one notification)."""
+def test_hook_candidate_of_the_same_prompt_is_one_record(state: StateDir, claude_dir: Path) -> None:
+    """The Stop hook reported first: the recovery leaves its candidate as it is (one notification)."""
     tail = watching(state, claude_dir)
     path = place(claude_dir, "simple")
     key = event_key("claude", session_of("simple"), prompts("simple")[0])
     submit_candidate(state, new_candidate(key=key, provider="claude", source="claude-stop", outcome="done"))
     age(path, 5)
-    tail.scan(full=False)
+    assert tail.scan(full=False).counters["claude_known"] == 1
     [rec] = pending(state)
-    assert rec["sources"] == ["claude-stop", "claude-transcript"]
+    assert rec["sources"] == ["claude-stop"]
+
+
+def test_a_late_hook_merges_into_the_recovered_candidate(state: StateDir, claude_dir: Path) -> None:
+    tail = watching(state, claude_dir)
+    path = place(claude_dir, "simple")
+    age(path, 5)
+    tail.scan(full=False)
+    key = event_key("claude", session_of("simple"), prompts("simple")[0])
+    assert submit_candidate(state, new_candidate(key=key, provider="claude", source="claude-stop")) == "merged"
+    [rec] = pending(state)
+    assert rec["sources"] == ["claude-transcript", "claude-stop"]
 
 
 def test_a_prompt_already_sent_is_a_duplicate(state: StateDir, claude_dir: Path) -> None:
@@ -157,7 +168,7 @@ def test_a_prompt_already_sent_is_a_duplicate(state: StateDir, claude_dir: Path)
     state.finish("pending", "sent", {**cand, "kind": "receipt", "status": "sent"})
     age(path, 5)
     tail.scan(full=False)
-    assert pending(state) == [] and tail.scan(full=False).counters.get("claude_duplicate") is None
+    assert pending(state) == []
 
 
 def test_background_agent_holds_and_subagent_transcripts_never_notify(state: StateDir, claude_dir: Path) -> None:

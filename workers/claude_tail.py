@@ -5,8 +5,9 @@ main-session transcript in the hot set is read from a persisted cursor (``watch/
 complete lines only, and folded by :mod:`donebell.workers.hooks.claude_outcome`, the module the
 SessionEnd hook uses too. When the fold says the newest prompt is over (a reply, an API error)
 and the transcript has been quiet for ``idle_grace_seconds``, one candidate is submitted under
-the key the Stop/StopFailure hook would have used (``claude`` + session id + prompt id), so a hook
-candidate of the same prompt merges with it and a late hook is a duplicate. The Claude gate then
+the key the Stop/StopFailure hook would have used (``claude`` + session id + prompt id): a prompt a
+hook already reported is left as it is, a hook that reports it later merges into the recovered
+candidate (or is a duplicate once it was promoted). The Claude gate then
 decides it like any other (epochs, goal markers, the quiet window).
 
 * Hot set: project folders modified within :data:`HOT_SECONDS`, and in them the transcripts
@@ -275,6 +276,9 @@ class ClaudeTail:
 
     def _submit(self, cur: dict[str, Any], found: dict[str, Any]) -> str:
         session_id, prompt_id = str(cur["session_id"]), str(found["prompt_id"])
+        key = event_key("claude", session_id, prompt_id)
+        if self.state.locate(key) is not None:
+            return "known"  # a hook reported it first: one record, and nothing to add to it
         fold = cur["fold"]
         epoch, relation = 0, "no-session"
         session = claude_session.read_session(self.state, session_id)
@@ -291,7 +295,7 @@ class ClaudeTail:
         if session is not None and relation == "current":
             baseline = session.get("goal_baseline") or baseline
         candidate = new_candidate(
-            key=event_key("claude", session_id, prompt_id),
+            key=key,
             provider="claude",
             source=SOURCE,
             session_id=session_id,
