@@ -83,6 +83,16 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         return _promote(record, None, assumed, "StopFailure: terminal by definition", outcome="failed")
     if record.get("outcome") == "failed" and sources & RECOVERY_SOURCES:
         # The transcript's isApiErrorMessage record, read by SessionEnd or the scanner: the same fact.
+        since = now - float(record.get("updated_at") or now)
+        if sources == {"claude-sessionend"} and since < SETTLE_SECONDS:
+            # In -p the StopFailure hook races SessionEnd: let its richer payload merge first.
+            return _wait(
+                "stopfailure-race",
+                "SessionEnd came first; a StopFailure may follow",
+                "busy",
+                SETTLE_SECONDS - since,
+                watch,
+            )
         return _promote(record, None, assumed, "API error record in the transcript: terminal", outcome="failed")
 
     stopped_at = float(record.get("updated_at") or record.get("created_at") or now)

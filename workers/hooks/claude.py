@@ -204,6 +204,7 @@ def on_session_end(ctx: HookContext, payload: dict[str, Any]) -> None:
         outcome=found["outcome"],
         error=found["error"],
         last=last,
+        refresh=False,  # a racing StopFailure's own payload wins over what the transcript said
         note=found["note"],
     )
 
@@ -218,6 +219,7 @@ def _ingest(
     outcome: str,
     error: str | None,
     last: str | None,
+    refresh: bool = True,
     **extra: Any,
 ) -> None:
     state = ctx.state
@@ -260,7 +262,7 @@ def _ingest(
         origin=ctx.origin,
         **extra,
     )
-    result: str = submit_candidate(state, candidate, refresh=True)
+    result: str = submit_candidate(state, candidate, refresh=refresh)
     if session_id and result in ("created", "merged"):
         # A UserPromptSubmit may have advanced the epoch between our read and our write.
         latest = claude_session.read_session(state, session_id)
