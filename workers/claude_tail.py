@@ -40,7 +40,7 @@ from donebell.shared.records import base, new_candidate
 from donebell.shared.statedir import InvalidRecord, StateDir, now
 from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import MESSAGE_LIMIT
-from donebell.workers.hooks.transcript import complete_lines_region, read_tail
+from donebell.workers.hooks.transcript import complete_lines_region, parse_record, read_tail
 from donebell.workers.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
 
 FOLDER = claude_outcome.INDEX_FOLDER
@@ -235,7 +235,7 @@ class ClaudeTail:
         reader = LineReader(f, cur["offset"], skipping=bool(cur.get("skipping")), max_record=MAX_LINE)
         fold = cur["fold"]
         for line in reader:
-            record = None if line.data is None else claude_outcome.parse_record(line.data)
+            record = None if line.data is None else parse_record(line.data)
             if record is None:
                 cur["invalid_lines"] = int(cur.get("invalid_lines") or 0) + 1
                 report.counters["claude_invalid_lines" if line.data is not None else "claude_oversized_lines"] += 1
