@@ -340,3 +340,19 @@ def test_a_prompt_that_ended_while_the_scanner_was_down_is_history(state: StateD
     age(path, 3600)
     report = engine(state, claude_dir).scan(full=True)  # the restarted scanner
     assert pending(state) == [] and report.counters["claude_historical"] == 1
+
+
+def test_recovery_of_an_announced_prompt_takes_the_hooks_epoch_and_baseline(
+    state: StateDir, claude_dir: Path, tmp_path: Path
+) -> None:
+    """UserPromptSubmit ran (2.1.332 -p API error: StopFailure killed, SessionEnd not wired): the
+    recovered candidate carries the session's epoch and goal baseline, so the gate checks epochs."""
+    hooks = HookEnv(tmp_path / "hooks")
+    hooks.state_dir, hooks.claude_dir = state.root, claude_dir
+    tail = watching(state, claude_dir)
+    path = place(claude_dir, "apierror529")
+    hooks.claude({**events_332("apierror529")[1], "transcript_path": str(path)})
+    age(path, 5)
+    tail.scan(full=False)
+    [rec] = pending(state)
+    assert (rec["claude_epoch"], rec["claude_session_state"]) == (1, "current")

@@ -286,10 +286,10 @@ class ClaudeTail:
             epoch, relation = int(session["epoch"]), "current"
         elif session is not None and prompt_id in (session.get("recent_prompt_ids") or []):
             return "stale"  # the hooks saw a later prompt: this one was superseded
-        if session is not None and session.get("held_prompt_id") == prompt_id and found["note"] is None:
-            return "held"  # the Stop hook saw work still registered that a transcript may not show
         elif session is not None:
             relation = "unannounced"
+        if relation == "current" and session and session.get("held_prompt_id") == prompt_id and not found["note"]:
+            return "held"  # the Stop hook saw work still registered that a transcript may not show
         last = claude_outcome.reply_text(cur["path"], found["reply_offset"], MESSAGE_LIMIT)
         baseline = fold.get("goal_at_prompt")
         if session is not None and relation == "current":
