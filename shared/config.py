@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     sent_retention_days: float = Field(14.0, ge=0, description="Keep sent/ and suppressed/ receipts this long.")
     dead_retention_days: float = Field(30.0, ge=0, description="Keep dead/ letters this long.")
     enable_claude_code: bool = Field(True, description="Accept Claude Code hook events.")
+    watch_claude_transcripts: bool = Field(
+        True, description="Tail Claude Code transcripts as a safety net for hooks that never ran."
+    )
     origin: str = Field("", description="Label of this machine in the body (default: the host name).")
     chain_notify: list[str] | None = Field(None, description="The user's previous Codex notify program, run first.")
 

@@ -59,6 +59,12 @@ def claude_session_key(session_id: str) -> str:
     return _hex_digest(session_id)
 
 
+def transcript_index_key(path: str) -> str:
+    """The key of a transcript's cursor (``watch/claude/``, also its goal-marker index): SHA-256 of the path."""
+    digest: str = _sha256(path.encode("utf-8", "surrogateescape")).hexdigest()
+    return digest
+
+
 def _hex_digest(text: str) -> str:
     digest: str = _sha256(text.encode("utf-8")).hexdigest()
     return digest

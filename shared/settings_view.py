@@ -88,6 +88,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("sent_retention_days", "float", 14.0, ge=0),
     FieldSpec("dead_retention_days", "float", 30.0, ge=0),
     FieldSpec("enable_claude_code", "bool", True),
+    FieldSpec("watch_claude_transcripts", "bool", True),
     FieldSpec("origin", "str", ""),
     FieldSpec("chain_notify", "str_list", None, optional=True, env_json="lenient"),
 )
@@ -199,6 +200,9 @@ class SettingsLike(Protocol):
     def enable_claude_code(self) -> bool: ...
 
     @property
+    def watch_claude_transcripts(self) -> bool: ...
+
+    @property
     def origin(self) -> str: ...
 
     @property
@@ -281,6 +285,8 @@ class SettingsView(SettingsViewBase):
     dead_retention_days: float = 30.0
     #: Accept Claude Code hook events.
     enable_claude_code: bool = True
+    #: Tail Claude Code transcripts as a safety net for hooks that never ran.
+    watch_claude_transcripts: bool = True
     #: Label of this machine in the body (default: the host name).
     origin: str = ""
     #: The user's previous Codex notify program, run first.

@@ -1,5 +1,5 @@
-"""Claude Code wiring: managed handlers for Stop, StopFailure, UserPromptSubmit and Notification
-in ``$CLAUDE_CONFIG_DIR/settings.json``, everything else in the file preserved byte for byte.
+"""Claude Code wiring: managed handlers for Stop, StopFailure, UserPromptSubmit, Notification and
+SessionEnd in ``$CLAUDE_CONFIG_DIR/settings.json``, everything else in the file preserved byte for byte.
 
 Exec form (``"command": <donebell>, "args": ["hook", "claude"]``, no shell) is used when the
 installed Claude Code is known to support ``args`` (verified on 2.1.197, the pinned version), and on

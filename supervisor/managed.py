@@ -121,12 +121,15 @@ def codex_notify(executable: str) -> list[str]:
 
 #: Claude events donebell listens to. Stop, StopFailure and UserPromptSubmit run synchronously so
 #: the session's prompt epoch is in order before the next Stop; the Notification accelerator is
-#: async (seed 000, "Signal ingestion" 4) and limited to the types the hook uses.
+#: async (seed 000, "Signal ingestion" 4) and limited to the types the hook uses. SessionEnd is
+#: the fallback of a Stop/StopFailure hook that never ran or was killed (docs/hooks.md); Claude
+#: waits for it in print mode, so it is synchronous too.
 CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
     "Stop": {},
     "StopFailure": {},
     "UserPromptSubmit": {},
     "Notification": {"matcher": "idle_prompt|agent_completed", "async": True},
+    "SessionEnd": {},
 }
 
 

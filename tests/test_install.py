@@ -86,7 +86,7 @@ def test_install_adds_managed_entries_and_preserves_everything_else(env: dict[st
     new_settings = (env["claude"] / "settings.json").read_text()
     assert only_insertions(old_settings, new_settings)
     settings = json.loads(new_settings)
-    for event in ("Stop", "StopFailure", "UserPromptSubmit", "Notification"):
+    for event in ("Stop", "StopFailure", "UserPromptSubmit", "Notification", "SessionEnd"):
         ours = [h for g in settings["hooks"][event] for h in g["hooks"] if is_ours(h)]
         assert ours == [{**ours[0], "command": f"{EXE} hook claude", "timeout": 30}], event
     assert settings["hooks"]["Notification"][-1]["matcher"] == "idle_prompt|agent_completed"

@@ -1,6 +1,7 @@
 """Cursor retention for the maintenance role: forget cursors no scanner will need again.
 
-Rollout cursors (``watch/local/``, ``watch/remote/<root-hash>/``) are written when a scanner
+Rollout cursors (``watch/local/``, ``watch/remote/<root-hash>/``) and Claude transcript cursors
+(``watch/claude/``, swept like local ones) are written when a scanner
 first meets a rollout and whenever it reads further; nothing else removes them, so without this
 they pile up with every session ever watched. Deleting a cursor is always safe (docs/design.md):
 a rollout met again without one is treated as new, replayed only if modified within
@@ -33,6 +34,7 @@ from donebell.workers.rollout_tail import Cursor
 DAY = 86400.0
 CURSOR_MAX_AGE_DAYS = 30.0
 LOCAL_FOLDER = "watch/local"
+CLAUDE_FOLDER = "watch/claude"  # Claude transcript cursors (workers/claude_tail.py): local paths
 REMOTE_FOLDER = "watch/remote"
 _ROOT_HASH = re.compile(r"^[0-9a-f]{32}$")
 
@@ -66,6 +68,7 @@ class CursorRetention:
 
     def run(self) -> dict[str, int]:
         self.sweep(LOCAL_FOLDER, local=True)
+        self.sweep(CLAUDE_FOLDER, local=True)
         for folder in remote_folders(self.state):
             self.sweep(folder, local=False)
         return self.counters

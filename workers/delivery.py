@@ -197,8 +197,12 @@ class DeliveryRole(Role):
         unseen = self.state.count("pending") > gate_waiting or self.state.count("outbox") > outbox_left
         self._unseen_streak = self._unseen_streak + 1 if unseen else 0
         if self._unseen_streak == UNSEEN_PASSES_MAX + 1:
-            self.state.log("warning", "records stay in pending/ or outbox/ that no pass accounts for",
-                           pending=self.state.count("pending"), gate_waiting=gate_waiting)
+            self.state.log(
+                "warning",
+                "records stay in pending/ or outbox/ that no pass accounts for",
+                pending=self.state.count("pending"),
+                gate_waiting=gate_waiting,
+            )
         return unseen and self._unseen_streak <= UNSEEN_PASSES_MAX
 
     def sender(self) -> OutboxSender:
@@ -229,4 +233,8 @@ class DeliveryRole(Role):
         counters["promoted"] = result.promoted
         counters["suppressed"] = result.suppressed
         stuck = [r["root"] for r in self._gate_remote if r.get("state") in ("unresponsive", "error")]
-        return result.next_due, result.waiting, (f"remote root not answering: {', '.join(stuck)}"[:300] if stuck else None)
+        return (
+            result.next_due,
+            result.waiting,
+            (f"remote root not answering: {', '.join(stuck)}"[:300] if stuck else None),
+        )

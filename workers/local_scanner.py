@@ -1,4 +1,5 @@
-"""The ``local-scanner`` role: the safety net that reads Codex rollouts when no hook reported.
+"""The ``local-scanner`` role: the safety net that reads Codex rollouts and Claude transcripts
+when no hook reported.
 
 ``donebell worker local-scanner [--once] [--debug] [--scan-scope hot|all]``
 
@@ -6,7 +7,8 @@ Each pass runs :class:`~donebell.workers.scan_engine.ScanEngine` over ``$CODEX_H
 in ``watch/local/``. Passes are woken by inotify on the hot folders and the SQLite home
 (:meth:`watch_paths`), and by the heartbeat; every ``watch_scan_seconds`` one of them is a full
 rescan, the source of truth. An idle pass costs a handful of ``stat`` calls: the work follows the
-hot set, never the size of the archive.
+hot set, never the size of the archive. Claude transcripts are tailed by
+:class:`~donebell.workers.claude_tail.ClaudeTail` in the same passes (docs/hooks.md).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.paths import codex_home, codex_sqlite_home
+from donebell.shared.paths import claude_config_dir, codex_home, codex_sqlite_home
 from donebell.shared.statedir import now
+from donebell.workers.claude_tail import ClaudeTail
 from donebell.workers.role import PassResult, Role
 from donebell.workers.scan_engine import ScanEngine, ScanOptions
 
@@ -29,6 +32,7 @@ class LocalScannerRole(Role):
     name = "local-scanner"
 
     engine: ScanEngine | None = None
+    claude: ClaudeTail | None = None
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -45,6 +49,15 @@ class LocalScannerRole(Role):
         self.next_full = 0.0
         self.last_pass_end = -1e18
         self.last: dict[str, Any] = {}
+        if self.settings.watch_claude_transcripts and self.settings.enable_claude_code:
+            self.claude = ClaudeTail(
+                self.state,
+                Path(os.path.realpath(claude_config_dir())),
+                idle_grace=self.settings.idle_grace_seconds,
+                origin=self.settings.origin or None,
+                include_message=self.settings.include_message,
+                replay_seconds=self.settings.watch_initial_replay_seconds,
+            )
         if not self.enabled:
             return
         home = Path(os.path.realpath(codex_home()))
@@ -63,11 +76,28 @@ class LocalScannerRole(Role):
         )
 
     def run_pass(self) -> PassResult:
-        if self.engine is None:
+        result = self._codex_pass()
+        if self.claude is None:
+            return result
+        report = self.claude.scan(full=bool(self.last.get("last_scan_full", True)))
+        result.counters.update(report.counters)
+        if report.next_in is not None:
+            result.next_in = report.next_in if result.next_in is None else min(result.next_in, report.next_in)
+        return result
+
+    def _codex_pass(self) -> PassResult:
+        if self.engine is None and self.claude is None:
             return PassResult(next_in=None, idle=True)
         gap = time.monotonic() - self.last_pass_end
         if gap < MIN_PASS_GAP:
             time.sleep(MIN_PASS_GAP - gap)
+        if self.engine is None:  # Claude only: the passes still need a periodic full one
+            full = time.monotonic() >= self.next_full
+            self.last_pass_end = time.monotonic()
+            if full:
+                self.next_full = self.last_pass_end + self.settings.watch_scan_seconds
+            self.last["last_scan_full"] = full
+            return PassResult(next_in=max(0.0, self.next_full - time.monotonic()), idle=True)
         full = time.monotonic() >= self.next_full
         cpu = time.process_time()
         report = self.engine.scan(full=full)
@@ -99,9 +129,11 @@ class LocalScannerRole(Role):
         )
 
     def watch_paths(self) -> list[Path]:
-        return [] if self.engine is None else self.engine.watch_paths()
+        claude = [] if self.claude is None else self.claude.watch_paths()
+        return ([] if self.engine is None else self.engine.watch_paths()) + claude
 
     def health_extra(self) -> dict[str, Any]:
+        claude = {} if self.claude is None else self.claude.health()
         if self.engine is None:
-            return {"enabled": False}
-        return {"enabled": True, **self.engine.health(), **self.last}
+            return {"enabled": False, **claude}
+        return {"enabled": True, **self.engine.health(), **self.last, **claude}

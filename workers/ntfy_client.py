@@ -108,8 +108,11 @@ class NtfyClient:
         client = httpx.Client(
             timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT_CAP)),
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=self._max_connections,
-                                max_keepalive_connections=self._max_connections, keepalive_expiry=30.0),
+            limits=httpx.Limits(
+                max_connections=self._max_connections,
+                max_keepalive_connections=self._max_connections,
+                keepalive_expiry=30.0,
+            ),
             headers={"User-Agent": USER_AGENT},
             trust_env=False,
             proxy=proxy,

@@ -47,8 +47,15 @@ class SendSummary:
 class OutboxSender:
     """Attempts due outbox records with the given settings, client and credentials."""
 
-    def __init__(self, state: StateDir, settings: SettingsLike, client: NtfyClient, auth: Auth | None,
-                 config_problem: str | None, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        state: StateDir,
+        settings: SettingsLike,
+        client: NtfyClient,
+        auth: Auth | None,
+        config_problem: str | None,
+        rng: random.Random | None = None,
+    ) -> None:
         self.state, self.settings, self.client, self.auth = state, settings, client, auth
         self.config_problem = config_problem
         self.rng = rng or random.Random()
@@ -85,8 +92,9 @@ class OutboxSender:
             if self.state.exists(folder, key):
                 # A crash after the receipt, before the removal: finish the removal, never resend.
                 self.state.remove("outbox", key)
-                self.state.log("info", "outbox record already has a receipt; removed, not resent",
-                               key=key, receipt=folder)
+                self.state.log(
+                    "info", "outbox record already has a receipt; removed, not resent", key=key, receipt=folder
+                )
                 return SendOutcome("recovered")
         try:
             record = self.state.read("outbox", key)
@@ -122,8 +130,13 @@ class OutboxSender:
         if raw > at + cap + 1.0:
             record["next_attempt_at"] = at + cap
             self.state.replace("outbox", record)
-            self.state.log("warning", "next attempt was beyond the backoff cap (clock jump?); clamped",
-                           key=record["key"], was=raw, now=at)
+            self.state.log(
+                "warning",
+                "next attempt was beyond the backoff cap (clock jump?); clamped",
+                key=record["key"],
+                was=raw,
+                now=at,
+            )
             return at + cap
         return float(raw)
 
@@ -135,29 +148,69 @@ class OutboxSender:
         error = clean_text(scrub(decision.error, self.auth, self.settings))
         if decision.verdict == "sent":
             reason = "test" if record.get("test") is True else "sent"
-            receipt = new_receipt(record, status="sent", reason=reason, attempts=attempts, sent_at=done_at,
-                                  http_status=decision.status, message_id=decision.message_id, server=server)
+            receipt = new_receipt(
+                record,
+                status="sent",
+                reason=reason,
+                attempts=attempts,
+                sent_at=done_at,
+                http_status=decision.status,
+                message_id=decision.message_id,
+                server=server,
+            )
             self.state.finish("outbox", "sent", receipt)
-            self.state.log("info", "sent", key=key, sequence_id=record.get("sequence_id"), attempts=attempts,
-                           http_status=decision.status, test=record.get("test") is True)
+            self.state.log(
+                "info",
+                "sent",
+                key=key,
+                sequence_id=record.get("sequence_id"),
+                attempts=attempts,
+                http_status=decision.status,
+                test=record.get("test") is True,
+            )
             return SendOutcome("sent", decision=decision)
         max_attempts = self.settings.max_attempts
         if decision.verdict == "permanent" or (max_attempts > 0 and attempts >= max_attempts):
             reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
-            receipt = new_receipt(record, status="dead", reason=reason, attempts=attempts, failed_at=done_at,
-                                  http_status=decision.status, ntfy_code=decision.ntfy_code,
-                                  last_error=error, server=server)
+            receipt = new_receipt(
+                record,
+                status="dead",
+                reason=reason,
+                attempts=attempts,
+                failed_at=done_at,
+                http_status=decision.status,
+                ntfy_code=decision.ntfy_code,
+                last_error=error,
+                server=server,
+            )
             self.state.finish("outbox", "dead", receipt)
-            self.state.log("error", "delivery failed for good; dead-lettered", key=key, reason=reason,
-                           attempts=attempts, error=error)
+            self.state.log(
+                "error",
+                "delivery failed for good; dead-lettered",
+                key=key,
+                reason=reason,
+                attempts=attempts,
+                error=error,
+            )
             return SendOutcome("dead", decision=decision)
-        delay = backoff_seconds(attempts, self.settings.retry_max_seconds, ntfy_code=decision.ntfy_code,
-                                retry_after=decision.retry_after, rng=self.rng)
-        record.update(attempts=attempts, last_error=error, last_attempt_at=done_at,
-                      next_attempt_at=done_at + delay, last_http_status=decision.status)
+        delay = backoff_seconds(
+            attempts,
+            self.settings.retry_max_seconds,
+            ntfy_code=decision.ntfy_code,
+            retry_after=decision.retry_after,
+            rng=self.rng,
+        )
+        record.update(
+            attempts=attempts,
+            last_error=error,
+            last_attempt_at=done_at,
+            next_attempt_at=done_at + delay,
+            last_http_status=decision.status,
+        )
         self.state.replace("outbox", record)
-        self.state.log("warning", "delivery failed; will retry", key=key, attempts=attempts, error=error,
-                       retry_in=round(delay, 2))
+        self.state.log(
+            "warning", "delivery failed; will retry", key=key, attempts=attempts, error=error, retry_in=round(delay, 2)
+        )
         return SendOutcome("retried", done_at + delay, decision)
 
 

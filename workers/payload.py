@@ -49,7 +49,9 @@ _CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 TitleLookup = Callable[[dict[str, Any]], str | None]
 
 
-def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title) -> dict[str, Any]:
+def render(
+    record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title
+) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
     provider = _text(record.get("provider"))
     is_codex = provider == "codex"
@@ -71,6 +73,8 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
         lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if api_error else failed)
     elif outcome == "stopped":
         lead.append("stopped")
+    if isinstance(record.get("note"), str) and record["note"]:
+        lead.append(_one_line(record["note"]))  # e.g. background work stopped when Claude exited
     if record.get("test") is True:
         lead.append("test notification from donebell")
     parts: list[str] = []

@@ -89,8 +89,10 @@ def transport_error_label(exc: BaseException) -> str:
         lowered = detail.lower()
         if _caused_by(exc, ssl.SSLError) or "ssl" in lowered or "certificate" in lowered:
             kind = "tls"
-        elif any(w in lowered for w in ("name or service", "nodename", "getaddrinfo", "name resolution",
-                                        "no address associated")):
+        elif any(
+            w in lowered
+            for w in ("name or service", "nodename", "getaddrinfo", "name resolution", "no address associated")
+        ):
             kind = "dns"
         else:
             kind = "connect"
@@ -144,8 +146,10 @@ def _ntfy_error(body: bytes) -> tuple[int | None, str]:
     if isinstance(doc, dict):
         code = doc.get("code")
         text = doc.get("error")
-        return (code if isinstance(code, int) and not isinstance(code, bool) else None,
-                clean_text(text) if isinstance(text, str) else "")
+        return (
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+            clean_text(text) if isinstance(text, str) else "",
+        )
     first = body[:512].decode("utf-8", "replace").strip().splitlines()
     return None, clean_text(first[0]) if first else ""
 

@@ -16,7 +16,9 @@ ROLES: dict[str, str] = {
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ROLES:
-        sys.stderr.write(f"usage: donebell worker {{{'|'.join(ROLES)}}} [--once] [--debug] (delivery: [--until-idle])\n")
+        sys.stderr.write(
+            f"usage: donebell worker {{{'|'.join(ROLES)}}} [--once] [--debug] (delivery: [--until-idle])\n"
+        )
         return 2
     module_name, class_name = ROLES[argv[0]].split(":")
     try:

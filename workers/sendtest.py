@@ -55,9 +55,19 @@ def test_record() -> dict[str, Any]:
     key = secrets.token_hex(32)
     record = base("outbox", key, PROVIDER)
     record.update(
-        source="donebell-test", sources=["donebell-test"], weak_identity=True, test=True, outcome="done",
-        revision=1, updated_at=record["created_at"], promoted_at=record["created_at"], verdict="test",
-        sequence_id=sequence_id(PROVIDER, key), attempts=0, next_attempt_at=None, last_error=None,
+        source="donebell-test",
+        sources=["donebell-test"],
+        weak_identity=True,
+        test=True,
+        outcome="done",
+        revision=1,
+        updated_at=record["created_at"],
+        promoted_at=record["created_at"],
+        verdict="test",
+        sequence_id=sequence_id(PROVIDER, key),
+        attempts=0,
+        next_attempt_at=None,
+        last_error=None,
     )
     return record
 
@@ -109,16 +119,30 @@ def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
     out: dict[str, Any] = {"key": key, "state": where or "missing", "via": via}
     if where == "sent":
         receipt = state.read("sent", key) or {}
-        out.update(ok=True, http_status=receipt.get("http_status"), message_id=receipt.get("message_id"),
-                   sequence_id=receipt.get("sequence_id"))
+        out.update(
+            ok=True,
+            http_status=receipt.get("http_status"),
+            message_id=receipt.get("message_id"),
+            sequence_id=receipt.get("sequence_id"),
+        )
     elif where == "dead":
         receipt = state.read("dead", key) or {}
-        out.update(ok=False, http_status=receipt.get("http_status"), ntfy_code=receipt.get("ntfy_code"),
-                   error=receipt.get("last_error"), reason=receipt.get("reason"))
+        out.update(
+            ok=False,
+            http_status=receipt.get("http_status"),
+            ntfy_code=receipt.get("ntfy_code"),
+            error=receipt.get("last_error"),
+            reason=receipt.get("reason"),
+        )
     elif where == "outbox":
         record = state.read("outbox", key) or {}
-        out.update(ok=False, error=record.get("last_error") or "no answer yet", attempts=record.get("attempts"),
-                   http_status=record.get("last_http_status"), next_attempt_at=record.get("next_attempt_at"))
+        out.update(
+            ok=False,
+            error=record.get("last_error") or "no answer yet",
+            attempts=record.get("attempts"),
+            http_status=record.get("last_http_status"),
+            next_attempt_at=record.get("next_attempt_at"),
+        )
     else:
         out.update(ok=False, error="the test record disappeared")
     return out

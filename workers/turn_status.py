@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Literal
+
+from donebell.workers.hooks.transcript import parse_record
 
 #: Synchronous-path cap of a tail read (seed 000: "prompt-path transcript scans are capped at 1 MiB").
 TAIL_BYTES = 1 << 20
@@ -140,11 +141,7 @@ def reverse_lines(
 
 def parse_line(line: bytes) -> dict[str, Any] | None:
     """One JSONL record, or None if it is not valid UTF-8 JSON of an object."""
-    try:
-        obj = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) else None
+    return parse_record(line)
 
 
 def parse_time(value: object) -> float | None:

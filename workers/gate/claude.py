@@ -7,7 +7,8 @@ Checks, in order (docs/gate.md):
                        ``claude/<sha256(session_id)>.json`` must exist and parse; missing /
                        corrupt / incompatible -> suppress ``claude-session-unverifiable``; a newer
                        epoch or another current prompt -> suppress ``superseded``
-3. StopFailure         terminal by definition: promote as ``failed`` (after the epoch check)
+3. StopFailure         terminal by definition: promote as ``failed`` (after the epoch check);
+                       so is a SessionEnd/scanner candidate whose transcript ends in an API error
 4. settle              wait :data:`SETTLE_SECONDS` after the (latest) Stop: the transcript lags
                        the hook by ~100 ms and a goal's final marker is written after Stop returns
 5. goal markers        newest main-chain ``goal_status`` inside our prompt, unless it is the
@@ -23,19 +24,23 @@ Checks, in order (docs/gate.md):
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import InvalidRecord
-from donebell.workers.gate.claude_transcript import TranscriptView, baseline_state, read_view
+from donebell.workers.gate.claude_transcript import TranscriptView, apply_index, baseline_state, index_cap, read_view
 from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.verdict import Verdict
+from donebell.workers.hooks.claude_outcome import transcript_index
 
 SETTLE_SECONDS = 0.5
 LAG_SECONDS = 3.0
 GOAL_RETRY_SECONDS = 5.0
+#: Candidates derived from the transcript when no Stop/StopFailure hook reported (docs/hooks.md).
+RECOVERY_SOURCES = frozenset({"claude-sessionend", "claude-transcript"})
 
 
 def _wait(reason: str, evidence: str, kind: Any, retry_in: float, watch: list[Any], **detail: Any) -> Verdict:
@@ -76,9 +81,23 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     sources = set(record.get("sources") or [record.get("source")])
     if "claude-stopfailure" in sources:
         return _promote(record, None, assumed, "StopFailure: terminal by definition", outcome="failed")
+    if record.get("outcome") == "failed" and sources & RECOVERY_SOURCES:
+        # The transcript's isApiErrorMessage record, read by SessionEnd or the scanner: the same fact.
+        since = now - float(record.get("updated_at") or now)
+        if sources == {"claude-sessionend"} and since < SETTLE_SECONDS:
+            # In -p the StopFailure hook races SessionEnd: let its richer payload merge first.
+            return _wait(
+                "stopfailure-race",
+                "SessionEnd came first; a StopFailure may follow",
+                "busy",
+                SETTLE_SECONDS - since,
+                watch,
+            )
+        return _promote(record, None, assumed, "API error record in the transcript: terminal", outcome="failed")
 
     stopped_at = float(record.get("updated_at") or record.get("created_at") or now)
-    if now - stopped_at < SETTLE_SECONDS:
+    # A recovery candidate was written after the transcript had been quiet: nothing to settle.
+    if now - stopped_at < SETTLE_SECONDS and not sources <= RECOVERY_SOURCES:
         return _wait(
             "transcript-settling",
             "waiting for the transcript to catch up with the Stop",
@@ -89,7 +108,10 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
 
     if not isinstance(transcript, str) or not transcript:
         return unknown("no-transcript", "candidate has no transcript path") or _promote(record, None, assumed, "")
-    view = read_view(transcript, prompt_id)
+    index = transcript_index(ctx.state, transcript)
+    view = read_view(transcript, prompt_id, index_cap(index, prompt_id, _size(transcript)))
+    if index is not None:
+        apply_index(view, index, prompt_id)
     if not view.exists or view.error:
         if now - stopped_at < LAG_SECONDS:
             return _wait("transcript-lag", "transcript not written yet", "busy", 0.25, watch)
@@ -157,6 +179,13 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         )
     authority = "" if view.status.is_done else "; transcript never showed the end: the Stop is authoritative"
     return _promote(record, view, assumed, status + authority)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _check_epoch(record: dict[str, Any], ctx: GateContext, session_id: str, prompt_id: str) -> Verdict | None:

@@ -1,7 +1,10 @@
 """What a Claude transcript's tail says about one prompt: goal markers, turn status, newer prompts.
 
 One bounded reverse read (``turn_status.reverse_lines``; memory: one chunk + one line) that stops
-once it has passed the first user record of the candidate's prompt, or at :data:`SCAN_CAP`.
+once it has passed the first user record of the candidate's prompt, or at :data:`SCAN_CAP`. When
+the local scanner has indexed the transcript (its ``watch/claude/`` cursor), only the bytes after
+the index are read and the prompt's start and goal marker come from it (:func:`apply_index`), so
+a prompt or marker any distance back costs the same.
 Sidechain records (a subagent's chain) never count; API-error envelopes are not completions.
 """
 
@@ -11,9 +14,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from donebell.workers.hooks.transcript import marker_of
 from donebell.workers.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line, reverse_lines
 
 SCAN_CAP = 16 << 20
+INDEX_SLACK = 64 << 10  # read a little before the index's offset: its last line is then seen too
 
 
 @dataclass
@@ -69,6 +74,9 @@ class TranscriptView:
     newer_prompt: str | None = None  # a user record of another, later prompt
     reached_prompt: bool = False  # our prompt's user records were found (markers can be placed)
     error: str | None = None
+    tail_prompt: str | None = None  # another prompt's user record in what was read (ours or not)
+    tail_marker: Marker | None = None  # the newest marker in what was read
+    read_bytes: int = 0  # how many bytes back from the end the reverse scan could read
 
 
 def read_view(path: str, prompt_id: str | None, cap: int = SCAN_CAP) -> TranscriptView:
@@ -80,6 +88,7 @@ def read_view(path: str, prompt_id: str | None, cap: int = SCAN_CAP) -> Transcri
     except OSError as exc:
         return TranscriptView(False, error=exc.strerror)
     out = TranscriptView(True, st.st_size, st.st_mtime)
+    out.read_bytes = min(cap, st.st_size)
     status_found = False
     seen_own = False
     first_marker: Marker | None = None
@@ -118,21 +127,45 @@ def read_view(path: str, prompt_id: str | None, cap: int = SCAN_CAP) -> Transcri
     if seen_own:
         out.reached_prompt = True
         out.newer_prompt = other_prompt  # seen before ours, so later than ours
+    out.tail_prompt, out.tail_marker = other_prompt, first_marker
     return out
 
 
+def index_cap(index: dict[str, Any] | None, prompt_id: str, size: int, cap: int = SCAN_CAP) -> int:
+    """How far back to read when the scanner's index (its cursor) covers our prompt up to its offset."""
+    if index is None or index["fold"].get("prompt_id") != prompt_id:
+        return cap
+    return min(cap, max(0, size - int(index["offset"])) + INDEX_SLACK)
+
+
+def apply_index(view: TranscriptView, index: dict[str, Any], prompt_id: str) -> bool:
+    """Fill in what lies before the bytes read from the index: our prompt's start, its marker."""
+    fold = index["fold"]
+    if view.reached_prompt or fold.get("prompt_id") != prompt_id or view.tail_prompt is not None:
+        return False
+    if int(index["offset"]) < view.size - view.read_bytes:
+        return False  # a gap between the indexed bytes and the bytes read
+    view.reached_prompt = True
+    view.marker = view.tail_marker
+    goal, start = fold.get("goal"), fold.get("prompt_offset")
+    if view.marker is None and isinstance(goal, dict) and isinstance(start, int) and int(goal["offset"]) > start:
+        view.marker = _from_dict(goal)
+    return True
+
+
 def _marker(obj: dict[str, Any], offset: int) -> Marker | None:
-    if obj.get("type") != "attachment":
-        return None
-    attachment = obj.get("attachment")
-    if not isinstance(attachment, dict) or attachment.get("type") != "goal_status":
-        return None
+    found = marker_of(obj)
+    return None if found is None else _from_dict({**found, "offset": offset})
+
+
+def _from_dict(found: dict[str, Any]) -> Marker:
+    """A marker in the baseline/index form (``hooks.transcript.marker_of`` plus ``offset``)."""
     return Marker(
-        _str(obj.get("uuid")),
-        offset,
-        attachment.get("met") is True,
-        attachment.get("failed") is True,
-        attachment.get("sentinel") is True,
+        _str(found.get("uuid")),
+        int(found["offset"]),
+        found.get("met") is True,
+        found.get("failed") is True,
+        found.get("sentinel") is True,
     )
 
 

@@ -4,13 +4,17 @@
   of the session are superseded before the next Stop can arrive. Writes no candidate.
 * ``Stop``: a candidate only with ``session_id``, ``prompt_id`` and *present, empty*
   ``background_tasks`` and ``session_crons`` (a running background task or cron means more work
-  will come, as a new prompt); otherwise nothing is written (logged), so the same prompt can
-  still become final. A repeated Stop of the same prompt refreshes the pending record.
+  will come, as a new prompt); otherwise no candidate is written (logged, and the session record
+  notes the prompt as held, so transcript recovery defers to it), so the same prompt can still
+  become final. A repeated Stop of the same prompt refreshes the pending record.
 * ``StopFailure``: terminal by definition (an API error ended the turn): candidate with
   ``outcome: "failed"`` and ``error``; a missing id gives a weak identity.
 * ``Notification`` ``idle_prompt``/``agent_completed``: an accelerator only — marks the
   prompt's pending candidate (``idle_notified_at``) and starts a delivery worker if none runs.
-* anything else (``SubagentStop``, ``SessionEnd``, tool events...): ignored, logged at debug.
+* ``SessionEnd``: the fallback when the session's last prompt got no Stop/StopFailure candidate
+  (Claude 2.1.332 kills the print-mode StopFailure hook): the transcript tail decides
+  (:mod:`claude_outcome`) and one candidate is submitted under the key Stop would have used.
+* anything else (``SubagentStop``, tool events...): ignored, logged at debug.
 
 Events fired inside a sub-agent (``agent_id`` present) never describe the main session.
 Nothing is ever printed: UserPromptSubmit stdout would become context for the model.
@@ -24,7 +28,7 @@ from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
-from donebell.workers.hooks import claude_session
+from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
 from donebell.workers.hooks.kick import kick_and_log
 from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
@@ -97,12 +101,16 @@ def on_stop(ctx: HookContext, payload: dict[str, Any]) -> None:
         elif value:
             reasons.append(f"{len(value)} {name} still active")
     if reasons or session_id is None or prompt_id is None:
+        held = bool(session_id and prompt_id) and claude_session.note_held(
+            ctx.state, str(session_id), str(prompt_id), "; ".join(reasons)
+        )
         ctx.log(
             "info",
             "claude Stop not final: nothing written",
             session_id=session_id,
             prompt_id=prompt_id,
             reason="; ".join(reasons),
+            held=held,
         )
         return
     last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
@@ -163,6 +171,52 @@ def on_notification(ctx: HookContext, payload: dict[str, Any]) -> None:
     kick_and_log(ctx)
 
 
+def on_session_end(ctx: HookContext, payload: dict[str, Any]) -> None:
+    session_id = text_field(payload, "session_id")
+    transcript = text_field(payload, "transcript_path", PATH_LIMIT)
+    if session_id is None:
+        ctx.log("info", "claude SessionEnd without session_id: nothing to recover")
+        return
+    fold, scan = claude_outcome.tail_fold(transcript)
+    # /clear and resume end the session record but not the CLI: its background work lives on.
+    exited = payload.get("reason") not in ("clear", "resume")
+    found = claude_outcome.derive(fold, exited=exited) if fold is not None else None
+    if found is None:
+        ctx.log(
+            "info",
+            "claude SessionEnd: the last prompt did not finish in the transcript; nothing written",
+            session_id=session_id,
+            transcript=scan.get("status"),
+            phase=(fold or {}).get("phase"),
+        )
+        return
+    prompt_id = str(found["prompt_id"])  # the transcript's last prompt: a TUI /exit names its own
+    session = claude_session.read_session(ctx.state, session_id)
+    if session is not None and session.get("held_prompt_id") == prompt_id and found["note"] is None:
+        if not exited:
+            ctx.log("info", "claude SessionEnd: the Stop hook held this prompt; nothing written", session_id=session_id)
+            return
+        found["note"] = claude_outcome.KILLED_NOTE  # what the Stop hook saw running ended with the CLI
+    key = event_key("claude", session_id, prompt_id)
+    where = ctx.state.locate(key)
+    if where is not None:
+        ctx.log("debug", "claude SessionEnd: the prompt already has a record", key=key, where=where)
+        return
+    last = claude_outcome.reply_text(transcript or "", found["reply_offset"], MESSAGE_LIMIT)
+    _ingest(
+        ctx,
+        {**payload, "prompt_id": prompt_id},
+        session_id,
+        prompt_id,
+        source="claude-sessionend",
+        outcome=found["outcome"],
+        error=found["error"],
+        last=last,
+        refresh=False,  # a racing StopFailure's own payload wins over what the transcript said
+        note=found["note"],
+    )
+
+
 def _ingest(
     ctx: HookContext,
     payload: dict[str, Any],
@@ -173,6 +227,7 @@ def _ingest(
     outcome: str,
     error: str | None,
     last: str | None,
+    refresh: bool = True,
     **extra: Any,
 ) -> None:
     state = ctx.state
@@ -215,7 +270,7 @@ def _ingest(
         origin=ctx.origin,
         **extra,
     )
-    result: str = submit_candidate(state, candidate, refresh=True)
+    result: str = submit_candidate(state, candidate, refresh=refresh)
     if session_id and result in ("created", "merged"):
         # A UserPromptSubmit may have advanced the epoch between our read and our write.
         latest = claude_session.read_session(state, session_id)
@@ -241,4 +296,5 @@ HANDLERS: dict[str, Callable[[HookContext, dict[str, Any]], None]] = {
     "Stop": on_stop,
     "StopFailure": on_stop_failure,
     "Notification": on_notification,
+    "SessionEnd": on_session_end,
 }

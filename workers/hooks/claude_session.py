@@ -22,6 +22,7 @@ from __future__ import annotations
 from donebell.shared.keys import claude_session_key
 from donebell.shared.records import base, new_receipt
 from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.workers.hooks.claude_outcome import goal_from_index
 from donebell.workers.hooks.transcript import newest_goal_marker
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -56,6 +57,8 @@ def advance(
 ) -> dict[str, Any]:
     """Start a new prompt epoch (UserPromptSubmit); the same or an older prompt changes nothing."""
     marker, scan = newest_goal_marker(transcript_path)  # bounded read, outside the lock
+    if marker is None:  # more than the window back: the scanner's index of the transcript knows
+        marker, scan = goal_from_index(state, transcript_path, scan)
     key = claude_session_key(session_id)
     with state.mutation_lock(key):
         current, corrupt = _load(state, session_id)
@@ -122,6 +125,23 @@ def is_stale(record: dict[str, Any], prompt_id: str | None) -> bool:
         and record.get("prompt_id") != prompt_id
         and prompt_id in (record.get("recent_prompt_ids") or [])
     )
+
+
+def note_held(state: StateDir, session_id: str, prompt_id: str, reason: str) -> bool:
+    """Record that the Stop hook saw ``prompt_id`` end with work still registered (not final).
+
+    The transcript cannot show every kind of background work (monitors, workflows), so the
+    local scanner's recovery defers to this: it never submits a prompt the hook held.
+    """
+    key = claude_session_key(session_id)
+    with state.mutation_lock(key):
+        current, _corrupt = _load(state, session_id)
+        if current is None or current.get("prompt_id") != prompt_id:
+            return False
+        record = dict(current)
+        record.update(held_prompt_id=prompt_id, held_reason=reason[:200], updated_at=now())
+        state.replace("claude", record)
+    return True
 
 
 def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:

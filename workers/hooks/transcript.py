@@ -103,12 +103,23 @@ def newest_goal_marker(path: str | None, cap: int = TAIL_CAP) -> tuple[dict[str,
     return None, scan
 
 
-def _parse_marker(line: bytes) -> dict[str, Any] | None:
+def parse_record(line: bytes) -> dict[str, Any] | None:
+    """One JSONL record; None if it is not valid UTF-8 JSON of an object (skipped, never fatal)."""
     try:
         record = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if not isinstance(record, dict) or record.get("type") != "attachment" or record.get("isSidechain") is True:
+    return record if isinstance(record, dict) else None
+
+
+def _parse_marker(line: bytes) -> dict[str, Any] | None:
+    record = parse_record(line)
+    return None if record is None else marker_of(record)
+
+
+def marker_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The baseline form of a main-chain ``attachment.goal_status`` record, else None."""
+    if record.get("type") != "attachment" or record.get("isSidechain") is True:
         return None
     attachment = record.get("attachment")
     if not isinstance(attachment, dict) or attachment.get("type") != "goal_status":
