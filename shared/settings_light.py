@@ -32,9 +32,9 @@ from donebell.shared import configfile, secret_text
 from donebell.shared import settings_coerce as coerce
 from donebell.shared.config_rules import BEFORE_RULES as BEFORE_RULES  # re-exported: the generator reads it here
 from donebell.shared.config_rules import RULES as RULES  # re-exported: the generator reads it here
-from donebell.shared.config_rules import split_tags as split_tags
 from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
 from donebell.shared.config_rules import file_holds_secret
+from donebell.shared.config_rules import split_tags as split_tags
 
 ENV_PREFIX = configfile.ENV_PREFIX
 MASK = "**********"  # what pydantic prints for a SecretStr
