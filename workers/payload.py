@@ -9,7 +9,8 @@ Shape (JSON publish to the server root)::
      "sequence_id"}
 
 * title: the project directory name; the Codex thread title with ``include_thread_title``;
-* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #thread8``;
+* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #short-id``
+  (``shared/short_id.py``: the random tail of the thread or session id);
 * tags: ``settings.tags`` for a finished task, ``x`` for a failed one, ``stop_sign`` for a stopped
   one (the wording says "failed: <error>" / "stopped" too, so it reads right without emoji);
 * the message is cut to 3,500 UTF-8 bytes (ntfy turns >= 4,096 into a refused attachment).
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from donebell.shared.keys import sequence_id
+from donebell.shared.short_id import short_id
 from donebell.shared.settings_view import SettingsLike
 from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
@@ -75,7 +77,7 @@ def render(record: dict[str, Any], settings: SettingsLike, *, title_lookup: Titl
     parts.append(origin_label(record, settings))
     ident = _text(record.get("thread_id")) or _text(record.get("session_id"))
     if ident:
-        parts.append(f"#{ident[:8]}")
+        parts.append(f"#{short_id(ident)}")
     context = SEP.join(p for p in parts if p)
     headline = SEP.join(lead)
     if message and settings.markdown:
