@@ -25,6 +25,7 @@ from donebell.supervisor.plans import AgentPlan
 from donebell.supervisor.purge import PurgeRefused, purge
 from donebell.supervisor.runner import Runner, SubprocessRunner
 from donebell.supervisor.summary import print_install_summary
+from donebell.supervisor.tidy import prune_backups
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -76,7 +77,7 @@ def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: Text
             out.write(f"# would run: {' '.join(step.argv)}\n")
 
 
-def _apply_all(changes: list[FileChange], out: TextIO) -> bool:
+def _apply_all(changes: list[FileChange], out: TextIO, *, name_backups: bool = True) -> bool:
     stamp = backup_stamp()
     for change in changes:
         try:
@@ -84,7 +85,7 @@ def _apply_all(changes: list[FileChange], out: TextIO) -> bool:
         except EditError as exc:
             out.write(f"donebell: {exc}\n")
             return False
-        if backup is not None:
+        if backup is not None and name_backups:
             out.write(f"  backup: {backup}\n")
     return True
 
@@ -171,15 +172,25 @@ def main_uninstall(
     if purge_confirmed is None:
         return 1
     ok = service is None or _apply_service(service, runner, out)
-    ok = _apply_all(changes, out) and ok
+    ok = _apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")
     for message in service.messages if service else []:
         out.write(f"  service: {message}\n")
+    _keep_oldest_backups([c.path for c in changes] + ([service.change.path] if service and service.change else []), out)
     if purge_confirmed:
         ok = _purge(config_file, out) and ok
     return 0 if ok else 1
+
+
+def _keep_oldest_backups(files: list[Path], out: TextIO) -> None:
+    """One backup per edited file survives uninstall: the oldest, named in the output."""
+    for path in dict.fromkeys(files):
+        kept, removed = prune_backups(path)
+        if kept is not None:
+            extra = f" (removed {len(removed)} newer)" if removed else ""
+            out.write(f"  backup kept: {kept}{extra}\n")
 
 
 def _platform_service() -> str:
