@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
+from donebell.supervisor.chain_check import chain_program_problem
 from donebell.supervisor.edits import EditError, FileChange, read_text, split_bom, target_of
 from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.supervisor.managed import (
@@ -131,6 +132,10 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
             tdoc["notify"] = ours
             body = tomlkit.dumps(tdoc)
             plan.messages.append(f"your previous notify {current} now runs first, from donebell's chain_notify")
+            problem = chain_program_problem(current)
+            if problem:
+                plan.messages.append(f"warning: your previous notify cannot start ({problem}); "
+                                     "every turn will log it until you fix it or run `donebell config unset chain_notify`")
         else:
             raise EditError(f"{config_path}: notify is not a list of strings; fix it, nothing was changed")
         new_toml = toml_bom + body
