@@ -20,6 +20,7 @@ Run: ``python benchmarks/bench_e2e_latency.py`` or ``python -m benchmarks e2e_la
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import ctypes.util
 import datetime as dt
@@ -163,5 +164,7 @@ def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     for r in main():
         print(r)

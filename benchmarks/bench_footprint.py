@@ -18,6 +18,7 @@ Run: ``python benchmarks/bench_footprint.py`` or ``python -m benchmarks footprin
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -261,4 +262,6 @@ def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

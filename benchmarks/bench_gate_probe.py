@@ -18,6 +18,7 @@ Run: ``python -m benchmarks gate_probe`` or ``python benchmarks/bench_gate_probe
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -240,4 +241,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -21,6 +21,7 @@ imports (``importlib.util``, ``contextlib``) to the same work and is shown for c
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -201,4 +202,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -15,6 +15,7 @@ Run: ``python -m benchmarks scanner`` or ``python benchmarks/bench_scanner.py``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sqlite3
@@ -244,4 +245,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()
