@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from donebell.shared import paths
-from donebell.supervisor import install_claude, install_codex, install_service
+from donebell.supervisor import install_claude, install_codex, install_service, service_manager
 from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp
 from donebell.supervisor.install_service import SERVICES, ServicePlan, Step
 from donebell.supervisor.managed import ExecutableNotFound, donebell_executable
@@ -123,12 +123,17 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
     except (EditError, ExecutableNotFound, ValueError) as exc:
         out.write(f"donebell install: {exc}\n")
         return 1
+    manager_problem = _service_manager_problem(kind, runner)
+    if manager_problem and not args.dry_run:
+        out.write(manager_problem)
+        return 1
     if not plans:
         out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
     changes = own + [c for plan in plans for c in plan.changes]
     if args.dry_run:
         _show_plan([*changes, *([service.change] if service and service.change else [])], service, out)
-        return 0
+        out.write(manager_problem.replace("nothing was changed", "a real run would change nothing"))
+        return 1 if manager_problem else 0
     if not _apply_all(changes, out):
         return 1
     service_ok = service is None or _apply_service(service, runner, out)
@@ -182,6 +187,15 @@ def main_uninstall(
     if purge_confirmed:
         ok = _purge(config_file, out) and ok
     return 0 if ok else 1
+
+
+def _service_manager_problem(kind: str, runner: Runner) -> str:
+    """The refusal text when the chosen service manager cannot be used ("" when it can)."""
+    problem = service_manager.systemd_user_problem(runner) if kind == "systemd" else None
+    if problem is None:
+        return ""
+    ways = "".join(f"  {n}. {way}\n" for n, way in enumerate(service_manager.WAYS_ON, 1))
+    return f"donebell install: {problem}; nothing was changed. Two ways on:\n{ways}"
 
 
 def _keep_oldest_backups(files: list[Path], out: TextIO) -> None:
