@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from donebell.shared import paths
-from donebell.supervisor import install_claude, install_codex, install_service, service_manager
+from donebell.shared.statedir import StateDir
+from donebell.supervisor import install_claude, install_codex, install_service, service_manager, stop_running
 from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp
 from donebell.supervisor.install_service import SERVICES, ServicePlan, Step
 from donebell.supervisor.managed import ExecutableNotFound, donebell_executable
@@ -170,6 +171,8 @@ def main_uninstall(
     changes = [c for plan in plans for c in plan.changes] + own
     if args.dry_run:
         _show_plan([*([service.change] if service and service.change else []), *changes], service, out)
+        for proc in stop_running.running(StateDir(paths.state_dir_path())):
+            out.write(f"# would stop: {proc}\n")
         if args.purge:
             out.write(f"# would delete: {paths.state_dir_path()} and {config_file}\n")
         return 0
@@ -177,6 +180,7 @@ def main_uninstall(
     if purge_confirmed is None:
         return 1
     ok = service is None or _apply_service(service, runner, out)
+    still_running = _stop_donebell_processes(out)
     ok = _apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
         for message in plan.messages:
@@ -184,9 +188,23 @@ def main_uninstall(
     for message in service.messages if service else []:
         out.write(f"  service: {message}\n")
     _keep_oldest_backups([c.path for c in changes] + ([service.change.path] if service and service.change else []), out)
-    if purge_confirmed:
+    if purge_confirmed and still_running:
+        out.write(f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
+                  f"{paths.state_dir_path()} and could not be stopped; stop it, then run the command again\n")
+        ok = False
+    elif purge_confirmed:
         ok = _purge(config_file, out) and ok
     return 0 if ok else 1
+
+
+def _stop_donebell_processes(out: TextIO) -> list[stop_running.Running]:
+    """Stop every donebell process of the state directory; returns those that still run."""
+    stopped, still = stop_running.stop_all(StateDir(paths.state_dir_path()))
+    for proc in stopped:
+        out.write(f"  stopped: {proc}\n")
+    for proc in still:
+        out.write(f"  still running: {proc}: could not stop it\n")
+    return still
 
 
 def _service_manager_problem(kind: str, runner: Runner) -> str:
