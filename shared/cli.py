@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "test": "donebell.workers.sendtest:main",
     "explain": "donebell.workers.explain:main",
     "config": "donebell.shared.config_cli:main",
+    "log": "donebell.workers.log_command:main",
 }
 
 USAGE = """usage: donebell <command> [options]
@@ -39,8 +40,11 @@ commands:
   uninstall [--codex] [--claude] [--service ...] [--purge [--yes]]
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
   test                     send one test notification through the outbox
-  explain ID [--json]      why did (or didn't) a thread/session/event notify?
-  config init|show|check|path
+  explain ID [--json]      why did (or didn't) it notify? ID: the #id on the phone, a thread or
+                           session id, an ntfy sequence or message id, or an event key
+  log [--last N] [--follow] [--json]
+                           recent decisions: notified, suppressed and why, waiting, dead
+  config init|show|check|path|set KEY VALUE|unset KEY
 
 options: --version, --help
 """

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from donebell.shared.statedir import StateDir
 
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, what a shell reports for `cat big | head -1`
 
@@ -32,6 +33,7 @@ def test_closed_pipe_is_not_a_traceback(isolated_env: dict[str, Path], argv: lis
     isolated_env["config"].parent.mkdir(parents=True)
     isolated_env["config"].write_text(json.dumps({"server": "http://127.0.0.1:9", "topic": "donebell-pipe"}))
     os.chmod(isolated_env["config"], 0o600)
+    StateDir(isolated_env["state"]).ensure().log("warning", "something for `donebell log` to print")
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the command writes its first line
     try:
