@@ -1,6 +1,6 @@
 """Delivery throughput: 1,000 queued outbox records drain to the local ntfy stand-in.
 
-Target (issue 6): >= 100 records/s over one keep-alive connection. The drain runs in a real
+Target: >= 100 records/s over one keep-alive connection. The drain runs in a real
 `donebell worker delivery --once` process against the stand-in on 127.0.0.1, with the full
 durable path per record (read, render, POST, fsynced receipt, removal). Two figures:
 

@@ -2,7 +2,7 @@
 
 From the moment the root's terminal record (`task_complete`) is on disk to the moment the ntfy
 stand-in receives the POST, minus the configured quiet window (`idle_grace_seconds`, which the
-gate waits by design). Target (issue 9): median <= 300 ms; the reference notifier needs
+gate waits by design). Target: median <= 300 ms; the reference notifier needs
 1.7-2.4 s here (three independent 2 s polling loops).
 
 Setup: the e2e suite's product helpers (tests/e2e/product.py): a temp state dir and config

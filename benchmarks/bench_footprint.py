@@ -1,6 +1,6 @@
 """Footprint: the supervisor and its roles sitting idle, with 100 and with 10,000 archived rollouts.
 
-Targets (issue 7): <= 0.1 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
+Targets: <= 0.1 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
 rollouts as at 100 (within 1.2x), <= 35 MiB RSS per process and <= 150 MiB in all.
 
 Each run is a real ``donebell run`` over a temp ``CODEX_HOME`` holding a real thread index and N

@@ -11,7 +11,7 @@ Measures, side by side in one process:
 * ``full parse``: what a naive notifier does per completion: read the whole file and
   ``json.loads`` every line to find the turn's completion.
 
-Targets (issue 5): gate pass <= 0.1 CPU-s and <= 16 MiB extra memory; the ratio column is
+Targets: gate pass <= 0.1 CPU-s and <= 16 MiB extra memory; the ratio column is
 full-parse / gate-pass. ``DONEBELL_BENCH_ROLLOUT_MB`` changes the size (default 200).
 Run: ``python -m benchmarks gate_probe`` or ``python benchmarks/bench_gate_probe.py``.
 """

@@ -1,6 +1,6 @@
 """Hook start-up: `donebell hook codex-stop` / `hook claude` (Stop) wall time vs `python -I -c pass`.
 
-Target (issue 3): median ≤ 2.5× a bare interpreter start-up, same interpreter, same run. Each
+Target: median ≤ 2.5× a bare interpreter start-up, same interpreter, same run. Each
 timed hook does its real work: reads a real payload, classifies from a real rollout's first line,
 checks the delivery owner's liveness (a live owner is recorded, as under a running supervisor, so
 no worker is spawned) and creates one new durable record. Runs are interleaved (base, hooks,

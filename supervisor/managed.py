@@ -128,7 +128,7 @@ def codex_notify(executable: str) -> list[str]:
 
 #: Claude events donebell listens to. Stop, StopFailure and UserPromptSubmit run synchronously so
 #: the session's prompt epoch is in order before the next Stop; the Notification accelerator is
-#: async (seed 000, "Signal ingestion" 4) and limited to the types the hook uses.
+#: async (it only accelerates a decision the gate reaches anyway, docs/agent-facts.md) and limited to the types the hook uses.
 CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
     "Stop": {},
     "StopFailure": {},

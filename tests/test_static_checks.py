@@ -1,4 +1,4 @@
-"""The code stays typed (mypy --strict) and lint-clean (ruff), as the brief asks."""
+"""The code stays typed (mypy --strict) and lint-clean (ruff), as docs/design.md asks."""
 
 from __future__ import annotations
 

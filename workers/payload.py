@@ -1,6 +1,6 @@
 """The ntfy JSON of one outbox record, rendered from the record and the *current* config.
 
-Rendering happens immediately before every attempt (seed 000, "Send-time payload assembly"), so
+Rendering happens immediately before every attempt (docs/delivery.md), so
 a privacy option switched off while a record waits is honoured by its retries too.
 
 Shape (JSON publish to the server root)::
