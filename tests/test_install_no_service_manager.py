@@ -9,7 +9,6 @@ folder that does not exist, so `systemctl --user` fails the way it does without 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -22,7 +22,6 @@ from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
 from donebell.workers.explain_ids import matches, normalize
 
 
-
 def find(state: StateDir, ident: str) -> list[tuple[str, dict[str, Any]]]:
     """``(folder, record)`` of every record ``ident`` names (any id of ``explain_ids``)."""
     found: list[tuple[str, dict[str, Any]]] = []

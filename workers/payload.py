@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from donebell.shared.keys import sequence_id
-from donebell.shared.short_id import short_id
 from donebell.shared.settings_view import SettingsLike
+from donebell.shared.short_id import short_id
 from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
 
