@@ -171,7 +171,7 @@ def main_uninstall(
     changes = [c for plan in plans for c in plan.changes] + own
     if args.dry_run:
         _show_plan([*([service.change] if service and service.change else []), *changes], service, out)
-        for proc in stop_running.running(StateDir(paths.state_dir_path())):
+        for proc in stop_running.running(StateDir(paths.state_dir_path())) if every or args.purge else []:
             out.write(f"# would stop: {proc}\n")
         if args.purge:
             out.write(f"# would delete: {paths.state_dir_path()} and {config_file}\n")
@@ -180,7 +180,8 @@ def main_uninstall(
     if purge_confirmed is None:
         return 1
     ok = service is None or _apply_service(service, runner, out)
-    still_running = _stop_donebell_processes(out)
+    # Unwiring one agent leaves donebell serving the other: only a full uninstall stops it.
+    still_running = _stop_donebell_processes(out) if every or args.purge else []
     ok = _apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
         for message in plan.messages:
