@@ -1,6 +1,6 @@
 """Delivery throughput: 1,000 queued outbox records drain to the local ntfy stand-in.
 
-Target (issue 6): >= 100 records/s over one keep-alive connection. The drain runs in a real
+Target: >= 100 records/s over one keep-alive connection. The drain runs in a real
 `donebell worker delivery --once` process against the stand-in on 127.0.0.1, with the full
 durable path per record (read, render, POST, fsynced receipt, removal). Two figures:
 
@@ -12,6 +12,7 @@ Run: ``python benchmarks/bench_delivery.py`` (``DONEBELL_BENCH_RECORDS`` changes
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -65,4 +66,6 @@ def _row(metric: str, value: float, target: float, *, higher_is_better: bool = T
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -1,6 +1,6 @@
 """Footprint: the supervisor and its roles sitting idle, with 100 and with 10,000 archived rollouts.
 
-Targets (issue 7): <= 0.1 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
+Targets: <= 0.1 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
 rollouts as at 100 (within 1.2x), <= 35 MiB RSS per process and <= 150 MiB in all.
 
 Each run is a real ``donebell run`` over a temp ``CODEX_HOME`` holding a real thread index and N
@@ -18,6 +18,7 @@ Run: ``python benchmarks/bench_footprint.py`` or ``python -m benchmarks footprin
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -261,4 +262,6 @@ def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -11,13 +11,14 @@ Measures, side by side in one process:
 * ``full parse``: what a naive notifier does per completion: read the whole file and
   ``json.loads`` every line to find the turn's completion.
 
-Targets (issue 5): gate pass <= 0.1 CPU-s and <= 16 MiB extra memory; the ratio column is
+Targets: gate pass <= 0.1 CPU-s and <= 16 MiB extra memory; the ratio column is
 full-parse / gate-pass. ``DONEBELL_BENCH_ROLLOUT_MB`` changes the size (default 200).
 Run: ``python -m benchmarks gate_probe`` or ``python benchmarks/bench_gate_probe.py``.
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -240,4 +241,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

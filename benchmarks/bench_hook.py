@@ -1,6 +1,6 @@
 """Hook start-up: `donebell hook codex-stop` / `hook claude` (Stop) wall time vs `python -I -c pass`.
 
-Target (issue 3): median ≤ 2.5× a bare interpreter start-up, same interpreter, same run. Each
+Target: median ≤ 2.5× a bare interpreter start-up, same interpreter, same run. Each
 timed hook does its real work: reads a real payload, classifies from a real rollout's first line,
 checks the delivery owner's liveness (a live owner is recorded, as under a running supervisor, so
 no worker is spawned) and creates one new durable record. Runs are interleaved (base, hooks,
@@ -21,6 +21,7 @@ imports (``importlib.util``, ``contextlib``) to the same work and is shown for c
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -201,4 +202,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -15,6 +15,7 @@ The full-size storm (500 tasks, 200 kills) is ``DONEBELL_FULL_STORMS=1 pytest te
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import os
@@ -116,4 +117,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

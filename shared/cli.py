@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "test": "donebell.workers.sendtest:main",
     "explain": "donebell.workers.explain:main",
     "config": "donebell.shared.config_cli:main",
+    "log": "donebell.workers.log_command:main",
 }
 
 USAGE = """usage: donebell <command> [options]
@@ -41,8 +42,11 @@ commands:
   uninstall [--codex] [--claude] [--service ...] [--purge [--yes]]
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
   test                     send one test notification through the outbox
-  explain ID [--json]      why did (or didn't) a thread/session/event notify?
-  config init|show|check|path
+  explain ID [--json]      why did (or didn't) it notify? ID: the #id on the phone, a thread or
+                           session id, an ntfy sequence or message id, or an event key
+  log [--last N] [--follow] [--json]
+                           recent decisions: notified, suppressed and why, waiting, dead
+  config init|show|check|path|set KEY VALUE|unset KEY
 
 options: --version, --help
 """
@@ -62,8 +66,27 @@ def _resolve(spec: str) -> object:
     return getattr(module, func_name, None)
 
 
+#: The exit status of a command whose reader closed the pipe (128 + SIGPIPE, as for `cat | head`).
+EXIT_CLOSED_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at interpreter exit
+        return code
+    except BrokenPipeError:
+        # `donebell config show | head -3`: the reader is gone. Exit quietly; point stdout at
+        # /dev/null so the interpreter's own final flush cannot raise again.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0 if args[:1] == ["hook"] else EXIT_CLOSED_PIPE
+
+
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
         return 0 if args else 2

@@ -1,6 +1,6 @@
 """Codex thread identity from local evidence: a rollout's ``session_meta`` and ``threads.source``.
 
-Root vs descendant is decided from what Codex itself wrote (facts/codex.md §2, §3):
+Root vs descendant is decided from what Codex itself wrote (docs/agent-facts.md, "Codex: which thread is a root"):
 
 * ``session_meta.payload``: a child has ``thread_source: "subagent"``, ``parent_thread_id`` and
   ``source: {"subagent": {...}}``; a root has ``thread_source: "user"`` and a string ``source``

@@ -1,4 +1,4 @@
-"""``donebell config init|show|check|path``."""
+"""``donebell config init|show|check|path|set KEY VALUE|unset KEY``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,10 @@ def main(argv: list[str]) -> int:
     sub.add_parser("show", help="print the effective configuration, secrets redacted")
     sub.add_parser("check", help="validate the configuration and list unused or unknown keys")
     sub.add_parser("path", help="print the config file path")
+    _add_set_parsers(sub)
     args = parser.parse_args(argv)
+    if args.action in ("set", "unset"):
+        return _run_set(args)
 
     if args.action == "path":
         print(config_path())
@@ -38,9 +41,7 @@ def main(argv: list[str]) -> int:
     if loaded is None:
         return 1
     if args.action == "show":
-        json.dump(loaded.settings.redacted(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
+        return _show(loaded.settings)
     # check
     for warning in loaded.warnings:
         print(f"warning: {warning}")
@@ -61,3 +62,32 @@ def _load_or_report() -> config.Loaded | None:
     except config.ConfigError as exc:
         print(f"donebell: {exc}", file=sys.stderr)
         return None
+
+
+def _add_set_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``config set KEY VALUE`` and ``config unset KEY`` (supervisor/config_set.py)."""
+    put = sub.add_parser("set", help="set one key (validated, atomic, 0600); prints the old and new value")
+    put.add_argument("key")
+    put.add_argument("value", help="the value; a list as JSON or comma-separated; a secret as '-' (read from stdin)")
+    drop = sub.add_parser("unset", help="remove one key from the file (its default applies again)")
+    drop.add_argument("key")
+
+
+def _run_set(args: argparse.Namespace) -> int:
+    from donebell.supervisor.config_set import main_set
+
+    return main_set(args.key, getattr(args, "value", None), unset=args.action == "unset")
+
+
+def _show(settings: config.Settings) -> int:
+    """The effective settings as JSON, with the phone's subscribe URL as its own line
+    (``"subscribe_url": …``); on a terminal, its QR code below (a pipe gets the JSON only)."""
+    url = config.subscribe_url(settings)
+    json.dump({**settings.redacted(), "subscribe_url": url}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    if sys.stdout.isatty():
+        from donebell.shared.subscribe_qr import qr_text
+
+        sys.stdout.write(f"Subscribe on your phone (scan, or open {url}):\n{qr_text(url)}\n")
+    return 0
+

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from donebell.shared import paths, secret_text
 from donebell.shared.statedir import StateDir
-from donebell.supervisor import doctor_local, doctor_runtime
+from donebell.supervisor import chain_check, doctor_local, doctor_runtime
 from donebell.supervisor.doctor_local import FAIL, OK, SKIP, WARN, Check
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
@@ -34,6 +34,7 @@ def run_checks(runner: Runner) -> list[Check]:
     checks = [config_check, doctor_local.check_state_dir()]
     agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
     checks += agents
+    checks.append(chain_check.check_chain_notify(settings.chain_notify if settings else None))
     if not any(c.details.get("wired") for c in agents):
         checks.append(Check("agents", FAIL, "no agent is wired to donebell: nothing will trigger a notification",
                             "run `donebell install`"))

@@ -19,7 +19,7 @@ from typing import Any
 from donebell.shared import config
 from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
-from donebell.supervisor import install_service
+from donebell.supervisor import install_service, service_manager
 from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
@@ -72,6 +72,11 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
     details = {"service": said, "supervisor": supervisor.get("state")}
     if supervisor.get("pid"):
         return Check("service", OK, f"supervisor running (pid {supervisor['pid']}); {said}", details=details)
+    linux_systemctl = sys.platform.startswith("linux") and runner.which("systemctl") is not None
+    no_manager = service_manager.systemd_user_problem(runner) if linux_systemctl else None
+    if no_manager:  # `donebell install` cannot help here: say the ways that do
+        return Check("service", WARN, f"the supervisor is not running and {no_manager}",
+                     service_manager.ways_on_text(), details)
     if installed == "missing":
         return Check(
             "service", WARN,

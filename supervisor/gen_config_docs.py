@@ -36,7 +36,17 @@ donebell reads one JSON file: `donebell config path` prints where it is (`$DONEB
 unguessable topic on `{server}`. Every key can be overridden by an environment variable
 `DONEBELL_<KEY>` (upper case); values that look like JSON (`true`, numbers, `[...]`) are parsed.
 `donebell config check` validates the file and names any unknown key; `donebell config show`
-prints the effective values with secrets redacted.
+prints the effective values as JSON with secrets redacted, plus `"subscribe_url"`: the URL to
+subscribe to in the ntfy app (`<server>/<topic>`; on a terminal, a QR code of it follows).
+
+`donebell config set KEY VALUE` changes one key and `donebell config unset KEY` removes it (its
+default applies again). The new file is validated by the same schema before anything is written
+(a refused value leaves the file untouched and exits 2), other keys keep their order and
+formatting, the file is replaced atomically and stays `0600`, and the old and new values are
+printed (`priority: 3 (default) -> 5`). Lists take JSON or comma-separated words
+(`config set tags bell,rocket`). A secret is never taken from the command line, where the shell
+history and the process list would keep it: `donebell config set token -` reads it from stdin (a
+hidden prompt on a terminal).
 
 Keep the file private (`chmod 600`): donebell refuses to load a token or password (or a
 `user:password@` server) kept in a file that others can read; a secret given only through

@@ -5,7 +5,7 @@
 
 :class:`donebell.shared.config.Settings` stays the single source of every key, type, default,
 bound and rule; role processes load the generated view instead, because importing pydantic and
-pydantic-settings costs each of them ~16-24 MiB of resident memory (issue 7: <= 35 MiB a process).
+pydantic-settings costs each of them ~16-24 MiB of resident memory (the target: <= 35 MiB a process).
 The generator refuses a model it cannot mirror exactly (a new type, constraint, validator or
 setting source), so a model change either regenerates cleanly or fails loudly here;
 ``tests/test_settings_view.py`` fails when the committed module is stale and checks that both

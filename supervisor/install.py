@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from donebell.shared import paths
-from donebell.supervisor import install_claude, install_codex, install_service
+from donebell.shared.statedir import StateDir
+from donebell.supervisor import install_claude, install_codex, install_service, service_manager, stop_running
 from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp
 from donebell.supervisor.install_service import SERVICES, ServicePlan, Step
 from donebell.supervisor.managed import ExecutableNotFound, donebell_executable
@@ -25,6 +26,7 @@ from donebell.supervisor.plans import AgentPlan
 from donebell.supervisor.purge import PurgeRefused, purge
 from donebell.supervisor.runner import Runner, SubprocessRunner
 from donebell.supervisor.summary import print_install_summary
+from donebell.supervisor.tidy import prune_backups
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -76,7 +78,7 @@ def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: Text
             out.write(f"# would run: {' '.join(step.argv)}\n")
 
 
-def _apply_all(changes: list[FileChange], out: TextIO) -> bool:
+def _apply_all(changes: list[FileChange], out: TextIO, *, name_backups: bool = True) -> bool:
     stamp = backup_stamp()
     for change in changes:
         try:
@@ -84,7 +86,7 @@ def _apply_all(changes: list[FileChange], out: TextIO) -> bool:
         except EditError as exc:
             out.write(f"donebell: {exc}\n")
             return False
-        if backup is not None:
+        if backup is not None and name_backups:
             out.write(f"  backup: {backup}\n")
     return True
 
@@ -122,12 +124,17 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
     except (EditError, ExecutableNotFound, ValueError) as exc:
         out.write(f"donebell install: {exc}\n")
         return 1
+    manager_problem = _service_manager_problem(kind, runner)
+    if manager_problem and not args.dry_run:
+        out.write(manager_problem)
+        return 1
     if not plans:
         out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
     changes = own + [c for plan in plans for c in plan.changes]
     if args.dry_run:
         _show_plan([*changes, *([service.change] if service and service.change else [])], service, out)
-        return 0
+        out.write(manager_problem.replace("nothing was changed", "a real run would change nothing"))
+        return 1 if manager_problem else 0
     if not _apply_all(changes, out):
         return 1
     service_ok = service is None or _apply_service(service, runner, out)
@@ -164,6 +171,8 @@ def main_uninstall(
     changes = [c for plan in plans for c in plan.changes] + own
     if args.dry_run:
         _show_plan([*([service.change] if service and service.change else []), *changes], service, out)
+        for proc in stop_running.running(StateDir(paths.state_dir_path())) if every or args.purge else []:
+            out.write(f"# would stop: {proc}\n")
         if args.purge:
             out.write(f"# would delete: {paths.state_dir_path()} and {config_file}\n")
         return 0
@@ -171,15 +180,50 @@ def main_uninstall(
     if purge_confirmed is None:
         return 1
     ok = service is None or _apply_service(service, runner, out)
-    ok = _apply_all(changes, out) and ok
+    # Unwiring one agent leaves donebell serving the other: only a full uninstall stops it.
+    still_running = _stop_donebell_processes(out) if every or args.purge else []
+    ok = _apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")
     for message in service.messages if service else []:
         out.write(f"  service: {message}\n")
-    if purge_confirmed:
+    _keep_oldest_backups([c.path for c in changes] + ([service.change.path] if service and service.change else []), out)
+    if purge_confirmed and still_running:
+        out.write(f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
+                  f"{paths.state_dir_path()} and could not be stopped; stop it, then run the command again\n")
+        ok = False
+    elif purge_confirmed:
         ok = _purge(config_file, out) and ok
     return 0 if ok else 1
+
+
+def _stop_donebell_processes(out: TextIO) -> list[stop_running.Running]:
+    """Stop every donebell process of the state directory; returns those that still run."""
+    stopped, still = stop_running.stop_all(StateDir(paths.state_dir_path()))
+    for proc in stopped:
+        out.write(f"  stopped: {proc}\n")
+    for proc in still:
+        out.write(f"  still running: {proc}: could not stop it\n")
+    return still
+
+
+def _service_manager_problem(kind: str, runner: Runner) -> str:
+    """The refusal text when the chosen service manager cannot be used ("" when it can)."""
+    problem = service_manager.systemd_user_problem(runner) if kind == "systemd" else None
+    if problem is None:
+        return ""
+    ways = "".join(f"  {n}. {way}\n" for n, way in enumerate(service_manager.WAYS_ON, 1))
+    return f"donebell install: {problem}; nothing was changed. Two ways on:\n{ways}"
+
+
+def _keep_oldest_backups(files: list[Path], out: TextIO) -> None:
+    """One backup per edited file survives uninstall: the oldest, named in the output."""
+    for path in dict.fromkeys(files):
+        kept, removed = prune_backups(path)
+        if kept is not None:
+            extra = f" (removed {len(removed)} newer)" if removed else ""
+            out.write(f"  backup kept: {kept}{extra}\n")
 
 
 def _platform_service() -> str:

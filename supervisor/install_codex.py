@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
+from donebell.supervisor.chain_check import chain_program_problem
 from donebell.supervisor.edits import EditError, FileChange, read_text, split_bom, target_of
 from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.supervisor.managed import (
@@ -30,6 +31,8 @@ from donebell.supervisor.plans import (
     load_json,
     remember_containers,
 )
+from donebell.supervisor.tidy import drop_trust_entries, dumps_like
+from donebell.supervisor.trust_hash import donebell_stop_hooks
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (
@@ -129,6 +132,10 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
             tdoc["notify"] = ours
             body = tomlkit.dumps(tdoc)
             plan.messages.append(f"your previous notify {current} now runs first, from donebell's chain_notify")
+            problem = chain_program_problem(current)
+            if problem:
+                plan.messages.append(f"warning: your previous notify cannot start ({problem}); "
+                                     "every turn will log it until you fix it or run `donebell config unset chain_notify`")
         else:
             raise EditError(f"{config_path}: notify is not a list of strings; fix it, nothing was changed")
         new_toml = toml_bom + body
@@ -141,6 +148,8 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
     plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
     created = created_files(plan.record)
     hooks_path = target_of(home / "hooks.json")
+    # Before the hook goes: the [hooks.state] keys Codex trusts it under (they name its position).
+    trust_keys = [h.key for h in donebell_stop_hooks(home) if h.source.name == "hooks.json"]
     old, bom, doc = load_json(hooks_path)
     if doc is not None:
         try:
@@ -161,6 +170,9 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
     if old_toml is not None:
         toml_bom, body = split_bom(old_toml)
         tdoc = _parse_toml(config_path, body)
+        if drop_trust_entries(tdoc, trust_keys):
+            body = dumps_like(tdoc, body)
+            plan.messages.append(f"{config_path}: removed Codex's trust entry for the removed Stop hook")
         current = tdoc.unwrap().get("notify")
         if is_managed_argv(current, CODEX_NOTIFY_ARGS):
             saved = plan.record.pop("codex_notify", None)
@@ -171,7 +183,7 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
                 del tdoc["notify"]
                 plan.messages.append(f"{config_path}: donebell notify removed")
             plan.chain = None
-            body = tomlkit.dumps(tdoc)
+            body = dumps_like(tdoc, split_bom(old_toml)[1])
         elif chain:
             plan.messages.append(
                 f"{config_path}: notify is not donebell's; left as is (your earlier notify {chain} stays in chain_notify)"

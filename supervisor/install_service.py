@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape
 
 from donebell.supervisor.edits import FileChange, read_text
 from donebell.supervisor.runner import Runner
+from donebell.supervisor.service_manager import systemd_user_problem
 
 SERVICES = ("systemd", "launchd", "task-scheduler", "none")
 UNIT_NAME = "donebell.service"
@@ -199,10 +200,14 @@ def plan_uninstall(kind: str, runner: Runner) -> ServicePlan:
         path = unit_path()
         old = read_text(path)
         if old is not None:
-            plan.before.append(Step(("systemctl", "--user", "disable", "--now", UNIT_NAME), may_fail=True))
             plan.change = _ours(path, old, None, "systemd unit")
-            plan.after.append(Step(("systemctl", "--user", "daemon-reload"), may_fail=True))
-            plan.messages.append(f"{path}: stopped, disabled and removed")
+            problem = systemd_user_problem(runner)
+            if problem:  # say what really happens: nothing can be stopped without the manager
+                plan.messages.append(f"{path}: removed; nothing stopped or disabled: {problem}")
+            else:
+                plan.before.append(Step(("systemctl", "--user", "disable", "--now", UNIT_NAME), may_fail=True))
+                plan.after.append(Step(("systemctl", "--user", "daemon-reload"), may_fail=True))
+                plan.messages.append(f"{path}: stopped, disabled and removed")
     elif kind == "launchd":
         path = plist_path()
         old = read_text(path)

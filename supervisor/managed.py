@@ -109,10 +109,17 @@ def is_managed_handler(handler: Any, args: tuple[str, ...]) -> bool:
     return is_managed_argv(split_command(command), args)
 
 
+#: The name Codex's ``/hooks`` list shows for donebell's Stop hook. Codex 0.171's hook handler has
+#: no name field (an unknown ``name`` key is ignored); the list shows a handler's ``statusMessage``,
+#: else "Unnamed hook" (docs/hooks.md). The message is also part of Codex's trust hash.
+CODEX_HOOK_LABEL = "donebell: notify when the task is done"
+
+
 def codex_stop_group(executable: str) -> dict[str, Any]:
     """The Codex hooks.json group donebell owns (no matcher: Stop ignores it)."""
     command = shell_command(executable, *CODEX_STOP_ARGS)
-    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]}
+    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": CODEX_HOOK_LABEL}
+    return {"hooks": [handler]}
 
 
 def codex_notify(executable: str) -> list[str]:
@@ -121,9 +128,9 @@ def codex_notify(executable: str) -> list[str]:
 
 #: Claude events donebell listens to. Stop, StopFailure and UserPromptSubmit run synchronously so
 #: the session's prompt epoch is in order before the next Stop; the Notification accelerator is
-#: async (seed 000, "Signal ingestion" 4) and limited to the types the hook uses. SessionEnd is
-#: the fallback of a Stop/StopFailure hook that never ran or was killed (docs/hooks.md); Claude
-#: waits for it in print mode, so it is synchronous too.
+#: async (it only accelerates a decision the gate reaches anyway, docs/agent-facts.md) and limited to
+#: the types the hook uses. SessionEnd is the fallback of a Stop/StopFailure hook that never ran or
+#: was killed (docs/hooks.md); Claude waits for it in print mode, so it is synchronous too.
 CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
     "Stop": {},
     "StopFailure": {},

@@ -27,7 +27,7 @@ def new_config_text(server: str = DEFAULT_SERVER) -> str:
     return json.dumps({"server": server, "topic": random_topic()}, indent=2) + "\n"
 
 
-def _document(path: Path, text: str) -> tuple[str, JsonDocument]:
+def parse_config_document(path: Path, text: str) -> tuple[str, JsonDocument]:
     bom, body = split_bom(text)
     try:
         doc = JsonDocument(body)
@@ -43,7 +43,7 @@ def current_chain(path: Path) -> list[str] | None:
     text = read_text(target_of(path))
     if text is None:
         return None
-    _, doc = _document(path, text)
+    _, doc = parse_config_document(path, text)
     value = doc.value(("chain_notify",))
     return value if isinstance(value, list) and value and all(isinstance(v, str) for v in value) else None
 
@@ -54,7 +54,7 @@ def plan_config(path: Path, *, chain: Any = KEEP, create: bool = True) -> FileCh
     old = read_text(target)
     text = old if old is not None else (new_config_text() if create else None)
     if text is not None and chain is not KEEP:
-        bom, doc = _document(target, text)
+        bom, doc = parse_config_document(target, text)
         present = doc.find(("chain_notify",)) is not None
         if chain is None and present:
             doc.remove(("chain_notify",))

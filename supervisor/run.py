@@ -25,6 +25,7 @@ import sys
 
 from donebell.shared.statedir import StateError, open_state_dir
 from donebell.supervisor import preflight
+from donebell.supervisor.first_run import next_steps
 from donebell.supervisor.health import ROLE_NAMES
 from donebell.supervisor.loop import Slot, Supervisor
 from donebell.supervisor.policy import Intervals
@@ -72,10 +73,7 @@ def main(argv: list[str]) -> int:
         for warning in answer.get("warnings") or []:
             sys.stderr.write(f"donebell run: warning: {warning}\n")
         if answer.get("created"):
-            sys.stdout.write(
-                f"donebell: wrote a default configuration to {answer.get('config_path')}\n"
-                f"donebell: subscribe to your notifications at {answer.get('subscribe_url')}\n"
-            )
+            sys.stdout.write(next_steps(answer.get("config_path"), answer.get("subscribe_url")))
             sys.stdout.flush()
         _set_title("donebell: supervisor")
         intervals = Intervals.from_env()

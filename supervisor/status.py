@@ -27,6 +27,7 @@ SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
 DEFAULT_RETRY_MAX_SECONDS = 900.0
 _PROBLEM_STATES = frozenset({"error", "degraded", "not-running", "stale", "fatal"}) | RESTARTING_STATES
+_SETTLED_STATES = frozenset({"ready", "idle", "finished", "running"})
 _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
     re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),
@@ -107,7 +108,7 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
         role_state = str(entry["state"])
     else:
         role_state = "not-running"
-    detail = health.get("degraded_reason") or health.get("gate") or entry.get("reason")
+    detail = health.get("degraded_reason") or health.get("note") or health.get("gate") or entry.get("reason")
     return {
         "state": role_state,
         "enabled": entry.get("enabled", True) if entry else None,
@@ -206,17 +207,23 @@ def _ago(seconds: float | None) -> str:
     return f"{s // 3600}h" if s < 172800 else f"{s // 86400}d"
 
 
+def _role_detail(role: dict[str, Any]) -> str:
+    """The table's last column: why a role is not ready, else its last error, else its note."""
+    first, second = ("last_error", "detail") if role["state"] in _SETTLED_STATES else ("detail", "last_error")
+    return str(role[first] or role[second] or "-")
+
+
 def render(doc: dict[str, Any]) -> str:
     """The compact human table."""
     sup = doc["supervisor"]
     head = f"donebell: {doc['status']}"
     if sup["pid"]:
         head += f" (supervisor pid {sup['pid']}, up {_ago(sup['uptime_seconds'])})"
-    lines = [head, f"{'ROLE':<15} {'STATE':<12} {'PID':>7} {'UP':>5} {'BEAT':>5} {'RESTARTS':>8}  LAST ERROR"]
+    lines = [head, f"{'ROLE':<15} {'STATE':<12} {'PID':>7} {'UP':>5} {'BEAT':>5} {'RESTARTS':>8}  DETAIL"]
     for name, r in doc["roles"].items():
         lines.append(
             f"{name:<15} {r['state']:<12} {r['pid'] or '-':>7} {_ago(r['uptime_seconds']):>5} "
-            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  {(r['last_error'] or '-')[:60]}"
+            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  {_role_detail(r)[:70]}"
         )
     q = doc["queue"]
     lines.append(

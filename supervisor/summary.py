@@ -6,6 +6,7 @@ import platform
 from typing import TextIO
 
 from donebell.shared import paths
+from donebell.shared.subscribe_qr import qr_text
 from donebell.supervisor.install_codex import REVIEW_HINT
 from donebell.supervisor.install_service import ServicePlan
 from donebell.supervisor.plans import AgentPlan
@@ -36,7 +37,7 @@ def _codex_trust_line() -> str:
 
 
 def subscribe_lines() -> list[str]:
-    """The phone subscription URL (and a terminal QR code when ``segno`` is installed)."""
+    """The phone subscription URL and a terminal QR code of it."""
     from donebell.shared import config
 
     try:
@@ -44,18 +45,11 @@ def subscribe_lines() -> list[str]:
     except config.ConfigError as exc:
         return [f"cannot read the config to show the subscribe URL: {exc}"]
     url = config.subscribe_url(settings)
-    lines = ["Subscribe on your phone (ntfy app: + / Subscribe to topic, or open in a browser):", f"    {url}"]
-    try:  # optional: only when the small `segno` package happens to be installed
-        import io
-
-        import segno  # type: ignore[import-not-found]
-
-        buffer = io.StringIO()
-        segno.make(url, error="l").terminal(out=buffer, compact=True)
-        lines.append(buffer.getvalue().rstrip("\n"))
-    except Exception:  # noqa: BLE001 - a missing or failing QR printer is not an install failure
-        pass
-    return lines
+    return [
+        "Subscribe on your phone (ntfy app: + / Subscribe to topic, or scan the code, or open in a browser):",
+        f"    {url}",
+        qr_text(url),
+    ]
 
 
 def print_install_summary(

@@ -9,7 +9,8 @@ see tests/test_trust_hash.py for the cases): the source path is canonical (symli
 default timeout is 600 s and 0 counts as 1; SessionEnd and Interrupt timeouts are clamped to 3 s;
 Stop, UserPromptSubmit and Interrupt ignore the matcher, so it is not hashed for them.
 
-donebell never writes ``trusted_hash`` (seed 000, "Hook trust boundary"): the user reviews the hook
+donebell never writes ``trusted_hash`` (docs/agent-facts.md, "Codex: hooks and trust": trusting code
+that runs on every turn is the user's decision): the user reviews the hook
 with ``/hooks`` in Codex. This module only reads.
 """
 

@@ -1,7 +1,7 @@
 """Test harness for ``donebell hook ...``: real subprocesses in a private state dir, config and homes.
 
 Payloads are the real ones recorded from Codex 0.171.0 and Claude Code 2.1.197
-(``tests/fixtures/hooks/``, copied from ``../shared/facts/fixtures/``); paths inside them are
+(``tests/fixtures/hooks/``); paths inside them are
 rewritten to the test's temporary Codex/Claude homes.
 """
 

@@ -224,7 +224,9 @@ def test_service_state_through_the_runner(env: dict[str, Path]) -> None:
     _, doc, _ = doctor(missing)
     assert check(doc, "service")["status"] == "unknown"
     assert ("systemctl", "--user", "is-active", "donebell.service") in missing.calls
-    inactive = RecordingRunner({("systemctl",): Completed((), 3, "inactive\n", "")})
+    reachable = {("systemctl", "--user", "show-environment"): Completed((), 0, "HOME=/h\n", "")}
+    inactive = RecordingRunner({**reachable, ("systemctl",): Completed((), 3, "inactive\n", "")},
+                               programs={"systemctl": "/bin/systemctl"})
     _, doc, _ = doctor(inactive)
     assert check(doc, "service")["status"] == "warn" and "systemctl --user restart" in check(doc, "service")["next_step"]
     state = StateDir(env["state"]).ensure()

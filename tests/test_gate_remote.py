@@ -23,6 +23,7 @@ from delivery_kit import Env
 from donebell.shared import ingest, records
 from donebell.shared.config import Settings, WatchRoot
 from donebell.shared.keys import event_key
+from donebell.shared.short_id import short_id
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import _PERSISTENT, run_gate_pass
 from donebell.workers.gate.remote import configured_roots, offline_verdict, remote_root
@@ -327,7 +328,7 @@ def test_unkillable_remote_hang_never_delays_local_delivery_in_the_role(
                 slowest = max(slowest, time.monotonic() - t0)
             assert slowest < PASS_LIMIT
             [message] = srv.wait_for_messages(1, timeout=5)
-            assert f"#{SIMPLE_THREAD[:8]}" in message["message"]
+            assert f"#{short_id(SIMPLE_THREAD)}" in message["message"]
             while _last(env.state, remote_key)["last"].get("reason") != "remote-unresponsive":
                 assert time.monotonic() - started < 10
                 t0 = time.monotonic()

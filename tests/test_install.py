@@ -78,7 +78,8 @@ def test_install_adds_managed_entries_and_preserves_everything_else(env: dict[st
     assert only_insertions(old_hooks, new_hooks)
     parsed = json.loads(new_hooks)
     assert parsed["hooks"]["Stop"][-1] == {
-        "hooks": [{"type": "command", "command": f"{EXE} hook codex-stop", "timeout": 30}]
+        "hooks": [{"type": "command", "command": f"{EXE} hook codex-stop", "timeout": 30,
+                   "statusMessage": "donebell: notify when the task is done"}]
     }
     assert without_managed(parsed, is_ours) == json.loads(old_hooks)
 

@@ -18,6 +18,8 @@ from support.install_env import RecordingRunner, isolate
 EXE = donebell_executable()
 UNIT = "donebell.service"
 LINGER_QUERY = ("loginctl", "show-user", getpass.getuser(), "--property=Linger")
+PROBE = ("systemctl", "--user", "show-environment")  # is a user manager reachable?
+SYSTEMCTL = {"systemctl": "/bin/systemctl"}
 
 
 @pytest.fixture()
@@ -45,6 +47,7 @@ def test_systemd_unit_is_written_then_reloaded_enabled_and_started(env: dict[str
     assert code == 0, out
     assert runner.calls == [
         LINGER_QUERY,
+        PROBE,
         ("systemctl", "--user", "daemon-reload"),
         ("systemctl", "--user", "enable", "--now", UNIT),
     ]
@@ -59,17 +62,17 @@ def test_systemd_second_install_only_makes_sure_it_runs(env: dict[str, Path]) ->
     runner = RecordingRunner({LINGER_QUERY: Completed((), 0, "Linger=yes\n")}, programs={"systemctl": "/bin/systemctl"})
     code, out = run_install(runner)
     assert code == 0
-    assert runner.calls == [LINGER_QUERY, ("systemctl", "--user", "enable", "--now", UNIT)]
+    assert runner.calls == [LINGER_QUERY, PROBE, ("systemctl", "--user", "enable", "--now", UNIT)]
     assert "enable-linger" not in out
 
 
 def test_systemd_changed_unit_is_reloaded_and_restarted(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A moved state dir changes the unit's Environment=: reload, enable, restart."""
-    run_install(RecordingRunner(), "--service", "systemd")
+    run_install(RecordingRunner(programs=SYSTEMCTL), "--service", "systemd")
     monkeypatch.setenv("DONEBELL_STATE_DIR", "/srv/done bell/100%")
-    runner = RecordingRunner()
+    runner = RecordingRunner(programs=SYSTEMCTL)
     run_install(runner, "--service", "systemd")
-    assert runner.calls[1:] == [
+    assert runner.calls[2:] == [
         ("systemctl", "--user", "daemon-reload"),
         ("systemctl", "--user", "enable", "--now", UNIT),
         ("systemctl", "--user", "restart", UNIT),
@@ -79,14 +82,15 @@ def test_systemd_changed_unit_is_reloaded_and_restarted(env: dict[str, Path], mo
 
 
 def test_a_failing_systemctl_is_reported_and_fails_an_explicit_request(env: dict[str, Path]) -> None:
-    """No user bus: the error and the fallback are printed; exit 1 only if --service was asked for."""
+    """The manager answered the probe, then daemon-reload failed: the error and the fallback are
+    printed; exit 1 only if --service was asked for."""
     bus = Completed((), 1, "", "Failed to connect to bus: No medium found\n")
-    runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs={"systemctl": "/bin/systemctl"})
+    runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs=SYSTEMCTL)
     code, out = run_install(runner, "--service", "systemd")
     assert code == 1
     assert "failed: systemctl --user daemon-reload: Failed to connect to bus" in out
     assert "a notification still goes out after each hook" in out
-    runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs={"systemctl": "/bin/systemctl"})
+    runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs=SYSTEMCTL)
     (env["xdg_config"] / "systemd" / "user" / UNIT).unlink()
     code, _ = run_install(runner)
     assert code == 0
@@ -103,11 +107,12 @@ def test_no_systemctl_means_no_service_by_default(env: dict[str, Path]) -> None:
 
 def test_systemd_uninstall_stops_disables_removes_and_reloads(env: dict[str, Path]) -> None:
     """Uninstall: disable --now, delete the unit, daemon-reload."""
-    run_install(RecordingRunner(), "--service", "systemd")
-    runner = RecordingRunner()
+    run_install(RecordingRunner(programs=SYSTEMCTL), "--service", "systemd")
+    runner = RecordingRunner(programs=SYSTEMCTL)
     code, _ = run_uninstall(runner, "--service", "systemd")
     assert code == 0
     assert runner.calls == [
+        PROBE,
         ("systemctl", "--user", "disable", "--now", UNIT),
         ("systemctl", "--user", "daemon-reload"),
     ]
@@ -166,10 +171,10 @@ def test_task_scheduler_xml_is_registered_with_schtasks(env: dict[str, Path]) ->
 
 def test_dry_run_lists_the_commands_and_runs_none(env: dict[str, Path]) -> None:
     """--dry-run prints the unit diff and the systemctl commands; it changes and starts nothing."""
-    runner = RecordingRunner()
+    runner = RecordingRunner(programs=SYSTEMCTL)
     code, out = run_install(runner, "--service", "systemd", "--dry-run")
     assert code == 0
     assert "# would run: systemctl --user enable --now donebell.service" in out
     assert f"+ExecStart={EXE} run" in out
-    assert all(call[0] != "systemctl" for call in runner.calls)
+    assert all(call[0] != "systemctl" or call == PROBE for call in runner.calls)  # only the read-only probe
     assert not (env["xdg_config"] / "systemd").exists()

@@ -114,6 +114,8 @@ def test_real_codex_loads_the_installed_hook_and_agrees_on_hash_and_trust(
     by_key = {h["key"]: h for h in listed["hooks"]}
     assert by_key[ours[0].key]["currentHash"] == ours[0].current_hash
     assert by_key[ours[0].key]["trustStatus"] == "untrusted"
+    # Codex's /hooks list names a handler by its statusMessage ("Unnamed hook" without one).
+    assert by_key[ours[0].key]["statusMessage"] == "donebell: notify when the task is done"
     for hook in listed["hooks"]:  # the user's hooks too: our hash function is Codex's
         handler = {"command": hook["command"], "timeout": hook["timeoutSec"], "async": hook["async"],
                    "statusMessage": hook["statusMessage"]}

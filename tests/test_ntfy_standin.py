@@ -1,4 +1,4 @@
-"""The ntfy stand-in matches the measured ntfy behaviour (/work/shared/facts/ntfy.md) over real HTTP."""
+"""The ntfy stand-in matches the measured ntfy behaviour (docs/agent-facts.md, "ntfy") over real HTTP."""
 
 from __future__ import annotations
 

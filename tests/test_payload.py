@@ -28,7 +28,7 @@ def test_default_done_payload() -> None:
     assert p == {
         "topic": "t1",
         "title": "donebell",
-        "message": "laptop · #019a22be",
+        "message": "laptop · #dfa14a99",
         "tags": ["white_check_mark"],
         "sequence_id": rec["sequence_id"],
     }
@@ -78,7 +78,7 @@ def test_markdown_opt_in_keeps_lines_and_flags_only_with_a_message() -> None:
     md = "# Title\n\n- one\n- two"
     p = render(outbox_record(last_message=md), settings(include_message=True, markdown=True))
     assert p["markdown"] is True
-    assert p["message"] == "# Title\n\n- one\n- two\n\nlaptop · #019a22be"
+    assert p["message"] == "# Title\n\n- one\n- two\n\nlaptop · #dfa14a99"
     no_msg = render(outbox_record(last_message=md), settings(include_message=False, markdown=True))
     assert "markdown" not in no_msg
 
@@ -88,26 +88,26 @@ def test_include_message_is_a_send_time_privacy_gate() -> None:
     rec = outbox_record(last_message="the private final answer")
     assert "private" not in json.dumps(render(rec, settings(include_message=False)))
     on = render(rec, settings(include_message=True))
-    assert on["message"] == "the private final answer · laptop · #019a22be"
+    assert on["message"] == "the private final answer · laptop · #dfa14a99"
 
 
 def test_excerpt_cut_at_max_message_chars() -> None:
     """The excerpt is at most max_message_chars code points, ending in an ellipsis when cut."""
     rec = outbox_record(last_message="x" * 50)
     p = render(rec, settings(include_message=True, max_message_chars=10))
-    assert p["message"] == "xxxxxxxxx… · laptop · #019a22be"
-    assert render(rec, settings(include_message=True, max_message_chars=0))["message"] == "laptop · #019a22be"
+    assert p["message"] == "xxxxxxxxx… · laptop · #dfa14a99"
+    assert render(rec, settings(include_message=True, max_message_chars=0))["message"] == "laptop · #dfa14a99"
 
 
 def test_failed_and_stopped_wording_and_tags() -> None:
     """Failed turns say `failed: <error>` with tag x; aborted turns say `stopped` with tag stop_sign."""
     failed = render(outbox_record(outcome="failed", error="stream\ndisconnected"), settings())
     assert failed["tags"] == ["x"]
-    assert failed["message"] == "failed: stream disconnected · laptop · #019a22be"
+    assert failed["message"] == "failed: stream disconnected · laptop · #dfa14a99"
     assert render(outbox_record(outcome="failed"), settings())["message"].startswith("failed · ")
     stopped = render(outbox_record(outcome="stopped"), settings(tags=["tada"]))
     assert stopped["tags"] == ["stop_sign"]
-    assert stopped["message"] == "stopped · laptop · #019a22be"
+    assert stopped["message"] == "stopped · laptop · #dfa14a99"
     assert render(outbox_record(), settings(tags=["tada", "computer"]))["tags"] == ["tada", "computer"]
 
 
@@ -115,7 +115,7 @@ def test_outcome_leads_the_final_message() -> None:
     """With the message included, a failed turn still reads `failed: …` first, then the excerpt."""
     rec = outbox_record(outcome="failed", error="server_error", last_message="API Error: 529 Overloaded.")
     plain = render(rec, settings(include_message=True))["message"]
-    assert plain == "failed: server_error · API Error: 529 Overloaded. · laptop · #019a22be"
+    assert plain == "failed: server_error · API Error: 529 Overloaded. · laptop · #dfa14a99"
     marked = render(rec, settings(include_message=True, markdown=True))["message"]
     assert marked.startswith("failed: server_error\n\nAPI Error: 529 Overloaded.")
 
@@ -161,7 +161,7 @@ def test_thread_title_from_sqlite(tmp_path: Path) -> None:
     rec = outbox_record(codex_home=str(home), sqlite_home=str(home))
     p = render(rec, settings(include_thread_title=True))
     assert p["title"] == "Fix the flaky login test"
-    assert p["message"] == "donebell · laptop · #019a22be"
+    assert p["message"] == "donebell · laptop · #dfa14a99"
     assert render(rec, settings())["title"] == "donebell"
 
 
@@ -189,23 +189,23 @@ def test_full_path_and_stats() -> None:
     """include_full_path adds the working directory; include_stats adds duration and tokens."""
     rec = outbox_record(cwd="/srv/work/api", stats={"duration_ms": 252_000, "total_tokens": 12_345})
     p = render(rec, settings(include_full_path=True, include_stats=True))
-    assert p["message"] == "/srv/work/api · 4m 12s · 12.3k tokens · laptop · #019a22be"
-    assert render(rec, settings())["message"] == "laptop · #019a22be"
+    assert p["message"] == "/srv/work/api · 4m 12s · 12.3k tokens · laptop · #dfa14a99"
+    assert render(rec, settings())["message"] == "laptop · #dfa14a99"
     long = outbox_record(stats={"duration_ms": 7_500_000, "total_tokens": 2_000_000})
     assert render(long, settings(include_stats=True))["message"].startswith("2h 5m · 2M tokens · ")
 
 
 def test_origin_rules() -> None:
     """Config origin wins over a hook-recorded origin; a remote root's label wins; else the host name."""
-    assert render(outbox_record(origin="old"), settings())["message"] == "laptop · #019a22be"
+    assert render(outbox_record(origin="old"), settings())["message"] == "laptop · #dfa14a99"
     remote = outbox_record(origin="wsl-ubuntu", source="remote-scanner")
-    assert render(remote, settings())["message"] == "wsl-ubuntu · #019a22be"
-    assert render(outbox_record(), settings(origin=""))["message"] == f"{short_host_name()} · #019a22be"
+    assert render(remote, settings())["message"] == "wsl-ubuntu · #dfa14a99"
+    assert render(outbox_record(), settings(origin=""))["message"] == f"{short_host_name()} · #dfa14a99"
 
 
 def test_claude_record_uses_session_id() -> None:
     """A Claude record's #id comes from its session id and it gets no task link."""
-    rec = outbox_record(provider="claude", thread_id="abcdef12-3456", cwd="/w/app")
+    rec = outbox_record(provider="claude", thread_id="4b9e2f6a-1c3d-4e5f-8a7b-9c0dabcdef12", cwd="/w/app")
     p = render(rec, settings(include_task_link=True))
     assert p["message"] == "laptop · #abcdef12" and p["title"] == "app"
     assert p["sequence_id"].startswith("claude-")

@@ -1,4 +1,4 @@
-"""No role process imports pydantic (issue 7, footprint: <= 35 MiB RSS a process).
+"""No role process imports pydantic (footprint target: <= 35 MiB RSS a process).
 
 Each role runs for real (``donebell worker <role> --once``, as the supervisor starts it) on a temp
 state directory and config, doing its work: delivery sends a queued record over Bearer auth to a

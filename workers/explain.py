@@ -1,7 +1,9 @@
-"""``donebell explain <thread-id | session-id | event-key> [--json]``: why did (or didn't) it notify?
+"""``donebell explain <id> [--json]``: why did (or didn't) it notify?
 
 Finds every record of the id in the state directory (pending, outbox, sent, suppressed, dead; an
-event key directly, a Codex thread / Claude session by scanning record ids), and prints where each
+event key directly, any other id a user can see by scanning the records: a Codex thread, a Claude
+session, the ``#…`` short id of a notification, its ntfy sequence id or message id, see
+:mod:`.explain_ids`), and prints where each
 candidate is, every probe decision the gate stored with its evidence and time, and what a waiting
 candidate is waiting for. Read-only: it never creates, moves or locks anything.
 """
@@ -18,13 +20,13 @@ from donebell.shared import secret_text
 from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
-
-_ID_FIELDS = ("thread_id", "root_thread_id", "parent_thread_id", "session_id")
+from donebell.workers.explain_ids import matches, normalize
 
 
 def find(state: StateDir, ident: str) -> list[tuple[str, dict[str, Any]]]:
-    """``(folder, record)`` of every record naming ``ident`` (key, thread, root thread or session)."""
+    """``(folder, record)`` of every record ``ident`` names (any id of ``explain_ids``)."""
     found: list[tuple[str, dict[str, Any]]] = []
+    ident = normalize(ident)
     if is_event_key(ident):
         folder = state.locate(ident)
         if folder is not None:
@@ -35,7 +37,7 @@ def find(state: StateDir, ident: str) -> list[tuple[str, dict[str, Any]]]:
     for folder in PIPELINE:
         for key in state.keys(folder):
             record = _read(state, folder, key)
-            if record is not None and any(record.get(name) == ident for name in _ID_FIELDS):
+            if record is not None and matches(record, ident):
                 found.append((folder, record))
     found.sort(key=lambda fr: (_born(fr[1]), str(fr[1].get("key"))))
     return found
@@ -175,7 +177,11 @@ def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | No
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="donebell explain", description="Why did (or didn't) a task notify?")
-    parser.add_argument("id", help="a Codex thread id, a Claude session id, or an event key (64 hex)")
+    parser.add_argument(
+        "id",
+        help="any id you can see: the #short id of a notification, a Codex thread id, a Claude session id, "
+        "an ntfy sequence id or message id, or an event key (64 hex)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
     root = state_dir_path()

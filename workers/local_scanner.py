@@ -28,6 +28,15 @@ from donebell.workers.scan_engine import ScanEngine, ScanOptions
 MIN_PASS_GAP = 0.25  # coalesce bursts of file events (Codex appends many lines per turn)
 
 
+def waiting_note(codex_home_exists: bool, index_status: str) -> str | None:
+    """What a ready scanner is waiting for on a machine where Codex has not run yet."""
+    if not codex_home_exists:
+        return "waiting for Codex's first run (no Codex home yet)"
+    if index_status == "missing":
+        return "waiting for Codex's first run (no thread index yet)"
+    return None
+
+
 class LocalScannerRole(Role):
     name = "local-scanner"
 
@@ -117,8 +126,10 @@ class LocalScannerRole(Role):
             self.last["last_file_error_at"] = now()
         status = self.engine.index_result.status
         degraded = None
-        # No Codex home at all (a Claude-only machine) is nothing to watch, not a fault.
-        if status not in ("ok", "not-checked") and self.engine.opts.codex_home.is_dir():
+        # No Codex home (a Claude-only machine) or no thread index yet (Codex never ran) is
+        # nothing to watch yet, not a fault: the role is ready and says what it waits for.
+        self.last["note"] = waiting_note(self.engine.opts.codex_home.is_dir(), status)
+        if status not in ("ok", "not-checked", "missing") and self.engine.opts.codex_home.is_dir():
             degraded = f"thread index {status}: discovering from the hot folders only"
         due = min(self.next_full, self.engine.index_retry_at or self.next_full)
         return PassResult(

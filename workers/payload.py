@@ -1,6 +1,6 @@
 """The ntfy JSON of one outbox record, rendered from the record and the *current* config.
 
-Rendering happens immediately before every attempt (seed 000, "Send-time payload assembly"), so
+Rendering happens immediately before every attempt (docs/delivery.md), so
 a privacy option switched off while a record waits is honoured by its retries too.
 
 Shape (JSON publish to the server root)::
@@ -9,9 +9,10 @@ Shape (JSON publish to the server root)::
      "sequence_id"}
 
 * title: the project directory name; the Codex thread title with ``include_thread_title``;
-* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #thread8``; a
-  Claude StopFailure's outcome reads ``failed: <kind> — <the API's first line>`` (with
-  ``include_message``); message text is redacted (:mod:`donebell.shared.message_redaction`);
+* message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #short-id``
+  (``shared/short_id.py``: the random tail of the thread or session id); a Claude StopFailure's
+  outcome reads ``failed: <kind> — <the API's first line>`` (with ``include_message``); message
+  text is redacted (:mod:`donebell.shared.message_redaction`);
 * tags: ``settings.tags`` for a finished task, ``x`` for a failed one, ``stop_sign`` for a stopped
   one (the wording says "failed: <error>" / "stopped" too, so it reads right without emoji);
 * the message is cut to 3,500 UTF-8 bytes (ntfy turns >= 4,096 into a refused attachment): the
@@ -29,6 +30,7 @@ from typing import Any
 from donebell.shared.keys import sequence_id
 from donebell.shared.message_redaction import redact
 from donebell.shared.settings_view import SettingsLike
+from donebell.shared.short_id import short_id
 from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
 
@@ -88,7 +90,7 @@ def render(
     parts.append(origin_label(record, settings))
     ident = _text(record.get("thread_id")) or _text(record.get("session_id"))
     if ident:
-        parts.append(f"#{ident[:8]}")
+        parts.append(f"#{short_id(ident)}")
     context = SEP.join(p for p in parts if p)
     headline = SEP.join(lead)
     # Markdown keeps its lines; the outcome goes above and the context below, not into a block.

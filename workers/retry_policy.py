@@ -1,6 +1,6 @@
 """What a delivery attempt's outcome means, and how long to wait before the next one.
 
-The retry table (seed 000, "Retry and failure policy"), exactly:
+The retry table (docs/delivery.md), exactly:
 
 ==========================================  =====================================
 DNS, connect, TLS, timeout, dropped reply    retry
@@ -11,7 +11,7 @@ other 4xx                                    dead letter
 ==========================================  =====================================
 
 ntfy never sends ``Retry-After``; it explains a refusal in its JSON error ``code`` instead
-(facts/ntfy.md), so the delay also depends on that code:
+(docs/agent-facts.md, "ntfy"), so the delay also depends on that code:
 
 * 42901 request burst: the visitor bucket refills one request per 5 s, so wait at least that;
 * 42908 daily message quota: the quota resets daily; hammering is useless, wait the full cap;

@@ -2,7 +2,7 @@
 
 Codex 0.171 writes no ``event_msg/user_message``: the user's turn shows as a ``response_item``
 ``role: user`` message (``provenance.type: "user"``) and an ``item_completed{UserMessage}``
-(facts/codex.md §2). Codex also injects user-role messages of its own (``<environment_context>``,
+(docs/agent-facts.md). Codex also injects user-role messages of its own (``<environment_context>``,
 ``<turn_aborted>``, ``<subagent_notification>``, ``<hook_prompt …>``): those are not the user's.
 
 Terminal records: ``event_msg/task_complete`` (outcome ``done``, or ``failed`` when it carries

@@ -1,7 +1,7 @@
 """Incremental tailing of Codex rollout files: complete lines only, from a persisted cursor.
 
-A rollout is append-only JSONL that Codex may be writing while we read. The rules (seed 000,
-"Rollout watcher"):
+A rollout is append-only JSONL that Codex may be writing while we read. The rules
+(docs/agent-facts.md, "Rollout tailing"):
 
 * only complete, newline-terminated records are consumed; a partial trailing line stays in the
   file for the next scan (the cursor offset never passes it);

@@ -23,6 +23,7 @@ from donebell.shared.config import ConfigError, Settings, load, subscribe_url
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import base
 from donebell.shared.statedir import StateDir, now, open_state_dir
+from donebell.shared.subscribe_qr import qr_text
 from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.role import EXIT_CONFIG
 
@@ -160,6 +161,7 @@ def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int
             f" (message id {outcome.get('message_id')}, via {outcome['via']})\n"
             f"subscribe to {outcome['subscribe']} to receive it\n"
         )
+        sys.stdout.write(qr_text(str(outcome["subscribe"])) + "\n")
     elif outcome["state"] == "outbox":
         wait = outcome.get("next_attempt_at")
         when = f" in {max(0, round(wait - now()))} s" if isinstance(wait, (int, float)) else ""

@@ -1,4 +1,4 @@
-"""The turn-status contract (seed 001): did the newest relevant transcript event hand control back?
+"""The turn-status contract (docs/agent-facts.md): did the newest relevant transcript event hand control back?
 
 One small boundary used by both providers, so the gate, ``explain`` and tests never disagree about
 provider event names::
@@ -35,7 +35,7 @@ from typing import Any, BinaryIO, Literal
 
 from donebell.workers.hooks.transcript import parse_record
 
-#: Synchronous-path cap of a tail read (seed 000: "prompt-path transcript scans are capped at 1 MiB").
+#: Synchronous-path cap of a tail read (hook-path transcript scans are capped at 1 MiB, docs/agent-facts.md).
 TAIL_BYTES = 1 << 20
 
 Verdict = Literal["done", "working"]

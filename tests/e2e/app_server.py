@@ -2,7 +2,7 @@
 
 `codex exec` exits, aborting every running child, as soon as its root turn completes; only a
 long-lived Codex shows a root whose turn is over while a child still works. This client speaks the
-few v2 methods a scenario needs (facts/codex.md §9):
+few v2 methods a scenario needs (docs/agent-facts.md, "Codex: app-server"):
 
     with CodexAppServer(home) as app:
         thread = app.start_thread()

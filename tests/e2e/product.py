@@ -10,7 +10,7 @@ assertions on exactly what reached the stand-in.
         product.install(codex_home=home)
         product.start()
         run = run_codex(home, "say hello")
-        product.expect([Note("work", "FAKE-FINAL: hello · e2e · #0194abcd")])
+        product.expect([Note("work", "FAKE-FINAL: hello · e2e · #a14a99c3")])
         product.assert_healthy()
 
 Every failure message carries `diagnostics()`: the state dir listing, the pending/outbox records,
@@ -32,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from donebell.shared.short_id import short_id
 from support import npm_clis
 from support.ntfy_standin import NtfyStandin
 
@@ -71,16 +72,16 @@ class Note:
 
 
 def done(title: str, final: str, ident: str) -> Note:
-    """A finished task: `<final message> · e2e · #<id8>` with the default tag."""
-    return Note(title, f"{final} · {ORIGIN} · #{ident[:8]}", tuple(DONE_TAGS))
+    """A finished task: `<final message> · e2e · #<short id>` with the default tag."""
+    return Note(title, f"{final} · {ORIGIN} · #{short_id(ident)}", tuple(DONE_TAGS))
 
 
 def failed(title: str, error: str, ident: str) -> Note:
-    return Note(title, f"failed: {error} · {ORIGIN} · #{ident[:8]}", tuple(FAILED_TAGS))
+    return Note(title, f"failed: {error} · {ORIGIN} · #{short_id(ident)}", tuple(FAILED_TAGS))
 
 
 def stopped(title: str, ident: str) -> Note:
-    return Note(title, f"stopped · {ORIGIN} · #{ident[:8]}", tuple(STOPPED_TAGS))
+    return Note(title, f"stopped · {ORIGIN} · #{short_id(ident)}", tuple(STOPPED_TAGS))
 
 
 @dataclass

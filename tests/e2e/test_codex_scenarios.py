@@ -78,7 +78,7 @@ def test_codex_simple(tmp_path: Path) -> None:
 
 def test_codex_install_wires_stop_hook_and_notify(tmp_path: Path) -> None:
     """With the hooks.json and notify `donebell install` wrote, one run calls both donebell's Stop hook
-    and its notify, and they converge on the one sent record (issue 8 acceptance)."""
+    and its notify, and they converge on the one sent record (the convergence guarantee)."""
     with FakeResponses({"root": [Text("both signals")]}) as server, codex_product(tmp_path, server) as (product, home):
         run = run_codex(home, "signal twice")
         assert run.returncode == 0, run.describe()

@@ -1,8 +1,7 @@
 """Codex's recorded SQLite schemas, ready to execute: the one copy every test and benchmark uses.
 
 ``tests/fixtures/codex/sqlite-schema/<name>.sqlite.schema.sql`` are ``sqlite3 .schema`` dumps of
-the databases codex 0.171.0 created (``state_5``: the thread index; ``goals_1``: the goal store),
-copied from ``../shared/facts/fixtures/codex/sqlite-schema``.
+the databases codex 0.171.0 created (``state_5``: the thread index; ``goals_1``: the goal store).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """ntfy's publish and poll rules as pure functions (server/server.go, types.go, util/*.go, v2.13).
 
-See /work/shared/facts/ntfy.md. Items marked ⚠ are 2.16 sequence-ID behaviour the facts could
-only infer. Nothing here has state; `ntfy_standin` owns sockets, state and faults.
+See docs/agent-facts.md, "ntfy". Items marked ⚠ are 2.16 sequence-ID behaviour inferred from
+ntfy's documentation, not measured. Nothing here has state; `ntfy_standin` owns sockets, state and faults.
 
 The configuration emulated is ntfy's default one without extras: no attachments (base-url or
 attachment-cache-dir unset), no SMTP, no Twilio, no web app, no templates or UnifiedPush.

@@ -1,7 +1,7 @@
 """A faithful stand-in for the ntfy server (v2.13 publish/poll/auth/limits, plus ⚠ 2.16 sequence IDs).
 
 The delivery, reliability and end-to-end suites talk to this instead of the real ntfy. Its rules
-are /work/shared/facts/ntfy.md, ported in `ntfy_rules` and `ntfy_core`; on top it records every
+are ntfy's publish protocol (docs/agent-facts.md, "ntfy"), ported in `ntfy_rules` and `ntfy_core`; on top it records every
 request and can be told to misbehave (`srv.faults`). Stdlib only; HTTP/1.1 keep-alive.
 
 In-process::

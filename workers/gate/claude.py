@@ -17,7 +17,7 @@ Checks, in order (docs/gate.md):
                        met:false -> hold (goal active); no new marker + active baseline -> hold
 6. newer prompt        a later prompt's user record (e.g. a background task's
                        ``<task-notification>``) -> suppress ``superseded``
-7. turn status         seed 001: the newest recognized record; "working" on our own prompt means
+7. turn status         docs/agent-facts.md, "Turn status": the newest recognized record; "working" on our own prompt means
                        the transcript lags the authoritative Stop: wait up to :data:`LAG_SECONDS`
 8. quiet window        transcript unchanged for ``idle_grace_seconds``
 """

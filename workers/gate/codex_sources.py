@@ -18,7 +18,7 @@ from donebell.shared import codex_db, codex_meta
 from donebell.shared.paths import codex_home as default_codex_home
 from donebell.workers.gate.context import GateContext
 
-#: Goal statuses that release the root (facts/codex.md §3, §7); only "active" holds it.
+#: Goal statuses that release the root (docs/agent-facts.md, "Codex: which thread is a root"); only "active" holds it.
 GOAL_STATUSES = ("active", "paused", "blocked", "usage_limited", "budget_limited", "complete")
 
 

@@ -2,7 +2,7 @@
 
 Children come from ``state_5.thread_spawn_edges``, from ``threads.source`` (``codex exec``
 children may have no edge row) and from recent rollouts whose ``session_meta`` names the parent.
-An edge's ``status`` stays ``open`` after the child finished (facts/codex.md §3), so it is never
+An edge's ``status`` stays ``open`` after the child finished (docs/agent-facts.md), so it is never
 trusted: each child's rollout tail is read instead.
 
 Child states (``ChildState.state``):

@@ -4,7 +4,7 @@ Both turn a Codex signal into evidence under ``event_key("codex", thread_id, tur
 same key the rollout scanner computes from ``session_meta.id`` and the record's ``turn_id`` — so
 the three sources of one turn converge on one record.
 
-* Stop runs *before* Codex writes ``task_complete`` (facts/codex.md §2): the candidate has
+* Stop runs *before* Codex writes ``task_complete`` (docs/agent-facts.md): the candidate has
   ``outcome: null`` and the gate waits for the completion. Its ``session_id`` is the thread id of
   a root (it equals the rollout's ``session_meta.id``). A payload with ``agent_id`` comes from a
   sub-agent: the thread is ``agent_id`` and the key can only be suppressed. ``SubagentStop`` is
@@ -123,7 +123,7 @@ def codex_notify(ctx: HookContext, argv: list[str]) -> None:
         codex_home=home,
         sqlite_home=sqlite_home,
         last_message=last,
-        outcome="done",  # notify fires only after a successful task_complete (facts/codex.md §5)
+        outcome="done",  # notify fires only after a successful task_complete (docs/agent-facts.md)
         has_user_message=isinstance(messages, list) and any(isinstance(m, str) and m for m in messages),
         has_final_message=last is not None,
         client=client,

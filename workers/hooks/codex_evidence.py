@@ -1,6 +1,6 @@
 """Root or descendant? Local evidence about one Codex thread, gathered cheaply inside a hook.
 
-In order, stopping at the first conclusive answer (facts/codex.md §2, §3):
+In order, stopping at the first conclusive answer (docs/agent-facts.md):
 
 1. the rollout named by the payload (``transcript_path``): its first line, ``session_meta``;
 2. the thread's own rollout found by name: Codex thread ids are UUIDv7, whose first 48 bits are

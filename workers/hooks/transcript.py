@@ -1,6 +1,6 @@
 """The newest Claude ``goal_status`` marker in a transcript's bounded tail (a prompt's baseline).
 
-Seed 000, "Claude uses a separate transcript gate": at UserPromptSubmit the newest session-level
+Claude has its own transcript gate (docs/agent-facts.md, "Claude Code"): at UserPromptSubmit the newest session-level
 ``attachment.goal_status`` marker becomes the prompt's baseline, so historical markers cannot
 label or cancel later ordinary turns. The synchronous hook reads at most :data:`TAIL_CAP` bytes
 from the end of the file; the window is advanced to a UTF-8 code-point boundary and then past

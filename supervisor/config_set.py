@@ -1,0 +1,180 @@
+"""``donebell config set KEY VALUE`` and ``donebell config unset KEY``: one key, validated, atomic.
+
+The new file is validated by the same schema as every load (:class:`donebell.shared.config.Settings`,
+with the ``DONEBELL_<KEY>`` environment set aside, so a value the file cannot hold is refused even
+when the environment overrides it today). The edit is span-preserving (other keys keep their
+order and formatting), written through a temp file and ``os.replace`` with mode 0600, and the
+old and new values are printed (secrets as ``**********``). A secret (``token``, ``password``) is
+never taken from argv, where the shell history and the process list would keep it: pass ``-``
+and type or pipe it on stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import getpass
+import json
+import os
+import sys
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from donebell.shared import config, configfile
+from donebell.shared.paths import config_path
+from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
+from donebell.supervisor.own_config import parse_config_document
+from pydantic import ValidationError
+
+SECRET_KEYS = frozenset({"token", "password"})
+REDACTED = "**********"
+
+
+class ConfigSetError(Exception):
+    """A refused ``set``/``unset``; ``str()`` is the one line shown to the user."""
+
+
+@contextlib.contextmanager
+def _without_env_overrides() -> Iterator[None]:
+    saved = {k: v for k, v in os.environ.items() if k.startswith("DONEBELL_") and k not in configfile.NON_KEY_ENV}
+    for name in saved:
+        del os.environ[name]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+def _check_key(key: str) -> None:
+    if key not in config.KNOWN_KEYS:
+        close = difflib.get_close_matches(key, sorted(config.KNOWN_KEYS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigSetError(f"unknown key '{key}'{hint} (every key: docs/configuration.md)")
+
+
+def _is_list_field(key: str) -> bool:
+    annotation = config.Settings.model_fields[key].annotation
+    return any(typing.get_origin(a) is list for a in (annotation, *typing.get_args(annotation)))
+
+
+def parse_value(key: str, raw: str) -> Any:
+    """The typed value of ``raw`` for ``key``: JSON for lists (or comma-separated words), the
+    environment's rules for scalars (``true``, ``5``); the schema then validates it."""
+    if _is_list_field(key):
+        if raw.strip().startswith("["):
+            try:
+                return json.loads(raw)
+            except ValueError as exc:
+                raise ConfigSetError(f"{key}: not a valid JSON list ({exc})") from None
+        return [word.strip() for word in raw.split(",") if word.strip()]
+    annotation = config.Settings.model_fields[key].annotation
+    if annotation in (bool, int, float):
+        return configfile.parse_env_value(raw)
+    return raw  # strings, secrets and choices stay exactly as typed
+
+
+def _validated(path: Path, data: dict[str, Any], key: str) -> Any:
+    """Validate the whole file's content; return ``key``'s value as it is stored in JSON."""
+    known = {k: v for k, v in data.items() if k in config.KNOWN_KEYS}
+    try:
+        with _without_env_overrides():
+            settings = config.Settings(**known)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or key
+        raise ConfigSetError(f"{loc}: {err['msg']}; {path} was not changed") from None
+    value = getattr(settings, key)
+    if key in SECRET_KEYS:
+        return value.get_secret_value() if value is not None else None
+    return settings.model_dump(mode="json")[key]
+
+
+def _shown(key: str, value: Any) -> str:
+    if key in SECRET_KEYS and value is not None:
+        return REDACTED
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _default(key: str) -> Any:
+    with _without_env_overrides():
+        return _validated(Path("(defaults)"), {}, key)
+
+
+def read_secret(key: str, stdin: typing.TextIO) -> str:
+    """A secret typed at a prompt (not echoed) or piped on stdin."""
+    if stdin.isatty():
+        return getpass.getpass(f"{key}: ")
+    return stdin.readline().rstrip("\r\n")
+
+
+def change(path: Path, key: str, raw: str | None) -> tuple[str, str]:
+    """Set ``key`` to ``raw`` (``None``: unset it) in the config file; returns (old, new) as shown."""
+    _check_key(key)
+    if not path.exists() and raw is not None:
+        config.init_config(path)  # a fresh file gets its unguessable topic first
+    target = target_of(path)
+    old_text = read_text(target)
+    if old_text is None:  # unset on a missing file: nothing to do
+        default = _shown(key, _default(key))
+        return f"{default} (default)", f"{default} (default)"
+    bom, doc = parse_config_document(target, old_text)
+    data = doc.value(())
+    present = doc.find((key,)) is not None
+    old = _shown(key, data[key]) if present else f"{_shown(key, _default(key))} (default)"
+    if raw is None:
+        if not present:
+            return old, old
+        del data[key]
+        _validated(target, data, key)
+        doc.remove((key,))
+        new = f"{_shown(key, _default(key))} (default)"
+    else:
+        data[key] = parse_value(key, raw)
+        stored = _validated(target, data, key)
+        if present:
+            doc.replace((key,), stored)
+        else:
+            doc.add_member((), key, stored)
+        new = _shown(key, stored)
+    edit = FileChange(target, old_text, bom + doc.text, "donebell config", new_file_mode=0o600, force_mode=0o600,
+                      secret=True, backup=False)
+    try:
+        apply(edit, backup_stamp())
+    except EditError as exc:
+        raise ConfigSetError(str(exc)) from None
+    return old, new
+
+
+def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.TextIO | None = None) -> int:
+    """``config set`` / ``config unset``; prints ``key: old -> new``."""
+    command = "unset" if unset else "set"
+    try:
+        if not unset and key in SECRET_KEYS:
+            if value != "-":
+                raise ConfigSetError(
+                    f"{key} is a secret: run `donebell config set {key} -` and type it (or pipe it) on stdin, "
+                    "so it never lands in your shell history or the process list"
+                )
+            value = read_secret(key, stdin or sys.stdin)
+        path = Path(os.path.abspath(config_path()))
+        created = not path.exists() and not unset
+        old, new = change(path, key, None if unset else value)
+        if created:
+            print(f"wrote {path} with a fresh unguessable topic")
+    except ConfigSetError as exc:
+        sys.stderr.write(f"donebell config {command}: {exc}\n")
+        return 2
+    except config.ConfigError as exc:
+        sys.stderr.write(f"donebell config {command}: {exc}\n")
+        return 1
+    except EditError as exc:
+        sys.stderr.write(f"donebell config {command}: {exc}\n")
+        return 1
+    print(f"{key}: {old} -> {new}" if old != new else f"{key}: {new} (unchanged)")
+    override = f"{configfile.ENV_PREFIX}{key.upper()}"
+    if override in os.environ:
+        print(f"note: {override} is set in this environment and overrides the file")
+    print(f"({path})")
+    return 0

@@ -1,0 +1,113 @@
+"""Codex's `/hooks` review list names the hook `donebell install` wrote, instead of "Unnamed hook".
+
+Drives the real Codex 0.171 TUI in a pseudo-terminal: on start it offers "Review hooks" for new
+hooks; the review list shows each handler's ``statusMessage`` as its name, "Unnamed hook" without.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from donebell.supervisor.install import main_install
+from donebell.supervisor.managed import CODEX_HOOK_LABEL
+from support import npm_clis
+from support.install_env import RecordingRunner, isolate
+
+#: Answers to the terminal queries the TUI waits for (cursor position, modes, attributes, colours).
+_ANSWERS = (
+    (b"\x1b[6n", b"\x1b[1;1R"),
+    (b"$p", b"\x1b[?1007;2$y"),
+    (b"\x1b[c", b"\x1b[?62;22c"),
+    (b"\x1b[?u", b"\x1b[?0u"),
+    (b"]10;?", b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\"),
+    (b"]11;?", b"\x1b]11;rgb:0000/0000/0000\x1b\\"),
+)
+
+
+def _screen_text(raw: bytes) -> str:
+    text = re.sub(rb"\x1b\][^\x07\x1b]*(\x07|\x1b\\)", b"", raw)
+    text = re.sub(rb"\x1b\[[0-9;?<>=]*[A-Za-z~]", b" ", text)
+    return re.sub(r"\s+", " ", text.decode("utf-8", "replace"))
+
+
+def _drive_tui(codex: Path, env: dict[str, str], cwd: Path, until: str, timeout: float = 60.0) -> str:
+    """Start the TUI, choose "1. Review hooks", open the Stop hooks, and return the screen text seen."""
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.chdir(cwd)
+        os.execve(str(codex), [str(codex)], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 140, 0, 0))
+    raw, asked, opened = b"", False, False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                raw += chunk
+                for query, answer in _ANSWERS:
+                    if query in chunk:
+                        os.write(fd, answer)
+            text = _screen_text(raw)
+            if not asked and "Review hooks" in text:
+                time.sleep(2.0)  # keys typed while the prompt still draws are lost
+                os.write(fd, b"1")
+                time.sleep(0.5)
+                os.write(fd, b"\r")
+                asked = True
+            if asked and not opened and "enter review" in text.split("Review hooks", 1)[-1]:
+                time.sleep(1.0)
+                os.write(fd, b"\r")  # the event list opens on Stop: enter shows its hooks
+                opened = True
+            if opened and until in text.split("Stop hooks", 1)[-1]:
+                time.sleep(1.0)
+                break
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return _screen_text(raw)
+
+
+@pytest.mark.timeout(300)
+def test_codex_hooks_list_shows_the_donebell_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reason = npm_clis.skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    codex = npm_clis.codex_binary()
+    paths = isolate(tmp_path, monkeypatch)
+    monkeypatch.setenv("DONEBELL_CONFIG", str(paths["config"]))
+    work = tmp_path / "work"
+    work.mkdir()
+    (paths["codex"] / "config.toml").write_text(
+        'model = "gpt-fake"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n'
+        '[model_providers.fake]\nname = "Fake"\nbase_url = "http://127.0.0.1:9/v1"\nenv_key = "FAKE_API_KEY"\n'
+        'wire_api = "responses"\n[analytics]\nenabled = false\n[feedback]\nenabled = false\n'
+        f'[projects."{work}"]\ntrust_level = "trusted"\n'
+    )
+    assert main_install(["--codex", "--service", "none"], runner=RecordingRunner(), out=io.StringIO()) == 0
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(paths["home"]),
+        "CODEX_HOME": str(paths["codex"]),
+        "TERM": "xterm-256color",
+        "FAKE_API_KEY": "x",
+    }
+    screen = _drive_tui(codex, env, work, until="Timeout")
+    review = screen.split("Stop hooks", 1)[-1]
+    assert "Stop hooks" in screen, screen[-2000:]
+    assert CODEX_HOOK_LABEL in review and "Unnamed hook" not in review, review[:2000]

@@ -1,0 +1,207 @@
+"""``donebell log [--last N] [--follow] [--json]``: the recent decisions, one readable line each.
+
+Built from the state directory, read-only: every record's current place is one event
+(``notified`` from ``sent/``, ``suppressed`` with its reason, ``waiting`` with what the gate waits
+for, ``sending`` while an attempt failed and will be retried, ``dead`` with the error), plus the
+warnings and errors of ``notify.log``. Newest last; ``--follow`` keeps printing new events (and a
+waiting record whose reason changed) until interrupted; ``--json`` prints one JSON object a line.
+Receipts hold ids and outcomes only, never message text, so nothing printed here is private.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from donebell.shared.paths import state_dir_path
+from donebell.shared.short_id import short_id
+from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
+from donebell.workers.explain import waiting_text
+
+FOLLOW_POLL_SECONDS = 1.0
+LOG_TAIL_BYTES = 256 << 10
+_KINDS = {"sent": "notified", "suppressed": "suppressed", "dead": "dead", "pending": "waiting", "outbox": "sending"}
+#: What a receipt reason means, for the one-line form (docs/design.md, "Receipt reasons").
+_MEANING = {
+    "subagent": "a subagent's turn: its root task notifies, once",
+    "superseded": "a newer turn of the same task replaced it",
+    "technical-turn": "a turn with nothing to report",
+    "unverifiable": "could not prove the task was finished (strict mode)",
+    "claude-session-unverifiable": "could not prove the Claude session was finished (strict mode)",
+    "duplicate": "already notified",
+    "disabled": "notifications for this agent are switched off",
+    "invalid-record": "the record was unreadable",
+    "permanent-http-error": "the server refused it",
+    "max-attempts": "gave up after max_attempts",
+}
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float
+    kind: str  # notified | suppressed | waiting | sending | dead | warning | error
+    detail: str
+    provider: str | None = None
+    id: str | None = None  # the `#…` short id a notification shows
+    project: str | None = None
+    key: str | None = None
+
+    def line(self) -> str:
+        clock = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.at))
+        who = " ".join(p for p in (self.provider, f"#{self.id}" if self.id else None, self.project) if p)
+        return f"{clock}  {self.kind:<10} {who + '  ' if who else ''}{self.detail}"
+
+
+def _number(value: object, default: float = 0.0) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
+    ident = record.get("thread_id") or record.get("session_id")
+    cwd = record.get("cwd")
+    reason = str(record.get("reason") or "")
+    attempts = int(_number(record.get("attempts")))
+    if folder == "sent":
+        at = _number(record.get("sent_at"), _number(record.get("created_at")))
+        detail = "test notification" if reason == "test" else "sent"
+        detail += f" (after {attempts} attempts)" if attempts > 1 else ""
+    elif folder == "suppressed":
+        at = _number(record.get("created_at"))
+        detail = f"{reason}: {_MEANING[reason]}" if reason in _MEANING else reason or "suppressed"
+    elif folder == "dead":
+        at = _number(record.get("failed_at"), _number(record.get("created_at")))
+        detail = reason + (f": {record['last_error']}" if record.get("last_error") else "")
+    elif folder == "outbox":
+        at = _number(record.get("promoted_at"), _number(record.get("created_at")))
+        detail = "queued for delivery"
+        if attempts:
+            detail = f"attempt {attempts} failed ({record.get('last_error') or 'error'}); will retry"
+    else:
+        history = (record.get("probe") or {}).get("history") or []
+        at = _number(history[-1].get("at") if history else None, _number(record.get("created_at")))
+        detail = (waiting_text(record, at_now) or "waiting").removeprefix("waiting: ")
+    return Event(
+        at=at,
+        kind=_KINDS[folder],
+        detail=detail[:300],
+        provider=str(record.get("provider")) if record.get("provider") else None,
+        id=short_id(ident) if isinstance(ident, str) and ident else None,
+        project=os.path.basename(cwd.rstrip("/\\")) or None if isinstance(cwd, str) else None,
+        key=str(record.get("key")) if record.get("key") else None,
+    )
+
+
+def _newest_keys(state: StateDir, folder: str, limit: int | None) -> list[str]:
+    """The keys of ``folder``, newest file last; only the newest ``limit`` when given."""
+    stamped = []
+    for key in state.keys(folder):
+        try:
+            stamped.append((state.record_path(folder, key).stat().st_mtime, key))
+        except OSError:
+            continue
+    stamped.sort()
+    return [key for _, key in (stamped[-limit:] if limit is not None else stamped)]
+
+
+def record_events(
+    state: StateDir, limit: int | None, at_now: float, done: set[tuple[str, str]] | None = None
+) -> list[Event]:
+    """One event per record; receipts named in ``done`` (final, already shown) are not read again."""
+    events = []
+    for folder in _KINDS:
+        for key in _newest_keys(state, folder, limit):
+            if done is not None and folder in RECEIPT_FOLDERS:
+                if (folder, key) in done:
+                    continue
+                done.add((folder, key))
+            try:
+                record = state.read(folder, key)
+            except (InvalidRecord, OSError):
+                continue
+            if record is not None:
+                events.append(_record_event(folder, record, at_now))
+    return events
+
+
+def log_events(state: StateDir) -> list[Event]:
+    """Warnings and errors from the tail of ``notify.log``."""
+    try:
+        data = state.read_bytes(state.root / LOG_NAME, limit=16 << 20) or b""
+    except (InvalidRecord, OSError):
+        return []
+    events = []
+    for raw in data[-LOG_TAIL_BYTES:].splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict) or line.get("level") not in ("warning", "error"):
+            continue
+        extra = "; ".join(
+            f"{k}={v}" for k, v in line.items() if k not in ("ts", "pid", "level", "msg", "key") and v is not None
+        )
+        key = line.get("key")
+        events.append(
+            Event(
+                at=_number(line.get("ts")),
+                kind=str(line["level"]),
+                detail=(str(line.get("msg")) + (f" ({extra})" if extra else ""))[:300],
+                key=str(key) if key else None,
+            )
+        )
+    return events
+
+
+def collect(state: StateDir, last: int | None, done: set[tuple[str, str]] | None = None) -> list[Event]:
+    """The newest ``last`` events (all with None), oldest first."""
+    events = record_events(state, last, time.time(), done) + log_events(state)
+    events.sort(key=lambda e: (e.at, e.kind, e.key or ""))
+    return events[-last:] if last is not None else events
+
+
+def _emit(events: Iterable[Event], as_json: bool) -> None:
+    for event in events:
+        sys.stdout.write((json.dumps(asdict(event), ensure_ascii=False) if as_json else event.line()) + "\n")
+    sys.stdout.flush()
+
+
+def _follow(state: StateDir, shown: list[Event], as_json: bool) -> None:
+    seen = set(shown)
+    done: set[tuple[str, str]] = set()
+    collect(state, None, done)  # every receipt that exists now is old news
+    while True:
+        time.sleep(FOLLOW_POLL_SECONDS)
+        fresh = [e for e in collect(state, None, done) if e not in seen]
+        seen.update(fresh)
+        _emit(fresh, as_json)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="donebell log", description="Recent decisions: notified, suppressed and why, waiting, dead."
+    )
+    parser.add_argument("--last", type=int, default=20, metavar="N", help="how many events (default 20; 0: all)")
+    parser.add_argument("--follow", "-f", action="store_true", help="keep printing new events until Ctrl-C")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    args = parser.parse_args(argv)
+    if args.last < 0:
+        parser.error("--last must be 0 (all) or more")
+    root = state_dir_path()
+    if not root.is_dir():
+        sys.stderr.write(f"donebell log: no state directory at {root} (nothing has run yet)\n")
+        return 1
+    state = StateDir(root)  # never .ensure(): log creates nothing
+    shown = collect(state, args.last or None)
+    _emit(shown, args.json)
+    if args.follow:
+        try:
+            _follow(state, shown, args.json)
+        except KeyboardInterrupt:
+            return 0
+    return 0
