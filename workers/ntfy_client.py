@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 from donebell.shared.cli import VERSION
 from donebell.shared.settings_view import SettingsLike
+from donebell.workers.attempt_deadline import AttemptDeadline
 from donebell.workers.retry_policy import Decision, classify_exception, classify_response
 
 USER_AGENT = f"donebell/{VERSION}"
@@ -122,6 +123,7 @@ class NtfyClient:
                                 keepalive_expiry=30.0),
             headers={"User-Agent": USER_AGENT},
         )
+        self._deadline = AttemptDeadline()
 
     def set_timeout(self, timeout: float) -> None:
         """Apply a changed ``timeout_seconds`` without dropping the kept-alive connection."""
@@ -136,12 +138,17 @@ class NtfyClient:
         if auth is not None:
             headers["Authorization"] = auth.header
         body = _encode(payload)
-        try:
-            with self._client.stream("POST", server.rstrip("/") + "/", content=body, headers=headers) as resp:
-                data = _read_capped(resp)
-                return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
+        url = server.rstrip("/") + "/"
+        with self._deadline.armed(self.timeout) as deadline:  # the whole exchange: attempt_deadline.py
+            try:
+                with self._client.stream("POST", url, content=body, headers=headers,
+                                         extensions={"trace": deadline.trace}) as resp:
+                    data = _read_capped(resp)
+                    return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
+            except httpx.HTTPError as exc:
+                if deadline.fired:
+                    return Decision("retry", f"timeout: no complete answer within {self.timeout:g}s (attempt deadline)")
+                return classify_exception(exc)
 
     def close(self) -> None:
         self._client.close()

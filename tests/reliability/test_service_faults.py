@@ -1,0 +1,101 @@
+"""Faults that once wedged or split the service (issue 15 items 5-8, 10): real hooks, real roles,
+the ntfy stand-in on 127.0.0.1.
+
+* a slow-body server (headers, then one byte a second) is cut off at ``timeout_seconds`` and
+  the attempt is counted;
+* a FIFO planted at ``CODEX_HOME/session_index.jsonl`` does not hang delivery (titles on);
+* an expired Claude session record is removed by maintenance, a live one is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+
+from support.ntfy_standin import NtfyStandin
+
+from donebell.shared.keys import claude_session_key
+from donebell.shared.statedir import SCHEMA_VERSION
+from reliability.figures import record
+from reliability.rig import Rig, Turn
+
+
+def _promoted(rig: Rig, n: int) -> list[Turn]:
+    turns = [rig.new_turn() for _ in range(n)]
+    for turn in turns:
+        assert rig.hook_stop(turn).rc == 0
+        rig.complete(turn)
+    return turns
+
+
+def test_a_slow_body_server_is_cut_off_at_the_attempt_deadline(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+    """Headers at once, then one byte a second for 40 s: the attempt ends within timeout_seconds (+ slack),
+    is counted in the record (attempts 1, a timeout error), and the turn is delivered once the server heals."""
+    rig = make_rig(timeout_seconds=2.0, retry_max_seconds=2.0)
+    (turn,) = _promoted(rig, 1)
+    standin.faults.trickle(interval=1.0, max_seconds=40.0)
+
+    started = time.monotonic()
+    first = rig.deliver_once(env={"DONEBELL_CLOCK_OFFSET": "0"})
+    took = time.monotonic() - started
+
+    assert first.rc == 0, first.output
+    assert took < 10.0, f"one attempt held delivery for {took:.1f}s (timeout_seconds=2)"
+    rec = rig.state.read("outbox", turn.key)
+    assert rec is not None and rec["attempts"] == 1, rec
+    assert rec["last_error"].startswith("timeout"), rec["last_error"]
+    rig.settle([turn.key], scan=False, env={"DONEBELL_CLOCK_OFFSET": "60"})
+    assert rig.where(turn.key) == ["sent"]
+    record("slow_body", seconds_held=round(took, 2), timeout_seconds=2.0, attempts_counted=rec["attempts"])
+
+
+def test_a_fifo_at_session_index_does_not_hang_delivery(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+    """include_thread_title with no SQLite and a FIFO (no writer) at session_index.jsonl: delivery
+    reads no title from it, does not block, and sends the turn with the usual title."""
+    rig = make_rig(include_thread_title=True)
+    os.mkfifo(rig.codex_home / "session_index.jsonl", 0o600)
+    (turn,) = _promoted(rig, 1)
+
+    result = rig.run("worker", "delivery", "--once", timeout=20.0)
+
+    assert result.rc == 0, f"delivery did not finish (rc {result.rc}): {result.output[-500:]}"
+    assert rig.where(turn.key) == ["sent"]
+    assert len(standin.messages(rig.topic)) == 1
+
+
+def _claude_session(rig: Rig, session_id: str, updated_at: float) -> str:
+    key = claude_session_key(session_id)
+    rec = {
+        "schema": SCHEMA_VERSION, "kind": "claude-session", "key": key, "provider": "claude",
+        "session_id": session_id, "epoch": 1, "prompt_id": "p1", "recent_prompt_ids": ["p1"],
+        "goal_baseline": None, "transcript_path": None, "cwd": None,
+        "created_at": updated_at, "updated_at": updated_at,
+    }  # fmt: skip
+    assert rig.state.create("claude", rec)
+    return key
+
+
+def test_maintenance_expires_old_claude_session_records(make_rig: Callable[..., Rig]) -> None:
+    """A Claude session record not updated for 31 days goes; a fresh one, and an old one whose session
+    still has a pending candidate, stay (the gate needs it to judge that candidate)."""
+    rig = make_rig()
+    rig.state.ensure()
+    old = time.time() - 31 * 86400
+    gone = _claude_session(rig, "s-old", old)
+    fresh = _claude_session(rig, "s-fresh", time.time())
+    needed = _claude_session(rig, "s-needed", old)
+    payload = {"session_id": "s-needed", "prompt_id": "p1", "hook_event_name": "Stop",
+               "transcript_path": "/nonexistent", "cwd": str(rig.root), "stop_hook_active": False,
+               "background_tasks": [], "session_crons": []}  # fmt: skip
+    hook = rig.run("hook", "claude", stdin=json.dumps(payload).encode())
+    assert hook.rc == 0
+    assert rig.state.count("pending") == 1, "the Stop hook did not leave a candidate for s-needed"
+
+    result = rig.run("worker", "maintenance", "--once")
+
+    assert result.rc == 0, result.output
+    assert not rig.state.exists("claude", gone)
+    assert rig.state.exists("claude", fresh)
+    assert rig.state.exists("claude", needed)
