@@ -179,6 +179,7 @@ class DeliveryRole(Role):
             "gate": self.gate_state,
             **({"gate_remote": self._gate_remote} if self._gate_remote else {}),
             **({"last_sent_at": summary.last_sent_at} if summary.last_sent_at else {}),
+            **({"server_backoff": summary.server_backoff} if summary.server_backoff else {}),
         }
         return PassResult(next_in=next_in, idle=idle, counters=counters, degraded=degraded)
 

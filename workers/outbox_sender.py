@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from donebell.shared.records import new_receipt
@@ -19,6 +19,7 @@ from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, n
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
 from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
+from donebell.workers.server_backoff import ServerBackoff
 
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
 
@@ -42,6 +43,7 @@ class SendSummary:
     blocked: int = 0  # records held back by a configuration problem
     more: bool = False  # the time budget ran out with due records left
     last_sent_at: float | None = None
+    server_backoff: dict[str, Any] | None = None  # the whole outbox waits for the server (server_backoff.py)
 
 
 class OutboxSender:
@@ -52,6 +54,7 @@ class OutboxSender:
         self.state, self.settings, self.client, self.auth = state, settings, client, auth
         self.config_problem = config_problem
         self.rng = rng or random.Random()
+        self.backoff = ServerBackoff.load(state)  # the whole outbox waits while the server fails
 
     def deliver_due(self, at: float, *, budget_seconds: float | None = None) -> SendSummary:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
@@ -61,10 +64,18 @@ class OutboxSender:
             self.state.dead_letter_invalid("outbox", name, "not a <key>.json record file")
             summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
         keys = self.state.keys("outbox")
+        backoff, cap = self.backoff, self.settings.retry_max_seconds
+        was_clear = not backoff.kind
+        if backoff.head_key in keys:  # rate-limited: the record that met the 429 goes first
+            keys.insert(0, keys.pop(keys.index(backoff.head_key)))
         for index, key in enumerate(keys):
             if budget_seconds is not None and time.monotonic() - started > budget_seconds:
                 summary.more = True
                 summary.left += len(keys) - index
+                break
+            if backoff.holds(max(at, now()) if index else at, cap):  # the server, not the record
+                summary.left += len(keys) - index
+                summary.next_due = backoff.until if summary.next_due is None else min(summary.next_due, backoff.until)
                 break
             outcome = self.deliver_record(key, max(at, now()) if index else at)
             summary.counters[outcome.what] = summary.counters.get(outcome.what, 0) + 1
@@ -77,6 +88,9 @@ class OutboxSender:
             due = outcome.next_attempt_at
             if due is not None and (summary.next_due is None or due < summary.next_due):
                 summary.next_due = due
+        if backoff.kind or not was_clear:
+            backoff.save(self.state)
+        summary.server_backoff = backoff.health()
         return summary
 
     def deliver_record(self, key: str, at: float, *, force: bool = False) -> SendOutcome:
@@ -133,6 +147,8 @@ class OutboxSender:
         done_at = now()
         server = public_server(self.settings.server)
         error = clean_text(scrub(decision.error, self.auth, self.settings))
+        server_waits = self.backoff.observe(key, replace(decision, error=error), done_at,
+                                            self.settings.retry_max_seconds, self.rng)
         if decision.verdict == "sent":
             reason = "test" if record.get("test") is True else "sent"
             receipt = new_receipt(record, status="sent", reason=reason, attempts=attempts, sent_at=done_at,
@@ -153,6 +169,8 @@ class OutboxSender:
             return SendOutcome("dead", decision=decision)
         delay = backoff_seconds(attempts, self.settings.retry_max_seconds, ntfy_code=decision.ntfy_code,
                                 retry_after=decision.retry_after, rng=self.rng)
+        if server_waits:  # not before the server-wide wait ends (explain shows the real time)
+            delay = max(delay, self.backoff.until - done_at)
         record.update(attempts=attempts, last_error=error, last_attempt_at=done_at,
                       next_attempt_at=done_at + delay, last_http_status=decision.status)
         self.state.replace("outbox", record)

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
+from typing import Any
 
 from support.ntfy_standin import NtfyStandin
 
 from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import SCHEMA_VERSION
 from reliability.figures import record
-from reliability.rig import Rig, Turn
+from reliability.rig import Rig, Turn, messages_by_sequence
 
 
 def _promoted(rig: Rig, n: int) -> list[Turn]:
@@ -99,3 +101,57 @@ def test_maintenance_expires_old_claude_session_records(make_rig: Callable[..., 
     assert not rig.state.exists("claude", gone)
     assert rig.state.exists("claude", fresh)
     assert rig.state.exists("claude", needed)
+
+
+def _status(rig: Rig) -> dict[str, Any]:
+    out = rig.run("status", "--json").output
+    doc: dict[str, Any] = json.loads(out[out.index("{") : out.rindex("}") + 1])
+    return doc
+
+
+def test_http_500_forever_backs_the_whole_outbox_off(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+    """50 queued turns and a server answering 500 to everything: a running delivery role probes one
+    record at a time on one growing schedule (per-record backoff made 50 POSTs at once, then ~300 a
+    minute), status says the server is being backed off, and everything drains once it heals."""
+    rig = make_rig(retry_max_seconds=4.0)
+    turns = _promoted(rig, 50)
+    standin.faults.fail(500, count=100_000)
+
+    worker = rig.start("worker", "delivery")
+    try:
+        time.sleep(15.0)
+        posts = len(standin.requests)
+        status = _status(rig)
+        standin.faults.clear()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and rig.state.count("sent") < len(turns):
+            time.sleep(0.2)
+    finally:
+        os.kill(worker.pid, signal.SIGTERM)
+        worker.wait(20.0)
+    assert posts <= 10, f"{posts} POSTs in 15 s against a server answering 500"
+    assert any("backing off" in r for r in status["reasons"]), status["reasons"]
+    assert all(rig.where(t.key) == ["sent"] for t in turns)
+    assert len(messages_by_sequence(standin.messages(rig.topic))) == len(turns)
+    record("http_500_forever", records=len(turns), posts_in_15s=posts, delivered_after_heal=len(turns))
+
+
+def test_a_429_paces_the_whole_outbox_and_keeps_its_order(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+    """A 429 without Retry-After: nothing more is sent for at least 5 s, status says "rate limited by the
+    server until ...", and when the wait ends the record that met the 429 goes first."""
+    rig = make_rig(retry_max_seconds=60.0)
+    turns = _promoted(rig, 3)
+    standin.faults.fail(429)
+
+    assert rig.deliver_once().rc == 0
+    assert len(standin.requests) == 1
+    first_sid = json.loads(standin.requests[0].body)["sequence_id"]
+    backoff = json.loads((rig.state_dir / "health" / "server-backoff.json").read_text())
+    assert backoff["kind"] == "rate-limited" and backoff["until"] - time.time() >= 4.5
+    assert rig.deliver_once().rc == 0  # still inside the wait: nothing sent
+    assert len(standin.requests) == 1
+    assert any(r.startswith("rate limited by the server until") for r in _status(rig)["reasons"])
+
+    rig.settle([t.key for t in turns], scan=False, env={"DONEBELL_CLOCK_OFFSET": "30"})
+    assert json.loads(standin.requests[1].body)["sequence_id"] == first_sid
+    assert all(rig.where(t.key) == ["sent"] for t in turns)
