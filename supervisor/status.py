@@ -21,6 +21,7 @@ from typing import Any
 from donebell.shared import configfile
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
+from donebell.supervisor import no_service
 from donebell.supervisor.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 
 SCHEMA = 1
@@ -61,6 +62,7 @@ def collect(state: StateDir, at: float | None = None) -> dict[str, Any]:
     if oldest is not None and oldest > retry_cap:
         reasons.append(f"an outbox record has waited {oldest:.0f}s (more than retry_max_seconds={retry_cap:g})")
     if not sup_alive:
+        reasons.append(no_service.reason())
         overall, code = "not-running", EXIT_NOT_RUNNING
     else:
         overall, code = ("degraded", EXIT_DEGRADED) if reasons else ("healthy", EXIT_HEALTHY)

@@ -155,3 +155,23 @@ def test_a_429_paces_the_whole_outbox_and_keeps_its_order(make_rig: Callable[...
     rig.settle([t.key for t in turns], scan=False, env={"DONEBELL_CLOCK_OFFSET": "30"})
     assert json.loads(standin.requests[1].body)["sequence_id"] == first_sid
     assert all(rig.where(t.key) == ["sent"] for t in turns)
+
+
+def test_without_a_service_status_and_doctor_name_the_unrecovered_gap(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+    """Hooks only, no `donebell run`: a turn whose hook never ran is not delivered by the on-demand
+    worker (only the service's scanner would find it), and `status` and `doctor` say exactly that and
+    name the fix."""
+    rig = make_rig()
+    rig.new_turn(complete=True)  # finished, but its Stop hook never ran
+    hooked = rig.new_turn()
+    assert rig.hook_stop(hooked).rc == 0
+    rig.complete(hooked)
+    assert rig.deliver_once().rc == 0  # what a hook's on-demand worker does
+    assert len(standin.messages(rig.topic)) == 1  # the hooked turn only
+
+    status = rig.run("status")
+    doctor = rig.run("doctor")
+
+    for out in (status.output, doctor.output):
+        assert "never recovered" in out and "donebell install" in out, out
+    assert status.rc == 3
