@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from support.ntfy_standin import NtfyStandin
@@ -22,6 +24,7 @@ from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import SCHEMA_VERSION
 from reliability.figures import record
 from reliability.rig import Rig, Turn, messages_by_sequence
+from reliability.service import Service, kill_leftovers, processes_of
 
 
 def _promoted(rig: Rig, n: int) -> list[Turn]:
@@ -175,3 +178,53 @@ def test_without_a_service_status_and_doctor_name_the_unrecovered_gap(make_rig: 
     for out in (status.output, doctor.output):
         assert "never recovered" in out and "donebell install" in out, out
     assert status.rc == 3
+
+
+def _settle_service(rig: Rig, standin: NtfyStandin, turns: list[Turn], timeout: float = 40.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not all(rig.state.locate(t.key) == "sent" for t in turns):
+        time.sleep(0.2)
+
+
+def test_deleting_the_state_dir_under_a_running_service_leaves_one_service(
+    make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path
+) -> None:
+    """`rm -rf` of the state directory under a running `donebell run`, then a second `donebell run`:
+    exactly one supervisor survives (the old one re-creates the directory, or steps down for the new
+    one), the old roles stop on their lost locks, and 20 turns give exactly 20 notifications."""
+    rig = make_rig()
+    first = Service(rig, tmp_path / "run-1.log")
+    second: Service | None = None
+    try:
+        first.wait_ready()
+        before = [rig.new_turn() for _ in range(10)]
+        for turn in before:
+            assert rig.hook_stop(turn).rc == 0
+            rig.complete(turn)
+        _settle_service(rig, standin, before)
+        assert len(standin.messages(rig.topic)) == 10
+
+        for turn in before:  # older than watch_initial_replay_seconds: the receipts go with the
+            os.utime(turn.rollout, (time.time() - 900, time.time() - 900))  # directory, no replay
+        shutil.rmtree(rig.state_dir)
+        second = Service(rig, tmp_path / "run-2.log")
+        time.sleep(4.0)  # both supervisors' health checks and every role's next pass have run
+        after = [rig.new_turn() for _ in range(10)]
+        for turn in after:
+            assert rig.hook_stop(turn).rc == 0
+            rig.complete(turn)
+        _settle_service(rig, standin, after)
+        time.sleep(3.0)  # a second delivery role, if any, has had time to send again
+
+        supervisors = [p for p in (first.proc, second.proc) if p.poll() is None]
+        by_sequence = messages_by_sequence(standin.messages(rig.topic))
+        delivery_roles = [c for c in processes_of(rig).values() if "worker delivery" in c or c == "donebell: delivery"]
+    finally:
+        for svc in (first, second):
+            if svc is not None:
+                svc.stop()
+        kill_leftovers(rig)
+    assert len(supervisors) == 1, f"{len(supervisors)} supervisors: {first.output()[-800:]} {second.output()[-800:]}"
+    assert len(delivery_roles) == 1, delivery_roles
+    assert sum(by_sequence.values()) == 20 and set(by_sequence.values()) == {1}, by_sequence
+    assert all(rig.where(t.key) == ["sent"] for t in after)
