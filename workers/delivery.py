@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
+from donebell.workers import pass_control
 from donebell.workers.config_watch import ConfigWatch
 from donebell.workers.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
 from donebell.workers.outbox_sender import OutboxSender, SendOutcome
@@ -156,9 +157,10 @@ class DeliveryRole(Role):
             self.setup()
         self.refresh_settings()
         counters: dict[str, int] = {}
-        gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
         once = bool(getattr(self.args, "once", False))
         budget = None if once else PASS_BUDGET_SECONDS
+        pass_control.begin(budget)  # the gate yields after it (a backlog takes several passes)
+        gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
         summary = self.sender().deliver_due(at, budget_seconds=budget)
         for name, value in summary.counters.items():
             counters[name] = counters.get(name, 0) + value

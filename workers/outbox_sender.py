@@ -16,6 +16,7 @@ from typing import Any, Literal
 from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
+from donebell.workers import pass_control
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
 from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
@@ -69,7 +70,8 @@ class OutboxSender:
         if backoff.head_key in keys:  # rate-limited: the record that met the 429 goes first
             keys.insert(0, keys.pop(keys.index(backoff.head_key)))
         for index, key in enumerate(keys):
-            if budget_seconds is not None and time.monotonic() - started > budget_seconds:
+            pass_control.heartbeat()
+            if (budget_seconds is not None and time.monotonic() - started > budget_seconds) or pass_control.stop_requested():
                 summary.more = True
                 summary.left += len(keys) - index
                 break

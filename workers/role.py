@@ -26,9 +26,9 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from donebell.shared.faults import injected_fault
@@ -36,6 +36,7 @@ from donebell.shared.liveness import current_process_identity
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.wake import Waker
+from donebell.workers import pass_control
 
 EXIT_CONFIG = 78  # sysexits EX_CONFIG: the supervisor throttles such a role
 EXIT_FAULT = 70  # sysexits EX_SOFTWARE: an injected start-up fault (test seam)
@@ -157,6 +158,7 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
         lock = state.role_lock(role_cls.name)
 
     held: list[Any] = [lock]
+    pass_control.install(lambda: stopping["flag"], lambda: health.update())
     health.guard = lambda: all(one.still_held() for one in held)  # never overwrite a newer holder's health
     try:
         health.update(state="starting")

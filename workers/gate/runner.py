@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers import pass_control
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
@@ -159,7 +160,11 @@ def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[A
         else:
             local.append((group, where))
     sent_at = _dispatch(ctx, pool_for(persistent, str(state.root)), remote, result) if remote else None
-    for group, where in local:
+    for index, (group, where) in enumerate(local):
+        if pass_control.should_stop():  # budget spent or SIGTERM: the rest is due next pass
+            result.waiting += sum(len(g) for g, _ in local[index:])
+            result.next_due = ctx.now
+            break
         judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], settings)
         for record, verdict in judged:
             if where is None:
