@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 _LATER = ("outbox", "sent", "suppressed", "dead")
 #: A remote second snapshot older than this when committed is taken again instead of promoted.
 FRESH_SECONDS = 2.0
+#: Coalescing groups (roots) one pass loads: a 10,000-candidate backlog is worked through in
+#: passes of this many roots (every due candidate of a loaded root comes along), so a pass's
+#: memory stays bounded; a pass yields after its budget anyway (``pass_control``).
+MAX_ROOTS_PER_PASS = 500
 
 Judged = list[tuple[dict[str, Any], Verdict]]
 
@@ -65,6 +69,7 @@ def _load_due(
 ) -> list[dict[str, Any]]:
     """The candidates due for judgement; ``horizon`` is the longest legitimate wait ahead."""
     due: list[dict[str, Any]] = []
+    roots_taken: set[str] = set()
     for name in state.stray_files("pending"):
         if not name.endswith(".tmp"):
             state.dead_letter_invalid("pending", name, "not a <key>.json record file")
@@ -103,6 +108,12 @@ def _load_due(
             if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
                 result.watch_paths.extend(_watch_of(record))
             continue
+        root = root_of(record)
+        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS:
+            result.waiting += 1  # a backlog: judged by a next pass, not held in memory by this one
+            result.next_due = now
+            continue
+        roots_taken.add(root)
         due.append(record)
     return due
 
