@@ -12,21 +12,12 @@ happens under the record's mutation lock after a re-read, so a hook that just re
 
 from __future__ import annotations
 
-from typing import Any
-
 from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers.cursor_retention import _updated_at
 
 DAY = 86400.0
 SESSION_MAX_AGE_DAYS = 30.0
 FOLDER = "claude"
-
-
-def _updated_at(rec: dict[str, Any]) -> float | None:
-    for name in ("updated_at", "created_at"):
-        value = rec.get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    return None
 
 
 def _sessions_in_use(state: StateDir) -> set[str]:

@@ -207,6 +207,14 @@ class Rig:
             self.complete(result)
         return result
 
+    def hooked(self, n: int) -> list[Turn]:
+        """``n`` finished root turns, each reported by a real ``hook codex-stop`` process, then completed."""
+        turns = [self.new_turn() for _ in range(n)]
+        for turn in turns:
+            assert self.hook_stop(turn).rc == 0
+            self.complete(turn)
+        return turns
+
     def backlog(self, n: int) -> list[Turn]:
         """``n`` finished root turns whose candidates the real Stop hook code wrote, called in this
         process (a hook process per turn would take minutes for a large backlog)."""

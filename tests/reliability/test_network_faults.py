@@ -53,11 +53,7 @@ ANSWERS: list[tuple[str, Callable[[NtfyStandin], None], str, bool]] = [
 
 def _promoted(rig: Rig, n: int) -> list[Turn]:
     """``n`` finished root turns, promoted to outbox/ by a real gate pass (nothing sent yet)."""
-    turns = [rig.new_turn() for _ in range(n)]
-    for turn in turns:
-        assert rig.hook_stop(turn).rc == 0
-        rig.complete(turn)
-    return turns
+    return rig.hooked(n)
 
 
 def _outbox(rig: Rig, turn: Turn) -> dict[str, Any]:

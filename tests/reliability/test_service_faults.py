@@ -27,19 +27,11 @@ from reliability.rig import Rig, Turn, messages_by_sequence
 from reliability.service import Service, kill_leftovers, processes_of
 
 
-def _promoted(rig: Rig, n: int) -> list[Turn]:
-    turns = [rig.new_turn() for _ in range(n)]
-    for turn in turns:
-        assert rig.hook_stop(turn).rc == 0
-        rig.complete(turn)
-    return turns
-
-
 def test_a_slow_body_server_is_cut_off_at_the_attempt_deadline(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
     """Headers at once, then one byte a second for 40 s: the attempt ends within timeout_seconds (+ slack),
     is counted in the record (attempts 1, a timeout error), and the turn is delivered once the server heals."""
     rig = make_rig(timeout_seconds=2.0, retry_max_seconds=2.0)
-    (turn,) = _promoted(rig, 1)
+    (turn,) = rig.hooked(1)
     standin.faults.trickle(interval=1.0, max_seconds=40.0)
 
     started = time.monotonic()
@@ -61,7 +53,7 @@ def test_a_fifo_at_session_index_does_not_hang_delivery(make_rig: Callable[..., 
     reads no title from it, does not block, and sends the turn with the usual title."""
     rig = make_rig(include_thread_title=True)
     os.mkfifo(rig.codex_home / "session_index.jsonl", 0o600)
-    (turn,) = _promoted(rig, 1)
+    (turn,) = rig.hooked(1)
 
     result = rig.run("worker", "delivery", "--once", timeout=20.0)
 
@@ -117,7 +109,7 @@ def test_http_500_forever_backs_the_whole_outbox_off(make_rig: Callable[..., Rig
     record at a time on one growing schedule (per-record backoff made 50 POSTs at once, then ~300 a
     minute), status says the server is being backed off, and everything drains once it heals."""
     rig = make_rig(retry_max_seconds=4.0)
-    turns = _promoted(rig, 50)
+    turns = rig.hooked(50)
     standin.faults.fail(500, count=100_000)
 
     worker = rig.start("worker", "delivery")
@@ -143,7 +135,7 @@ def test_a_429_paces_the_whole_outbox_and_keeps_its_order(make_rig: Callable[...
     """A 429 without Retry-After: nothing more is sent for at least 5 s, status says "rate limited by the
     server until ...", and when the wait ends the record that met the 429 goes first."""
     rig = make_rig(retry_max_seconds=60.0)
-    turns = _promoted(rig, 3)
+    turns = rig.hooked(3)
     standin.faults.fail(429)
 
     assert rig.deliver_once().rc == 0
