@@ -160,8 +160,11 @@ class DeliveryRole(Role):
         once = bool(getattr(self.args, "once", False))
         budget = None if once else PASS_BUDGET_SECONDS
         pass_control.begin(budget)  # the gate yields after it (a backlog takes several passes)
-        gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
-        summary = self.sender().deliver_due(at, budget_seconds=budget)
+        try:
+            gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
+            summary = self.sender().deliver_due(at, budget_seconds=budget)
+        finally:
+            pass_control.begin(None)  # no stale deadline for a gate pass run outside this one
         for name, value in summary.counters.items():
             counters[name] = counters.get(name, 0) + value
         after = now()

@@ -34,6 +34,11 @@ def begin(budget_seconds: float | None) -> None:
     _deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
 
 
+def budgeted() -> bool:
+    """True when the current pass has a budget (a continuous role; ``--once`` makes one full pass)."""
+    return _deadline is not None
+
+
 def stop_requested() -> bool:
     return _stopping()
 

@@ -33,7 +33,8 @@ _LATER = ("outbox", "sent", "suppressed", "dead")
 FRESH_SECONDS = 2.0
 #: Coalescing groups (roots) one pass loads: a 10,000-candidate backlog is worked through in
 #: passes of this many roots (every due candidate of a loaded root comes along), so a pass's
-#: memory stays bounded; a pass yields after its budget anyway (``pass_control``).
+#: memory stays bounded; a pass yields after its budget anyway (``pass_control``). ``--once``
+#: (no budget) still judges everything in one pass.
 MAX_ROOTS_PER_PASS = 500
 
 Judged = list[tuple[dict[str, Any], Verdict]]
@@ -109,7 +110,7 @@ def _load_due(
                 result.watch_paths.extend(_watch_of(record))
             continue
         root = root_of(record)
-        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS:
+        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS and pass_control.budgeted():
             result.waiting += 1  # a backlog: judged by a next pass, not held in memory by this one
             result.next_due = now
             continue
