@@ -19,7 +19,7 @@ from typing import Any
 from donebell.shared import config
 from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
-from donebell.supervisor import install_service, service_manager
+from donebell.supervisor import install_service, no_service, service_manager
 from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
@@ -78,19 +78,14 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
         return Check("service", WARN, f"the supervisor is not running and {no_manager}",
                      service_manager.ways_on_text(), details)
     if installed == "missing":
-        return Check(
-            "service", WARN,
-            "no background service: a notification still goes out after each hook, "
-            "but the rollout safety net needs `donebell run`",
-            "run `donebell install` (or keep `donebell run` running)", details,
-        )
+        return Check("service", WARN, no_service.SENTENCE, no_service.FIX, details)
     step = "check `journalctl --user -u donebell` and run `systemctl --user restart donebell.service`"
     if sys.platform == "darwin":
         step = "check ~/Library/Logs/donebell.log and run `donebell install` again"
     elif sys.platform == "win32":
         step = "run `schtasks /Run /TN donebell` and check notify.log in the state folder"
     status_word = UNKNOWN if installed == "unknown" else WARN
-    return Check("service", status_word, f"the supervisor is not running ({said})", step, details)
+    return Check("service", status_word, f"the supervisor is not running ({said}): {no_service.SENTENCE}", step, details)
 
 
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:

@@ -16,7 +16,8 @@ import sys
 import time
 from typing import Any
 
-from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir import RoleLock, StateDir, now
+from donebell.supervisor import state_dir_guard
 from donebell.supervisor.children import Child, spawn, stop_pid
 from donebell.supervisor.health import alive, did_work, same_process, settled
 from donebell.supervisor.policy import Intervals, RestartPolicy
@@ -64,8 +65,11 @@ class Slot:
 class Supervisor:
     """Spawns the roles and keeps them running until told to stop."""
 
-    def __init__(self, state: StateDir, slots: list[Slot], intervals: Intervals, notifier: Notifier) -> None:
+    def __init__(self, state: StateDir, slots: list[Slot], intervals: Intervals, notifier: Notifier,
+                 lock: RoleLock | None = None) -> None:
         self.state, self.slots, self.iv, self.notifier = state, slots, intervals, notifier
+        self.lock = lock  # locks/supervisor.lock; re-taken if the state directory is replaced
+        self.exit_code = 0
         self.stop_signal: int | None = None
         self.phase = "starting"
         self.ready_at: float | None = None
@@ -91,6 +95,10 @@ class Supervisor:
             self._collect_exits(at)
             self._start_due(at)
             if at >= self.next_health:
+                if self.lock is not None and not self.lock.still_held():
+                    self.lock = state_dir_guard.retake(self, self.lock)
+                    if self.lock is None:
+                        break
                 self._check_health(at)
                 self.next_health = at + (self.iv.heartbeat if self.ready_at else 0.2)
             if self.next_watchdog is not None and at >= self.next_watchdog:
@@ -100,7 +108,7 @@ class Supervisor:
                 self.publish()
             self._sleep(self._next_deadline() - time.monotonic())
         self._shutdown()
-        return 0
+        return self.exit_code
 
     def _collect_exits(self, at: float) -> None:
         for slot in self.slots:
@@ -233,6 +241,8 @@ class Supervisor:
 
     def publish(self) -> None:
         """Rewrite ``health/supervisor.json`` (volatile: no fsync)."""
+        if self.exit_code:
+            return  # stepping down: the file belongs to the supervisor that owns the directory now
         data = {
             "role": "supervisor",
             **self.identity,

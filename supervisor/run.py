@@ -85,7 +85,11 @@ def main(argv: list[str]) -> int:
                 slots.append(Slot(name, False, intervals, "no watch_roots configured"))
             else:
                 slots.append(Slot(name, True, intervals))
-        return Supervisor(state, slots, intervals, Notifier()).run()
+        supervisor = Supervisor(state, slots, intervals, Notifier(), lock)
+        try:
+            return supervisor.run()
+        finally:
+            lock = supervisor.lock or lock  # re-taken if the state directory was replaced
     finally:
         lock.release()
 

@@ -21,6 +21,7 @@ from typing import Any
 from donebell.shared import configfile, secret_text
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
+from donebell.supervisor import no_service
 from donebell.supervisor.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 
 SCHEMA = 1
@@ -53,12 +54,16 @@ def collect(state: StateDir, at: float | None = None) -> dict[str, Any]:
     for name, role in roles.items():
         if role["state"] in _PROBLEM_STATES and (sup_alive or role["alive"]):
             reasons.append(f"{name} is {role['state']}")
+    backoff = (state.read_health("delivery") or {}).get("server_backoff")  # workers/server_backoff.py
+    if isinstance(backoff, dict) and isinstance(backoff.get("until"), (int, float)) and backoff["until"] > at:
+        reasons.append(_scrub(backoff.get("text"), secrets) or "the server is backing the outbox off")
     if queue["dead"]:
         reasons.append(f"{queue['dead']} dead letter(s) in dead/")
     oldest = queue["oldest_outbox_age_seconds"]
     if oldest is not None and oldest > retry_cap:
         reasons.append(f"an outbox record has waited {oldest:.0f}s (more than retry_max_seconds={retry_cap:g})")
     if not sup_alive:
+        reasons.append(no_service.reason())
         overall, code = "not-running", EXIT_NOT_RUNNING
     else:
         overall, code = ("degraded", EXIT_DEGRADED) if reasons else ("healthy", EXIT_HEALTHY)

@@ -139,6 +139,7 @@ def test_limit_codes_shape_the_backoff(srv: NtfyStandin, tmp_path: Path) -> None
         role.pass_at(t0)
         waits[code] = env.state.read("outbox", rec["key"])["next_attempt_at"] - t0  # type: ignore[index]
         env.state.remove("outbox", rec["key"])
+        (env.state.root / "health" / "server-backoff.json").unlink()  # a new episode (server_backoff.py)
     assert 540 <= waits[42908] <= 601
     assert 5 <= waits[42901] <= 10
     assert 60 <= waits[42909] <= 73
@@ -157,6 +158,7 @@ def test_numeric_retry_after_honoured_within_cap(srv: NtfyStandin, tmp_path: Pat
         wait = env.state.read("outbox", rec["key"])["next_attempt_at"] - t0  # type: ignore[index]
         assert expected <= wait <= expected + 1.0
         env.state.remove("outbox", rec["key"])
+        (env.state.root / "health" / "server-backoff.json").unlink()  # a new episode (server_backoff.py)
     role.teardown()
 
 

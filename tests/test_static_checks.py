@@ -1,4 +1,4 @@
-"""The code stays typed (mypy --strict) and lint-clean (ruff): this test is where the rule lives.
+"""The code stays typed (mypy --strict) and lint-clean (ruff): this test is where the rule lives."""
 
 from __future__ import annotations
 

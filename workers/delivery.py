@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
+from donebell.workers import pass_control
 from donebell.workers.config_watch import ConfigWatch
 from donebell.workers.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
 from donebell.workers.outbox_sender import OutboxSender, SendOutcome
@@ -156,10 +157,14 @@ class DeliveryRole(Role):
             self.setup()
         self.refresh_settings()
         counters: dict[str, int] = {}
-        gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
         once = bool(getattr(self.args, "once", False))
         budget = None if once else PASS_BUDGET_SECONDS
-        summary = self.sender().deliver_due(at, budget_seconds=budget)
+        pass_control.begin(budget)  # the gate yields after it (a backlog takes several passes)
+        try:
+            gate_due, gate_waiting, degraded = self._gate_pass(at, counters)
+            summary = self.sender().deliver_due(at, budget_seconds=budget)
+        finally:
+            pass_control.begin(None)  # no stale deadline for a gate pass run outside this one
         for name, value in summary.counters.items():
             counters[name] = counters.get(name, 0) + value
         after = now()
@@ -179,6 +184,7 @@ class DeliveryRole(Role):
             "gate": self.gate_state,
             **({"gate_remote": self._gate_remote} if self._gate_remote else {}),
             **({"last_sent_at": summary.last_sent_at} if summary.last_sent_at else {}),
+            **({"server_backoff": summary.server_backoff} if summary.server_backoff else {}),
         }
         return PassResult(next_in=next_in, idle=idle, counters=counters, degraded=degraded)
 

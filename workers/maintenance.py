@@ -20,6 +20,8 @@ its first cleanup only when both hold (the start-up gate):
 * rollout cursors whose local rollout is gone, or that were not updated for 30 days (remote
   roots: ``max(30, sent_retention_days)`` days, never by looking at the remote path), see
   :mod:`donebell.workers.cursor_retention`;
+* Claude session records (``claude/``) not updated for 30 days whose session has nothing left in
+  ``pending/`` or ``outbox/``, see :mod:`donebell.workers.claude_retention`;
 * ``notify.log`` rotated to ``notify.log.1`` (one generation) once it passes 1 MiB.
 
 Every deletion goes through :class:`donebell.shared.statedir.StateDir`.
@@ -33,6 +35,7 @@ from typing import Any, ClassVar
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import LOG_MAX_BYTES, now
 from donebell.supervisor.health import alive, settled
+from donebell.workers.claude_retention import expire_claude_sessions
 from donebell.workers.cursor_retention import CursorRetention
 from donebell.workers.role import PassResult, Role
 
@@ -119,6 +122,7 @@ class MaintenanceRole(Role):
         counters["tmp_swept"] = self.state.sweep_tmp(at - TMP_MAX_AGE_SECONDS)
         counters["lock_shards_swept"] = self.state.sweep_mutation_locks()
         counters.update(CursorRetention(self.state, at, s.sent_retention_days).run())
+        counters.update(expire_claude_sessions(self.state, at))
         rotated = self.state.log_size() > LOG_MAX_BYTES
         if rotated:
             self.state.rotate_log()

@@ -19,6 +19,7 @@ import httpx
 from donebell.shared import secret_text
 from donebell.shared.cli import VERSION
 from donebell.shared.settings_view import SettingsLike
+from donebell.workers.attempt_deadline import AttemptDeadline
 from donebell.workers.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
 from donebell.workers.retry_policy import Decision, classify_exception, classify_response
 
@@ -102,6 +103,7 @@ class NtfyClient:
         self._max_connections = max_connections
         self._clients: dict[str | None, httpx.Client] = {}  # proxy URL (None: direct) -> its client
         self._client = self._new_client(None)
+        self._deadline = AttemptDeadline()
 
     def _new_client(self, proxy: str | None) -> httpx.Client:
         # trust_env=False: the proxy comes from proxy_policy only (never credentials via a clear-text hop)
@@ -139,15 +141,21 @@ class NtfyClient:
         if auth is not None:
             headers["Authorization"] = auth.header
         body = _encode(payload)
-        try:
-            client = self._client_for(server, auth)
-            with client.stream("POST", server.rstrip("/") + "/", content=body, headers=headers) as resp:
-                data = _read_capped(resp)
-                return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
-        except httpx.HTTPError as exc:
-            return classify_exception(exc)
-        except ProxyRefused as exc:  # check_sendable refuses this first; never sent, retried as configured
-            return Decision("retry", f"config: {exc}")
+        url = server.rstrip("/") + "/"
+        with self._deadline.armed(self.timeout) as deadline:  # the whole exchange: attempt_deadline.py
+            try:
+                client = self._client_for(server, auth)
+                with client.stream(
+                    "POST", url, content=body, headers=headers, extensions={"trace": deadline.trace}
+                ) as resp:
+                    data = _read_capped(resp)
+                    return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
+            except httpx.HTTPError as exc:
+                if deadline.fired:
+                    return Decision("retry", f"timeout: no complete answer within {self.timeout:g}s (attempt deadline)")
+                return classify_exception(exc)
+            except ProxyRefused as exc:  # check_sendable refuses this first; never sent, retried as configured
+                return Decision("retry", f"config: {exc}")
 
     def close(self) -> None:
         for client in self._clients.values():

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
+from donebell.workers import pass_control
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
 from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
+from donebell.workers.server_backoff import ServerBackoff
 
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
 
@@ -42,6 +44,7 @@ class SendSummary:
     blocked: int = 0  # records held back by a configuration problem
     more: bool = False  # the time budget ran out with due records left
     last_sent_at: float | None = None
+    server_backoff: dict[str, Any] | None = None  # the whole outbox waits for the server (server_backoff.py)
 
 
 class OutboxSender:
@@ -59,6 +62,7 @@ class OutboxSender:
         self.state, self.settings, self.client, self.auth = state, settings, client, auth
         self.config_problem = config_problem
         self.rng = rng or random.Random()
+        self.backoff = ServerBackoff.load(state)  # the whole outbox waits while the server fails
 
     def deliver_due(self, at: float, *, budget_seconds: float | None = None) -> SendSummary:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
@@ -68,10 +72,19 @@ class OutboxSender:
             self.state.dead_letter_invalid("outbox", name, "not a <key>.json record file")
             summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
         keys = self.state.keys("outbox")
+        backoff, cap = self.backoff, self.settings.retry_max_seconds
+        was_clear = not backoff.kind
+        if backoff.head_key in keys:  # rate-limited: the record that met the 429 goes first
+            keys.insert(0, keys.pop(keys.index(backoff.head_key)))
         for index, key in enumerate(keys):
-            if budget_seconds is not None and time.monotonic() - started > budget_seconds:
+            pass_control.heartbeat()
+            if (budget_seconds is not None and time.monotonic() - started > budget_seconds) or pass_control.stop_requested():
                 summary.more = True
                 summary.left += len(keys) - index
+                break
+            if backoff.holds(max(at, now()) if index else at, cap):  # the server, not the record
+                summary.left += len(keys) - index
+                summary.next_due = backoff.until if summary.next_due is None else min(summary.next_due, backoff.until)
                 break
             outcome = self.deliver_record(key, max(at, now()) if index else at)
             summary.counters[outcome.what] = summary.counters.get(outcome.what, 0) + 1
@@ -84,6 +97,9 @@ class OutboxSender:
             due = outcome.next_attempt_at
             if due is not None and (summary.next_due is None or due < summary.next_due):
                 summary.next_due = due
+        if backoff.kind or not was_clear:
+            backoff.save(self.state)
+        summary.server_backoff = backoff.health()
         return summary
 
     def deliver_record(self, key: str, at: float, *, force: bool = False) -> SendOutcome:
@@ -146,6 +162,8 @@ class OutboxSender:
         done_at = now()
         server = public_server(self.settings.server)
         error = clean_text(scrub(decision.error, self.auth, self.settings))
+        server_waits = self.backoff.observe(key, replace(decision, error=error), done_at,
+                                            self.settings.retry_max_seconds, self.rng)
         if decision.verdict == "sent":
             reason = "test" if record.get("test") is True else "sent"
             receipt = new_receipt(
@@ -200,6 +218,8 @@ class OutboxSender:
             retry_after=decision.retry_after,
             rng=self.rng,
         )
+        if server_waits:  # not before the server-wide wait ends (explain shows the real time)
+            delay = max(delay, self.backoff.until - done_at)
         record.update(
             attempts=attempts,
             last_error=error,

@@ -26,6 +26,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,9 +37,11 @@ from donebell.shared.liveness import current_process_identity
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.wake import Waker
+from donebell.workers import pass_control
 
 EXIT_CONFIG = 78  # sysexits EX_CONFIG: the supervisor throttles such a role
 EXIT_FAULT = 70  # sysexits EX_SOFTWARE: an injected start-up fault (test seam)
+EXIT_LOCK_LOST = 75  # sysexits EX_TEMPFAIL: the role lock file was deleted or replaced under a running role
 
 
 @dataclass
@@ -156,6 +159,8 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
         lock = state.role_lock(role_cls.name)
 
     held: list[Any] = [lock]
+    pass_control.install(lambda: stopping["flag"], lambda: health.update())
+    health.guard = lambda: all(one.still_held() for one in held)  # never overwrite a newer holder's health
     try:
         health.update(state="starting")
         if injected_fault(role_cls.name, "startup"):
@@ -163,7 +168,7 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
             return EXIT_FAULT
         role.setup()
         for _ in range(_MAX_HANDOVER_RECHECKS):
-            status, pass_started_at = _serve(role, health, waker, stopping, logger)
+            status, pass_started_at = _serve(role, health, waker, stopping, logger, held)
             if status != "idle":
                 if status == 0:
                     health.update(state="stopped")
@@ -190,12 +195,19 @@ _MAX_HANDOVER_RECHECKS = 5
 
 
 def _serve(
-    role: Role, health: _Health, waker: Waker, stopping: dict[str, bool], logger: logging.Logger
+    role: Role, health: _Health, waker: Waker, stopping: dict[str, bool], logger: logging.Logger, held: list[Any]
 ) -> tuple[int | str, float]:
-    """Run passes until stopped or ``--once`` (0), a bounded run is idle ("idle"), or a bounded
-    pass fails (1); also return the wall-clock start of the last pass."""
+    """Run passes until stopped or ``--once`` (0), a bounded run is idle ("idle"), a bounded pass
+    fails (1), or the role lock was lost (:data:`EXIT_LOCK_LOST`); also return the wall-clock start
+    of the last pass."""
     pass_started_at = time.time()  # real wall clock: compared with file mtimes
     while not stopping["flag"]:
+        if not all(lock.still_held() for lock in held):
+            # The state directory was deleted or replaced under us: another worker may hold the
+            # new lock already. Stop before working; the supervisor restarts us on the new one.
+            logger.error("role lock %s is gone or replaced; stopping", role.name)
+            sys.stderr.write(f"donebell {role.name}: its lock file is gone or replaced (state directory deleted?); stopping\n")
+            return EXIT_LOCK_LOST, pass_started_at
         health.update(state="scanning" if health.data.get("passes") else "starting")
         started = time.monotonic()
         pass_started_at = time.time()
@@ -231,6 +243,7 @@ class _Health:
 
     def __init__(self, state: StateDir, role: str, heartbeat_seconds: float) -> None:
         self.state = state
+        self.guard: Callable[[], bool] | None = None
         self.data: dict[str, Any] = {
             "role": role,
             **current_process_identity(),
@@ -247,6 +260,8 @@ class _Health:
     def update(self, **fields: Any) -> None:
         self.data.update(fields)
         self.data["heartbeat_at"] = now()
+        if self.guard is not None and not self.guard():
+            return  # our lock file is gone: health/<role>.json may be another worker's now
         try:
             self.state.write_health(self.data["role"], self.data)
         except OSError:

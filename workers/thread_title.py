@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,16 @@ def _from_sqlite(thread: str, sqlite_home: str | None) -> str | None:
 
 def _from_session_index(thread: str, path: Path) -> str | None:
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            start = max(0, size - SESSION_INDEX_TAIL_BYTES)
+        # O_NONBLOCK + a regular-file check: a FIFO or device planted at the index must not hang
+        # delivery at send time (a blocking open of a FIFO waits for a writer for ever).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb", buffering=0) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            start = max(0, st.st_size - SESSION_INDEX_TAIL_BYTES)
             f.seek(start)
-            data = f.read(SESSION_INDEX_TAIL_BYTES)
+            data = f.read(SESSION_INDEX_TAIL_BYTES) or b""
     except OSError:
         return None
     lines = data.split(b"\n")

@@ -25,9 +25,17 @@ class RoleLock:
 
     def __init__(self, state: StateDir, role: str, lock: Any) -> None:
         self._state, self.role, self._lock = state, role, lock
+        self._identity = _identity(state.path("locks", f"{role}.lock"))
+
+    def still_held(self) -> bool:
+        """False once ``locks/<role>.lock`` is gone or is another file (the state directory was
+        deleted or replaced): the OS lock this process holds then guards nothing, and a second
+        supervisor or worker can take the new file. Checked before every pass (issue 15)."""
+        return self._identity is not None and _identity(self._state.path("locks", f"{self.role}.lock")) == self._identity
 
     def release(self) -> None:
-        _unlink_quietly(self._state.path("locks", f"{self.role}.owner.json"))
+        if self.still_held():  # else the owner record beside the lock is a newer holder's
+            _unlink_quietly(self._state.path("locks", f"{self.role}.owner.json"))
         self._lock.release()
 
 
@@ -51,3 +59,11 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
     owner = {**current_process_identity(), "role": role, "locked_at": now()}
     state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)
     return RoleLock(state, role, lock)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

@@ -207,6 +207,39 @@ class Rig:
             self.complete(result)
         return result
 
+    def hooked(self, n: int) -> list[Turn]:
+        """``n`` finished root turns, each reported by a real ``hook codex-stop`` process, then completed."""
+        turns = [self.new_turn() for _ in range(n)]
+        for turn in turns:
+            assert self.hook_stop(turn).rc == 0
+            self.complete(turn)
+        return turns
+
+    def backlog(self, n: int) -> list[Turn]:
+        """``n`` finished root turns whose candidates the real Stop hook code wrote, called in this
+        process (a hook process per turn would take minutes for a large backlog)."""
+        import io
+        import sys
+
+        saved_env, saved_stdin = dict(os.environ), sys.stdin
+        os.environ.update(self.env())
+        try:
+            from donebell.workers.hooks.codex import codex_stop
+            from donebell.workers.hooks.context import HookContext
+
+            ctx, turns = HookContext("codex-stop"), []
+            for _ in range(n):
+                turn = self.new_turn()
+                sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(self.stop_payload(turn)).encode()))
+                codex_stop(ctx, [])
+                self.complete(turn, backdate=5.0)
+                turns.append(turn)
+            return turns
+        finally:
+            sys.stdin = saved_stdin
+            os.environ.clear()
+            os.environ.update(saved_env)
+
     def next_turn(self, previous: Turn, *, complete: bool = False) -> Turn:
         """The thread's next turn (a new turn id) appended to the same rollout, up to task_complete."""
         lines, turn_id = _turn_lines(previous.thread_id, time.time())

@@ -44,7 +44,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -286,6 +286,8 @@ class NtfyStandin(NtfyCore):
         if f.kind == "hang":
             f.released.wait(f.max_seconds)
             return Reply(0, drop=True)
+        if f.kind == "trickle":
+            return Reply(200, stream=self._trickle(f.delay, f.max_seconds))
         if f.delay:
             self._stopping.wait(f.delay)  # an Event wait, so stop() cuts it short
         if f.kind == "delay":
@@ -299,6 +301,11 @@ class NtfyStandin(NtfyCore):
         assert f.error is not None
         body = f.body if f.body is not None else f.error.body()
         return Reply(f.status, body, f.content_type, list(f.headers), code=f.error.code)
+
+    def _trickle(self, interval: float, max_seconds: float) -> Iterator[bytes]:
+        ends = time.monotonic() + max_seconds
+        while time.monotonic() < ends and not self._stopping.wait(interval):
+            yield b" "
 
     def _control(self, method: str, action: str, body: bytes, query: dict[str, str]) -> Reply:
         doc = json.loads(body) if body.strip() else {}

@@ -203,7 +203,7 @@ class RecordedRequest:
 
 # ----------------------------------------------------------------------------------------- faults
 
-FAULT_KINDS = ("fail", "redirect", "drop", "delay", "hang")
+FAULT_KINDS = ("fail", "redirect", "drop", "delay", "hang", "trickle")
 
 
 @dataclass
@@ -301,6 +301,12 @@ class Faults:
         """Hold the request until `release()` (or stop, or `max_seconds`), then close it unanswered."""
         self._add(count, kind="hang", store=store, max_seconds=max_seconds, match=match)
 
+    def trickle(self, count: int = 1, *, store: bool = False, interval: float = 1.0, max_seconds: float = 60.0,
+                match: str = "publish") -> None:
+        """A slow body: status 200 and headers at once, then one byte every `interval` seconds
+        (chunked) until `max_seconds` or stop; a client without an overall deadline waits it out."""
+        self._add(count, kind="trickle", store=store, delay=interval, max_seconds=max_seconds, match=match)
+
     def add_from_json(self, doc: Mapping[str, Any]) -> None:
         """The control endpoint's form: {"kind": "fail", "status": 500, "code": 50001, "count": 2}."""
         kw = dict(doc)
@@ -317,6 +323,8 @@ class Faults:
             self.delay(**kw)
         elif kind == "hang":
             self.hang(**kw)
+        elif kind == "trickle":
+            self.trickle(**kw)
         else:
             raise ValueError(f"kind must be one of {FAULT_KINDS}")
 

@@ -17,6 +17,7 @@ from typing import Any
 from donebell.shared import codex_db, codex_meta
 from donebell.shared.paths import codex_home as default_codex_home
 from donebell.workers.gate.context import GateContext
+from donebell.workers.gate.rollout_index import RolloutIndex
 
 #: Goal statuses that release the root (docs/agent-facts.md, "Codex: which thread is a root"); only "active" holds it.
 GOAL_STATUSES = ("active", "paused", "blocked", "usage_limited", "budget_limited", "complete")
@@ -165,35 +166,12 @@ def find_rollout(ctx: GateContext, h: Homes, thread_id: str, hint: object = None
 def children_on_disk(ctx: GateContext, h: Homes, parent: str, since: float) -> dict[str, Path]:
     """Rollouts modified since ``since`` whose ``session_meta`` names ``parent`` as their parent.
 
-    The fallback for children with neither an edge row nor a thread row yet. First lines are
-    cached per (path, inode): a rollout's session_meta never changes.
+    The fallback for children with neither an edge row nor a thread row yet. The day folders are
+    indexed once for every candidate of the pass and the next ones (``rollout_index``): a listing
+    per candidate made a backlog's pass quadratic.
     """
-    metas: dict[tuple[str, int], codex_meta.ThreadIdentity] = _bounded(ctx, "session_meta")
-    found: dict[str, Path] = {}
-    listing_key = ("listing", str(h.codex_home), int(since))
-    listing = ctx.cache.get(listing_key)
-    if listing is None:
-        listing = []
-        for folder in session_dirs(h.codex_home, since, ctx.now):
-            try:
-                with os.scandir(folder) as it:
-                    for entry in it:
-                        if entry.name.startswith("rollout-") and entry.name.endswith(".jsonl"):
-                            st = entry.stat()
-                            if st.st_mtime >= since:
-                                listing.append((entry.path, st.st_ino))
-            except OSError:
-                continue
-        ctx.cache[listing_key] = listing
-    for path, ino in listing:
-        ident = metas.get((path, ino))
-        if ident is None:
-            ident = codex_meta.classify_rollout(path)
-            if ident.classification != "unknown":
-                metas[(path, ino)] = ident
-        if ident.parent_thread_id == parent and ident.thread_id and ident.thread_id != parent:
-            found[ident.thread_id] = Path(path)
-    return found
+    index: RolloutIndex = ctx.persistent.setdefault("rollout_index", RolloutIndex())
+    return index.children(session_dirs(h.codex_home, since, ctx.now), parent, since)
 
 
 def classify_thread(ctx: GateContext, h: Homes, thread_id: str, rollout: Path | None) -> codex_meta.ThreadIdentity:

@@ -15,6 +15,7 @@ from typing import Any
 
 from donebell.shared.ingest import finish_reopen
 from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers import pass_control
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
 _LATER = ("outbox", "sent", "suppressed", "dead")
 #: A remote second snapshot older than this when committed is taken again instead of promoted.
 FRESH_SECONDS = 2.0
+#: Coalescing groups (roots) one pass loads: a 10,000-candidate backlog is worked through in
+#: passes of this many roots (every due candidate of a loaded root comes along), so a pass's
+#: memory stays bounded; a pass yields after its budget anyway (``pass_control``). ``--once``
+#: (no budget) still judges everything in one pass.
+MAX_ROOTS_PER_PASS = 500
 
 Judged = list[tuple[dict[str, Any], Verdict]]
 
@@ -65,6 +71,7 @@ def _load_due(
 ) -> list[dict[str, Any]]:
     """The candidates due for judgement; ``horizon`` is the longest legitimate wait ahead."""
     due: list[dict[str, Any]] = []
+    roots_taken: set[str] = set()
     for name in state.stray_files("pending"):
         if not name.endswith(".tmp"):
             state.dead_letter_invalid("pending", name, "not a <key>.json record file")
@@ -103,6 +110,12 @@ def _load_due(
             if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
                 result.watch_paths.extend(_watch_of(record))
             continue
+        root = root_of(record)
+        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS and pass_control.budgeted():
+            result.waiting += 1  # a backlog: judged by a next pass, not held in memory by this one
+            result.next_due = now
+            continue
+        roots_taken.add(root)
         due.append(record)
     return due
 
@@ -160,7 +173,11 @@ def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[A
         else:
             local.append((group, where))
     sent_at = _dispatch(ctx, pool_for(persistent, str(state.root)), remote, result) if remote else None
-    for group, where in local:
+    for index, (group, where) in enumerate(local):
+        if pass_control.should_stop():  # budget spent or SIGTERM: the rest is due next pass
+            result.waiting += sum(len(g) for g, _ in local[index:])
+            result.next_due = ctx.now
+            break
         judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], settings)
         for record, verdict in judged:
             if where is None:

@@ -1,0 +1,118 @@
+"""A backlog of pending candidates drains through the real delivery role (issue 15 item 7).
+
+N finished Codex root turns, each with its rollout on disk and the candidate its real Stop hook
+wrote (the hook's own function, called in-process to build the backlog quickly), wait in
+``pending/``; then one continuous ``donebell worker delivery`` process (the role the supervisor
+runs) gates and delivers all of them to the ntfy stand-in on 127.0.0.1. Figures per size: seconds
+until the last receipt, seconds per candidate, the role's peak RSS (VmHWM), its oldest heartbeat
+gap while it worked, and how long it took to exit on SIGTERM. Target: 10,000 delivered within 60 s,
+RSS <= 64 MiB, cost per candidate flat from 100 to 10,000 (ratio <= 1.5).
+
+Run: ``python benchmarks/bench_backlog.py`` (``DONEBELL_BENCH_BACKLOG=100,10000`` sets the sizes,
+``DONEBELL_BENCH_DIR=/dev/shm`` puts the state on tmpfs, where an fsync costs nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from reliability.rig import Rig  # noqa: E402
+from support.ntfy_standin import NtfyStandin  # noqa: E402
+
+SIZES = [int(n) for n in os.environ.get("DONEBELL_BENCH_BACKLOG", "100,10000").split(",") if n.strip()]
+TARGET_SECONDS, TARGET_RSS_MIB, TARGET_RATIO = 60.0, 64.0, 1.5
+
+
+def _hwm_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _drain(n: int) -> dict[str, float]:
+    base = os.environ.get("DONEBELL_BENCH_DIR") or None  # e.g. /dev/shm: the same run without fsync cost
+    with tempfile.TemporaryDirectory(prefix="donebell-backlog-", dir=base) as tmp, NtfyStandin() as srv:
+        rig = Rig(Path(tmp), None, srv.url, "backlog", idle_grace_seconds=0.2)  # type: ignore[arg-type]
+        rig.backlog(n)
+        sent_dir = rig.state_dir / "sent"
+        started = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "donebell.shared.cli", "worker", "delivery"],
+                                env=rig.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        worst_gap, last_beat, elapsed = 0.0, None, float("inf")
+        try:
+            while time.monotonic() - started < 900:
+                health = rig.state.read_health("delivery") or {}
+                beat = health.get("heartbeat_at")
+                if isinstance(beat, (int, float)):
+                    worst_gap = max(worst_gap, time.time() - beat)
+                    last_beat = beat
+                done = sum(1 for _ in os.scandir(sent_dir)) if sent_dir.is_dir() else 0
+                if done >= n:
+                    elapsed = time.monotonic() - started
+                    break
+                if proc.poll() is not None:
+                    raise RuntimeError(f"delivery exited {proc.returncode}")
+                time.sleep(0.25)
+            hwm, cpu = _hwm_kib(proc.pid) / 1024, _cpu_seconds(proc.pid)
+        finally:
+            asked = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+            stop_seconds = time.monotonic() - asked
+        del last_beat
+        return {"seconds": elapsed, "per_candidate_ms": elapsed / n * 1000, "rss_mib": hwm,
+                "cpu_per_candidate_ms": cpu / n * 1000, "load": os.getloadavg()[0],
+                "heartbeat_gap_s": worst_gap, "sigterm_s": stop_seconds, "messages": len(srv.messages("backlog"))}
+
+
+def main() -> list[dict[str, Any]]:
+    results = {n: _drain(n) for n in SIZES}
+    rows: list[dict[str, Any]] = []
+    for n, r in results.items():
+        rows += [
+            _row(f"{n} pending: seconds until all delivered", r["seconds"], TARGET_SECONDS if n >= 10000 else None),
+            _row(f"{n} pending: ms per candidate", r["per_candidate_ms"], None),
+            _row(f"{n} pending: delivery role CPU ms per candidate", r["cpu_per_candidate_ms"], None),
+            _row(f"{n} pending: machine load average (1 min) at the end", r["load"], None),
+            _row(f"{n} pending: delivery role peak RSS (MiB)", r["rss_mib"], TARGET_RSS_MIB),
+            _row(f"{n} pending: oldest heartbeat while working (s)", r["heartbeat_gap_s"], None),
+            _row(f"{n} pending: exit after SIGTERM (s)", r["sigterm_s"], None),
+            _row(f"{n} pending: notifications", r["messages"], n),
+        ]
+    if len(SIZES) > 1:
+        small, large = results[min(SIZES)], results[max(SIZES)]
+        ratio = large["per_candidate_ms"] / small["per_candidate_ms"] if small["per_candidate_ms"] else 0.0
+        rows.append(_row(f"cost per candidate ratio {max(SIZES)} / {min(SIZES)} (wall)", ratio, TARGET_RATIO))
+        cpu = large["cpu_per_candidate_ms"] / small["cpu_per_candidate_ms"] if small["cpu_per_candidate_ms"] else 0.0
+        rows.append(_row(f"cost per candidate ratio {max(SIZES)} / {min(SIZES)} (CPU)", cpu, TARGET_RATIO))
+    for row in rows:
+        print(f"{row['benchmark']}: {row['metric']} = {row['value']} (target {row['target']})")
+    return rows
+
+
+def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"benchmark": "backlog", "metric": metric, "value": round(float(value), 3), "target": target}
+    if target and value:
+        row["ratio"] = round(target / value, 3)
+    return row
+
+
+if __name__ == "__main__":
+    main()

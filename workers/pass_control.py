@@ -1,0 +1,58 @@
+"""What a long pass consults while it works: its time budget, the stop request, the heartbeat.
+
+A role's pass used to run to its end before the role looked at anything else: a gate pass over a
+10,000-candidate backlog ran for minutes, its heartbeat aged past the supervisor's hang limit
+(600 s: killed and restarted, starting over), and SIGTERM waited for it. :func:`run_role` installs
+the role's stop flag and heartbeat here; a pass calls :func:`begin` with its budget, and its loops
+call :func:`should_stop` (budget spent or SIGTERM; also beats the heartbeat at most once a second)
+between units of work, leaving the rest for the next pass. Without ``run_role`` (tests calling a
+role directly) nothing stops a pass early and nothing is beaten.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+BEAT_EVERY_SECONDS = 1.0
+
+_stopping: Callable[[], bool] = lambda: False  # noqa: E731 - replaced by install()
+_beat: Callable[[], None] = lambda: None  # noqa: E731
+_deadline: float | None = None
+_last_beat = 0.0
+
+
+def install(stopping: Callable[[], bool], beat: Callable[[], None]) -> None:
+    """Called once by ``run_role``: how to know SIGTERM arrived, and how to beat the heartbeat."""
+    global _stopping, _beat
+    _stopping, _beat = stopping, beat
+
+
+def begin(budget_seconds: float | None) -> None:
+    """A pass starts; it should yield after ``budget_seconds`` (None: no budget, e.g. ``--once``)."""
+    global _deadline
+    _deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
+
+
+def budgeted() -> bool:
+    """True when the current pass has a budget (a continuous role; ``--once`` makes one full pass)."""
+    return _deadline is not None
+
+
+def stop_requested() -> bool:
+    return _stopping()
+
+
+def heartbeat() -> None:
+    """Beat the role's heartbeat if the last beat is a second old (cheap to call often)."""
+    global _last_beat
+    at = time.monotonic()
+    if at - _last_beat >= BEAT_EVERY_SECONDS:
+        _last_beat = at
+        _beat()
+
+
+def should_stop() -> bool:
+    """True when the pass should leave the rest for the next one; beats the heartbeat meanwhile."""
+    heartbeat()
+    return _stopping() or (_deadline is not None and time.monotonic() > _deadline)
