@@ -31,7 +31,7 @@ commands:
   run                      run the supervisor in the foreground (systemd/launchd/Task Scheduler entry)
   worker ROLE [--once] [--debug]
                            run one role: delivery [--until-idle] | local-scanner [--scan-scope all]
-                           | remote-scanner | maintenance
+                           | remote-scanner | maintenance | wake
   status [--json]          read the roles' health files
   hook codex-stop|codex-notify|claude
                            ingest an agent hook (reads stdin / argv; never blocks the agent)
@@ -40,7 +40,7 @@ commands:
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
   test                     send one test notification through the outbox
   explain ID [--json]      why did (or didn't) a thread/session/event notify?
-  config init|show|check|path
+  config init|show|check|path|rotate-wake-key
 
 options: --version, --help
 """

@@ -18,10 +18,18 @@ def main(argv: list[str]) -> int:
     sub.add_parser("show", help="print the effective configuration, secrets redacted")
     sub.add_parser("check", help="validate the configuration and list unused or unknown keys")
     sub.add_parser("path", help="print the config file path")
+    sub.add_parser("rotate-wake-key", help="replace the wake ticket key: every open Continue button stops working")
     args = parser.parse_args(argv)
 
     if args.action == "path":
         print(config_path())
+        return 0
+    if args.action == "rotate-wake-key":
+        from donebell.shared.statedir import open_state_dir
+        from donebell.shared.wake_ticket import rotate_key
+
+        rotate_key(open_state_dir())
+        print("wake key replaced: tickets issued before now are refused (bad-signature)")
         return 0
     if args.action == "init":
         path, created = config.init_config(server=args.server)

@@ -55,8 +55,18 @@ def check_server(value: str) -> str:
     return value.rstrip("/")
 
 
+def check_wake_actions(value: list[dict[str, str]]) -> list[dict[str, str]]:
+    """At most 3 buttons (ntfy's limit), each with a non-empty ``label`` and ``prompt``."""
+    if len(value) > 3:
+        raise ValueError("at most 3 actions (ntfy shows no more)")
+    for entry in value:
+        if not entry.get("label", "").strip() or not entry.get("prompt", "").strip():
+            raise ValueError('each action needs a non-empty "label" and "prompt"')
+    return value
+
+
 #: field name -> its after-validator (the generator refuses a model validator not listed here).
-RULES = {"topic": check_topic, "server": check_server}
+RULES = {"topic": check_topic, "server": check_server, "wake_topic": check_topic, "wake_actions": check_wake_actions}
 
 
 def refuse_loose_secret_file(path: Path) -> None:
@@ -132,7 +142,7 @@ class FieldSpec:
     """One configuration key as the generator read it from the pydantic model."""
 
     name: str
-    kind: str  # str | int | float | bool | choice | str_list | watch_roots | secret
+    kind: str  # str | int | float | bool | choice | str_list | str_map_list | watch_roots | secret
     default: Any
     optional: bool = False  # None is accepted
     ge: float | None = None
@@ -201,7 +211,7 @@ def read_values(specs: tuple[FieldSpec, ...], legacy: frozenset[str], path: Path
         env_name = f"{ENV_PREFIX}{exc.loc.split('.')[0].upper()}"
         origin = env_name if env_name in os.environ else str(path)
         raise ConfigError(f"config error in {origin}: {exc.loc}: {exc.msg}") from None
-    if data and (values.get("token") or values.get("password")):
+    if data and (values.get("token") or values.get("password") or values.get("wake_token")):
         refuse_loose_secret_file(path)
     return RawView(values, path, bool(data) or path.exists(), unused, warnings)
 
@@ -275,6 +285,8 @@ def _field(spec: FieldSpec, value: Any) -> Any:
         result = value
     elif kind == "str_list":
         result = [coerce.string(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
+    elif kind == "str_map_list":
+        result = [_str_map(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
     elif kind == "watch_roots":
         result = [_watch_root(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
     else:
@@ -286,6 +298,12 @@ def _field(spec: FieldSpec, value: Any) -> Any:
         except ValueError as exc:
             raise coerce.Invalid(spec.name, f"Value error, {exc}") from None
     return Secret(result) if kind == "secret" else result
+
+
+def _str_map(loc: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise coerce.Invalid(loc, "Input should be a valid dictionary")
+    return {k: coerce.string(f"{loc}.{k}", v) for k, v in value.items()}
 
 
 def _watch_root(loc: str, value: Any) -> str | WatchRootEntry:
