@@ -62,6 +62,8 @@ def check_wake_actions(value: list[dict[str, str]]) -> list[dict[str, str]]:
     for entry in value:
         if not entry.get("label", "").strip() or not entry.get("prompt", "").strip():
             raise ValueError('each action needs a non-empty "label" and "prompt"')
+        if entry["prompt"].startswith("-"):  # it is a positional argument of the agent's CLI
+            raise ValueError('a "prompt" must not start with "-"')
     return value
 
 

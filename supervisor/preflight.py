@@ -38,6 +38,7 @@ def check() -> dict[str, Any]:
         "created": created,
         "subscribe_url": config.subscribe_url(settings) if created else None,
         "watch_roots": len(settings.watch_roots),
+        "wake_enabled": settings.wake_enabled,
         "warnings": list(loaded.warnings),
     }
 
