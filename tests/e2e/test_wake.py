@@ -1,0 +1,185 @@
+"""Reply to continue, end to end: the real CLIs, the real supervisor, the ntfy stand-in's subscriptions.
+
+A finished `codex exec` / `claude -p` turn notifies with a Continue button; the test makes exactly
+the HTTP request the ntfy app makes when that button is tapped (method, URL, headers and body of
+the `http` action); the wake role, subscribed to the reply topic, starts one new turn in the same
+thread with the configured prompt, whose completion notifies again (with buttons again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support import npm_clis
+from support.fake_messages import FakeMessages
+from support.fake_messages import Text as ClaudeText
+from support.fake_responses import FakeResponses, Stall, Text
+
+from e2e.agent_proc import RunningAgent, start_agent
+from e2e.harness import (
+    ClaudeHome,
+    CodexHome,
+    event_payloads,
+    make_claude_home,
+    make_codex_home,
+    read_jsonl,
+    run_claude,
+    run_codex,
+)
+from e2e.product import JSON, Product, _dump_on_failure
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
+
+WAKE_TOPIC = "donebell-e2e-replies"
+PROMPT = "WAKE-PROMPT: please continue"
+#: What the user's own wake_codex_args would say in this offline sandbox (donebell adds nothing).
+CODEX_ARGS = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
+WAKE_CONFIG: JSON = {
+    "wake_enabled": True,
+    "wake_topic": WAKE_TOPIC,
+    "wake_allow_unauthenticated": True,  # the stand-in runs without auth here
+    "wake_actions": [{"label": "Continue", "prompt": PROMPT}],
+    "wake_codex_args": CODEX_ARGS,
+}
+
+
+class WakeProduct(Product):
+    """The product whose supervisor also has the agent's environment, so the wake role can start it."""
+
+    agent_vars: dict[str, str]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        base = super().env(**extra)
+        merged = {**getattr(self, "agent_vars", {}), **base}
+        bins = f"{npm_clis.codex_binary().parent}:{npm_clis.claude_binary().parent}"
+        merged["PATH"] = f"{bins}:{base['PATH']}"
+        return merged
+
+
+@contextlib.contextmanager
+def codex_wake(tmp: Path, server: Any, *, start: bool = True) -> Iterator[tuple[WakeProduct, CodexHome]]:
+    with WakeProduct(tmp, dict(WAKE_CONFIG)) as product:
+        home = make_codex_home(tmp, server, extra_env=product.agent_env())
+        product.agent_vars = dict(home.env)
+        product.install(codex=home)
+        if start:
+            product.start()
+        with _dump_on_failure(product):
+            yield product, home
+
+
+@contextlib.contextmanager
+def claude_wake(tmp: Path, server: Any) -> Iterator[tuple[WakeProduct, ClaudeHome]]:
+    with WakeProduct(tmp, dict(WAKE_CONFIG)) as product:
+        home = make_claude_home(tmp, server, extra_env=product.agent_env())
+        product.agent_vars = dict(home.env)
+        product.install(claude=home)
+        product.start()
+        with _dump_on_failure(product):
+            yield product, home
+
+
+def tap(action: JSON) -> None:
+    """Exactly the request the ntfy app makes for an `http` action: its method, url, headers, body."""
+    assert action["action"] == "http"
+    reply = httpx.request(
+        action.get("method") or "POST",
+        action["url"],
+        headers=action.get("headers") or {},
+        content=(action.get("body") or "").encode("utf-8"),
+        timeout=10,
+    )
+    assert reply.status_code == 200, reply.text
+
+
+def continue_button(message: JSON) -> JSON:
+    [button] = [a for a in message.get("actions") or [] if a.get("label") == "Continue"]
+    assert PROMPT not in json.dumps(message), "the prompt must never leave the machine"
+    return button
+
+
+def wake_records(product: Product) -> list[JSON]:
+    folder = product.state_dir / "wake" / "replies"
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+
+
+def codex_turns(home: CodexHome) -> list[JSON]:
+    return event_payloads(read_jsonl(home.root_rollout()), "task_complete")
+
+
+def test_codex_continue_runs_one_new_turn_in_the_same_thread(tmp_path: Path) -> None:
+    script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
+    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+        assert run_codex(home, "start").returncode == 0
+        [first] = product.expect_matching(1)
+        tap(continue_button(first))
+        product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
+        second = product.messages()[1]
+        assert "FAKE-FINAL: second" in second["message"] and continue_button(second)
+        assert len(home.root_rollouts()) == 1, "the same thread, not a new one"
+        assert [t["last_agent_message"] for t in codex_turns(home)] == ["FAKE-FINAL: first", "FAKE-FINAL: second"]
+        user_texts = json.dumps(read_jsonl(home.root_rollout()))
+        assert PROMPT in user_texts  # the configured prompt, nothing from the reply
+        [record] = wake_records(product)
+        assert record["status"] == "confirmed", record
+        product.expect_matching(2, settle=3.0)
+
+
+def test_claude_continue_resumes_the_session(tmp_path: Path) -> None:
+    script = {"main": [ClaudeText("FAKE-FINAL: first"), ClaudeText("FAKE-FINAL: second")]}
+    with FakeMessages(script) as server, claude_wake(tmp_path, server) as (product, home):
+        assert run_claude(home, "start").returncode == 0
+        [first] = product.expect_matching(1)
+        tap(continue_button(first))
+        product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
+        assert "FAKE-FINAL: second" in product.messages()[1]["message"]
+        [transcript] = home.transcripts()  # resumed: the same session file
+        assert PROMPT in transcript.read_text()
+        [record] = wake_records(product)
+        assert record["status"] == "confirmed", record
+        product.expect_matching(2, settle=3.0)
+
+
+def test_codex_busy_thread_is_queued_until_its_turn_ends(tmp_path: Path) -> None:
+    """Tapped while someone else's turn runs in the thread: queued, then one turn after it ends."""
+    script = {"root": [Text("FAKE-FINAL: first"), Stall(then=Text("FAKE-FINAL: busy")), Text("FAKE-FINAL: woken")]}
+    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+        assert run_codex(home, "start").returncode == 0
+        [first] = product.expect_matching(1)
+        thread = str(home.session_meta(home.root_rollout())["id"])
+        busy = _resume(home, thread, "the user types more")
+        server.wait_for_stall(timeout=60)
+        tap(continue_button(first))
+        product.wait_until(lambda: [r["status"] for r in wake_records(product)] == ["queued"], 30, "queued")
+        server.release_stalls()
+        busy.wait(60)
+        product.wait_until(lambda: len(codex_turns(home)) == 3, 90, "the queued wake's turn")
+        assert [t["last_agent_message"] for t in codex_turns(home)][-1] == "FAKE-FINAL: woken"
+        product.wait_until(lambda: wake_records(product)[0]["status"] == "confirmed", 30, "confirmed")
+
+
+def test_codex_tap_while_the_supervisor_is_down_is_handled_once_on_restart(tmp_path: Path) -> None:
+    script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
+    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+        assert run_codex(home, "start").returncode == 0
+        [first] = product.expect_matching(1)
+        product.stop()
+        tap(continue_button(first))
+        product.start()
+        product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
+        product.stop()
+        product.start()  # a second restart must not handle the reply again
+        product.expect_matching(2, settle=5.0)
+        assert len(codex_turns(home)) == 2 and len(wake_records(product)) == 1
+
+
+def _resume(home: CodexHome, thread: str, prompt: str) -> RunningAgent:
+    """`codex exec resume <thread> <prompt>` in the background: a turn someone else started."""
+    argv = [str(npm_clis.codex_binary()), "exec", "resume", *CODEX_ARGS, thread, prompt]
+    return start_agent(argv, cwd=home.workdir, env=home.env)
