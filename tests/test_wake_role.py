@@ -188,6 +188,9 @@ def test_a_tap_starts_one_turn_in_the_same_thread_and_is_confirmed(world: WakeWo
     assert "continue please" not in json.dumps(record)  # the prompt never enters a record
     world.worker("--once")  # a third run: the cursor says the reply was handled
     assert len(world.records()) == 1 and len(world.codex_calls()) == 1
+    cmd = [sys.executable, "-m", "donebell.shared.cli", "explain", THREAD]
+    explained = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=30, check=False)
+    assert explained.returncode == 0 and ": confirmed; new turn" in explained.stdout, explained.stdout
 
 
 def test_replay_is_refused_and_never_a_second_turn(world: WakeWorld) -> None:
@@ -325,3 +328,11 @@ def test_refused_without_an_access_token_unless_explicitly_allowed(world: WakeWo
     world.write_config()
     result = world.worker("--once")
     assert result.returncode == 78 and "access token" in result.stderr
+
+
+def test_doctor_warns_on_every_run_when_unauthenticated_wake_is_allowed(world: WakeWorld) -> None:
+    cmd = [sys.executable, "-m", "donebell.shared.cli", "doctor", "--json"]
+    for _ in range(2):
+        out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
+        [check] = [c for c in json.loads(out.stdout)["checks"] if c["name"] == "wake"]
+        assert check["status"] == "warn" and "without an access token" in check["summary"], check

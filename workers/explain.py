@@ -17,6 +17,7 @@ from typing import Any
 from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
+from donebell.workers.wake.history import render_wakes, wake_history
 
 _ID_FIELDS = ("thread_id", "root_thread_id", "parent_thread_id", "session_id")
 
@@ -185,19 +186,21 @@ def main(argv: list[str]) -> int:
     state = StateDir(root)
     items = [summarize(folder, record, now) for folder, record in find(state, args.id)]
     session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
+    wakes = wake_history(state, args.id)
     if args.json:
         sys.stdout.write(
             json.dumps(
-                {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session},
+                {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session, "wakes": wakes},
                 indent=2,
                 default=str,
             )
             + "\n"
         )
-    elif items or session:
+    elif items or session or wakes:
         sys.stdout.write(render(args.id, items, session, now))
+        sys.stdout.write("".join(f"{line}\n" for line in render_wakes(wakes)))
     else:
         sys.stdout.write(
             f"{args.id}: no record in {root}\n  (never reported, a different state directory, or receipts expired by retention)\n"
         )
-    return 0 if items or session else 1
+    return 0 if items or session or wakes else 1

@@ -80,17 +80,19 @@ class WakeQueue:
         self.state.replace(REPLIES, record)
         return record
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str, *, repair: bool = True) -> dict[str, Any] | None:
+        """The record, or None; a broken one goes to ``dead/`` (unless ``repair`` is off: readers)."""
         try:
             return self.state.read(REPLIES, key)
         except InvalidRecord as exc:
-            self.state.dead_letter_invalid(REPLIES, f"{key}.json", str(exc))
+            if repair:
+                self.state.dead_letter_invalid(REPLIES, f"{key}.json", str(exc))
             return None
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def records(self, *, repair: bool = True) -> Iterator[dict[str, Any]]:
         """Every wake record, oldest first (the ``log`` and ``explain`` commands list these)."""
         for key in self.state.keys(REPLIES):
-            record = self.read(key)
+            record = self.read(key, repair=repair)
             if record is not None:
                 yield record
 
@@ -138,7 +140,14 @@ class WakeQueue:
 
 
 def iter_wake_records(state: StateDir) -> Iterator[dict[str, Any]]:
-    """Every wake record of ``state``, oldest first: what ``donebell log`` and ``explain`` show."""
+    """Every wake record of ``state``, oldest first (read-only): what ``log`` and ``explain`` show.
+
+    Each has ``message_id``, ``status`` (received | verified | queued | requested | retry |
+    confirmed | refused | failed | unconfirmed), ``reason`` when refused or failed, ``provider``,
+    ``conversation_id``, ``turn_id``, ``new_turn`` once confirmed, and ``history`` (status, at, reason).
+    """
     if not os.path.isdir(state.path(REPLIES)):
         return iter(())
-    return WakeQueue(state).records()
+    queue = WakeQueue.__new__(WakeQueue)  # no folder creation: a reader never writes
+    queue.state = state
+    return queue.records(repair=False)
