@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -183,3 +186,50 @@ def _resume(home: CodexHome, thread: str, prompt: str) -> RunningAgent:
     """`codex exec resume <thread> <prompt>` in the background: a turn someone else started."""
     argv = [str(npm_clis.codex_binary()), "exec", "resume", *CODEX_ARGS, thread, prompt]
     return start_agent(argv, cwd=home.workdir, env=home.env)
+
+
+@contextlib.contextmanager
+def codex_daemon(home: CodexHome) -> Iterator[Path]:
+    """`codex app-server daemon start` in the harness's Codex home; stopped (and its helper killed) after."""
+    codex = str(npm_clis.codex_binary())
+    run = subprocess.run(
+        [codex, "app-server", "daemon", "start"], env=home.env, capture_output=True, text=True, timeout=90, check=False
+    )
+    helpers = [e["details"]["pid"] for e in _json_lines(run.stdout + run.stderr) if e.get("event") == "process_spawned"]
+    sock = home.codex_home / "app-server-control" / "app-server-control.sock"
+    try:
+        assert run.returncode == 0 and sock.exists(), run.stdout + run.stderr
+        yield sock
+    finally:
+        subprocess.run(
+            [codex, "app-server", "daemon", "stop"], env=home.env, capture_output=True, timeout=60, check=False
+        )
+        for pid in helpers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _json_lines(text: str) -> list[JSON]:
+    out = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            obj = json.loads(line)
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
+
+
+def test_codex_continue_through_the_app_server_daemon(tmp_path: Path) -> None:
+    """With the daemon's control socket present, the wake goes through thread/resume + turn/start."""
+    script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: daemon turn")]}
+    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+        assert run_codex(home, "start").returncode == 0
+        [first] = product.expect_matching(1)
+        with codex_daemon(home):
+            tap(continue_button(first))
+            product.wait_until(lambda: len(codex_turns(home)) == 2, 90, "the daemon's turn in the same rollout")
+            product.wait_until(lambda: wake_records(product)[0]["status"] == "confirmed", 30, "confirmed")
+            [record] = wake_records(product)
+            assert record["via"] == "app-server" and record["accepted_turn"], record
+            assert codex_turns(home)[-1]["last_agent_message"] == "FAKE-FINAL: daemon turn"
+            assert len(home.root_rollouts()) == 1

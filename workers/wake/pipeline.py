@@ -32,7 +32,7 @@ from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
-from donebell.workers.wake import agents
+from donebell.workers.wake import agents, appserver
 
 BUSY_WAIT_SECONDS = 30 * 60.0
 RETRY_DELAYS = (2.0, 5.0, 15.0)
@@ -190,8 +190,14 @@ class WakePipeline:
                 self.log.info("wake %s: thread busy, queued until it is idle", record["message_id"])
             return 2.0
         provider = record["provider"]
-        args = list(self.settings.wake_codex_args if provider == "codex" else self.settings.wake_claude_args)
         prompt = self.settings.wake_actions[record["action"]]["prompt"]
+        socket_path = appserver.control_socket() if provider == "codex" else None
+        if socket_path is not None:
+            delay = self._start_through_daemon(record, view, socket_path, prompt)
+            if record.get("via") == "app-server":
+                return delay
+            # the socket was stale (no daemon listening): nothing was asked; exec resume goes now
+        args = list(self.settings.wake_codex_args if provider == "codex" else self.settings.wake_claude_args)
         argv = agents.command(provider, record["conversation_id"], prompt, args)
         if argv is None:
             self._fail(record, f"{provider}-not-on-path")
@@ -199,13 +205,40 @@ class WakePipeline:
         attempt = int(record.get("attempts") or 0) + 1
         log_path = self.queue.spawn_log(record["key"])
         # Recorded before the agent starts: a crash from here on never requests a second turn.
-        self.queue.advance(record, "requested", attempts=attempt, baseline_turns=view.turns, requested_at=now())
+        self.queue.advance(
+            record, "requested", attempts=attempt, baseline_turns=view.turns, requested_at=now(), via="exec"
+        )
         try:
             self._procs[record["key"]] = agents.spawn(argv, view.cwd, log_path)
         except OSError as exc:
             return self._attempt_failed(record, f"spawn: {exc.strerror or exc}")
         self.count("requested")
         self.log.info("wake %s: turn requested (%s, attempt %d)", record["message_id"], provider, attempt)
+        return 0.25
+
+    def _start_through_daemon(
+        self, record: dict[str, Any], view: agents.ThreadView, socket_path: str, prompt: str
+    ) -> float | None:
+        attempt = int(record.get("attempts") or 0) + 1
+        self.queue.advance(
+            record, "requested", attempts=attempt, baseline_turns=view.turns, requested_at=now(), via="app-server"
+        )
+        try:
+            turn = appserver.start_turn(socket_path, record["conversation_id"], prompt)
+        except appserver.AppServerError as exc:
+            if exc.unreachable:
+                self.log.info(
+                    "wake %s: app-server socket unreachable (%s); using codex exec resume", record["message_id"], exc
+                )
+                self.queue.advance(record, "verified", via="exec", attempts=attempt - 1)
+                return None
+            if exc.accepted:
+                self.log.warning("wake %s: %s; waiting for the rollout to confirm", record["message_id"], exc)
+                return 0.5
+            return self._attempt_failed(record, "busy" if str(exc).startswith("busy") else str(exc)[:200])
+        self.queue.advance(record, "requested", accepted_turn=turn)  # accepted: never requested again
+        self.count("requested")
+        self.log.info("wake %s: turn %s accepted by the app-server daemon", record["message_id"], turn[:8])
         return 0.25
 
     def _check_requested(self, record: dict[str, Any]) -> float | None:
