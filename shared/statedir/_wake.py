@@ -133,6 +133,26 @@ class WakeQueue:
         body = encode({"schema": SCHEMA_VERSION, "last_message_id": message_id, "updated_at": now()})
         self.state.write_file(self.state.path("wake", "cursor.json"), body)
 
+    def expire(self, older_than: float) -> int:
+        """Delete finished records, claims and agent logs last changed before ``older_than``
+        (maintenance passes a cutoff beyond every ticket's expiry: a spent claim can then no
+        longer matter, since its ticket is refused as expired). Returns how many files went."""
+        removed = 0
+        for key in self.state.keys(REPLIES):
+            record = self.read(key)
+            stamp = (record or {}).get("updated_at")
+            if record and record.get("status") in FINAL and isinstance(stamp, (int, float)) and stamp < older_than:
+                removed += self.state.remove(REPLIES, key)
+        for folder in (CLAIMS, "wake/spawn"):
+            try:
+                entries = list(os.scandir(self.state.path(folder)))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < older_than:
+                    removed += self.state._unlink(entry.path)
+        return removed
+
     def spawn_log(self, key: str) -> str:
         """Where the output of the agent process started for record ``key`` goes (0600)."""
         folder = self.state.ensure_folder("wake/spawn")
