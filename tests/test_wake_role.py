@@ -336,3 +336,28 @@ def test_doctor_warns_on_every_run_when_unauthenticated_wake_is_allowed(world: W
         out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
         [check] = [c for c in json.loads(out.stdout)["checks"] if c["name"] == "wake"]
         assert check["status"] == "warn" and "without an access token" in check["summary"], check
+
+
+def test_the_subscription_reconnects_after_the_server_goes_away(world: WakeWorld) -> None:
+    """The stream breaks (server restart): the role reconnects with backoff and handles the next tap."""
+    proc = world.start()
+    try:
+        wait_for(lambda: (world.state.read_health("wake") or {}).get("subscription") == "subscribed", 20, "subscribed")
+        port = world.srv.port
+        world.srv.stop()
+        wait_for(
+            lambda: str((world.state.read_health("wake") or {}).get("subscription")).startswith("reconnecting"),
+            30,
+            "the role to notice",
+        )
+        with NtfyStandin(port=port) as again:
+            wait_for(lambda: (world.state.read_health("wake") or {}).get("connects", 0) >= 2, 40, "a reconnect")
+            (button,) = world.buttons()
+            assert button["url"].startswith(again.url)
+            world.tap(button)
+            wait_for(lambda: statuses(world) == [("confirmed", None)], 30, "the tap after the reconnect")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+    assert proc.returncode == 0
+    assert world.state.wake_queue().cursor() is not None

@@ -25,7 +25,7 @@ from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.subscription import Subscriber, poll, topic_url
 
-PASS_WAIT = 5.0  # longest block of one pass on the subscription's inbox (health is written per pass)
+PASS_WAIT = 9.0  # longest block of one pass on the inbox: health is written per pass, stale after 30 s
 BATCH_MAX = 200  # messages handled per pass before open records get their turn
 
 

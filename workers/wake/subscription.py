@@ -100,7 +100,7 @@ class Subscriber(threading.Thread):
             opened_before = self.connects
             try:
                 self._stream()
-            except (httpx.HTTPError, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive any one connection
                 self.failures += 1
                 failures = 1 if self.connects > opened_before else failures + 1  # reset once it worked
                 self.on_state(f"reconnecting: {type(exc).__name__}")
