@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
@@ -68,7 +69,12 @@ def check_wake_actions(value: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 #: field name -> its after-validator (the generator refuses a model validator not listed here).
-RULES = {"topic": check_topic, "server": check_server, "wake_topic": check_topic, "wake_actions": check_wake_actions}
+RULES: dict[str, Callable[[Any], Any]] = {
+    "topic": check_topic,
+    "server": check_server,
+    "wake_topic": check_topic,
+    "wake_actions": check_wake_actions,
+}
 
 
 def refuse_loose_secret_file(path: Path) -> None:

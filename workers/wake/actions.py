@@ -44,8 +44,8 @@ def answerable(record: dict[str, Any]) -> tuple[str, str, str] | None:
     provider = record.get("provider")
     if provider not in PROVIDERS or record.get("test") is True:
         return None
-    sources = record.get("sources") if isinstance(record.get("sources"), list) else []
-    if record.get("source") == "remote-scanner" or "remote-scanner" in sources:
+    sources = record.get("sources")
+    if record.get("source") == "remote-scanner" or (isinstance(sources, list) and "remote-scanner" in sources):
         return None  # a thread of another machine's Codex home: not startable here
     conv = record.get("thread_id") if provider == "codex" else record.get("session_id")
     turn = record.get("turn_id") if provider == "codex" else record.get("prompt_id")
