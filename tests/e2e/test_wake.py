@@ -26,7 +26,6 @@ from support.fake_responses import FakeResponses, Stall, Text
 
 from e2e.agent_proc import RunningAgent, start_agent
 from e2e.harness import (
-    ClaudeHome,
     CodexHome,
     event_payloads,
     make_claude_home,
@@ -66,26 +65,32 @@ class WakeProduct(Product):
 
 
 @contextlib.contextmanager
-def codex_wake(tmp: Path, server: Any, *, start: bool = True) -> Iterator[tuple[WakeProduct, CodexHome]]:
+def wake_product(tmp: Path, server: Any, provider: str) -> Iterator[tuple[WakeProduct, Any]]:
+    """A Codex home or Claude config dir wired by `donebell install`, under a running supervisor."""
     with WakeProduct(tmp, dict(WAKE_CONFIG)) as product:
-        home = make_codex_home(tmp, server, extra_env=product.agent_env())
+        make_home = make_codex_home if provider == "codex" else make_claude_home
+        home = make_home(tmp, server, extra_env=product.agent_env())
         product.agent_vars = dict(home.env)
-        product.install(codex=home)
-        if start:
-            product.start()
-        with _dump_on_failure(product):
-            yield product, home
-
-
-@contextlib.contextmanager
-def claude_wake(tmp: Path, server: Any) -> Iterator[tuple[WakeProduct, ClaudeHome]]:
-    with WakeProduct(tmp, dict(WAKE_CONFIG)) as product:
-        home = make_claude_home(tmp, server, extra_env=product.agent_env())
-        product.agent_vars = dict(home.env)
-        product.install(claude=home)
+        product.install(**{provider: home})
         product.start()
         with _dump_on_failure(product):
             yield product, home
+
+
+def continue_once(product: Product) -> JSON:
+    """The first notification's Continue tapped; the second notification (with buttons again)."""
+    [first] = product.expect_matching(1)
+    tap(continue_button(first))
+    product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
+    second = product.messages()[1]
+    continue_button(second)
+    return second
+
+
+def assert_one_confirmed_wake(product: Product) -> None:
+    [record] = wake_records(product)
+    assert record["status"] == "confirmed", record
+    product.expect_matching(2, settle=3.0)  # and nothing more: one turn, one notification
 
 
 def tap(action: JSON) -> None:
@@ -118,41 +123,29 @@ def codex_turns(home: CodexHome) -> list[JSON]:
 
 def test_codex_continue_runs_one_new_turn_in_the_same_thread(tmp_path: Path) -> None:
     script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
-    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+    with FakeResponses(script) as server, wake_product(tmp_path, server, "codex") as (product, home):
         assert run_codex(home, "start").returncode == 0
-        [first] = product.expect_matching(1)
-        tap(continue_button(first))
-        product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
-        second = product.messages()[1]
-        assert "FAKE-FINAL: second" in second["message"] and continue_button(second)
+        assert "FAKE-FINAL: second" in continue_once(product)["message"]
         assert len(home.root_rollouts()) == 1, "the same thread, not a new one"
         assert [t["last_agent_message"] for t in codex_turns(home)] == ["FAKE-FINAL: first", "FAKE-FINAL: second"]
-        user_texts = json.dumps(read_jsonl(home.root_rollout()))
-        assert PROMPT in user_texts  # the configured prompt, nothing from the reply
-        [record] = wake_records(product)
-        assert record["status"] == "confirmed", record
-        product.expect_matching(2, settle=3.0)
+        assert PROMPT in json.dumps(read_jsonl(home.root_rollout()))  # the configured prompt only
+        assert_one_confirmed_wake(product)
 
 
 def test_claude_continue_resumes_the_session(tmp_path: Path) -> None:
     script = {"main": [ClaudeText("FAKE-FINAL: first"), ClaudeText("FAKE-FINAL: second")]}
-    with FakeMessages(script) as server, claude_wake(tmp_path, server) as (product, home):
+    with FakeMessages(script) as server, wake_product(tmp_path, server, "claude") as (product, home):
         assert run_claude(home, "start").returncode == 0
-        [first] = product.expect_matching(1)
-        tap(continue_button(first))
-        product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
-        assert "FAKE-FINAL: second" in product.messages()[1]["message"]
+        assert "FAKE-FINAL: second" in continue_once(product)["message"]
         [transcript] = home.transcripts()  # resumed: the same session file
         assert PROMPT in transcript.read_text()
-        [record] = wake_records(product)
-        assert record["status"] == "confirmed", record
-        product.expect_matching(2, settle=3.0)
+        assert_one_confirmed_wake(product)
 
 
 def test_codex_busy_thread_is_queued_until_its_turn_ends(tmp_path: Path) -> None:
     """Tapped while someone else's turn runs in the thread: queued, then one turn after it ends."""
     script = {"root": [Text("FAKE-FINAL: first"), Stall(then=Text("FAKE-FINAL: busy")), Text("FAKE-FINAL: woken")]}
-    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+    with FakeResponses(script) as server, wake_product(tmp_path, server, "codex") as (product, home):
         assert run_codex(home, "start").returncode == 0
         [first] = product.expect_matching(1)
         thread = str(home.session_meta(home.root_rollout())["id"])
@@ -169,7 +162,7 @@ def test_codex_busy_thread_is_queued_until_its_turn_ends(tmp_path: Path) -> None
 
 def test_codex_tap_while_the_supervisor_is_down_is_handled_once_on_restart(tmp_path: Path) -> None:
     script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
-    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+    with FakeResponses(script) as server, wake_product(tmp_path, server, "codex") as (product, home):
         assert run_codex(home, "start").returncode == 0
         [first] = product.expect_matching(1)
         product.stop()
@@ -222,7 +215,7 @@ def _json_lines(text: str) -> list[JSON]:
 def test_codex_continue_through_the_app_server_daemon(tmp_path: Path) -> None:
     """With the daemon's control socket present, the wake goes through thread/resume + turn/start."""
     script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: daemon turn")]}
-    with FakeResponses(script) as server, codex_wake(tmp_path, server) as (product, home):
+    with FakeResponses(script) as server, wake_product(tmp_path, server, "codex") as (product, home):
         assert run_codex(home, "start").returncode == 0
         [first] = product.expect_matching(1)
         with codex_daemon(home):
