@@ -59,6 +59,13 @@ def main(argv: list[str]) -> int:
     elif not loaded.settings.topic:
         print(f"{loaded.path}: no topic set: notifications cannot be delivered")
         return 1
+    if loaded.settings.wake_enabled:
+        from donebell.workers.wake.policy import config_problem
+
+        problem = config_problem(loaded.settings)
+        if problem:
+            print(f"{loaded.path}: {problem} (see docs/wake.md)")
+            return 1
     print(f"{loaded.path}: ok")
     return 0
 

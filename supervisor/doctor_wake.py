@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from donebell.shared.config import Settings
 from donebell.supervisor.doctor_local import FAIL, OK, WARN, Check
-from donebell.workers.wake.role import config_problem
+from donebell.workers.wake.policy import config_problem
 
 
 def check_wake(settings: Settings) -> Check:

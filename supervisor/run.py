@@ -85,8 +85,8 @@ def main(argv: list[str]) -> int:
                 slots.append(Slot(name, False, intervals, "not selected (DONEBELL_SUPERVISOR_ROLES)"))
             elif name == "remote-scanner" and not answer.get("watch_roots"):
                 slots.append(Slot(name, False, intervals, "no watch_roots configured"))
-            elif name == "wake" and not answer.get("wake_enabled"):
-                slots.append(Slot(name, False, intervals, "wake_enabled is false"))
+            elif name == "wake" and (not answer.get("wake_enabled") or answer.get("wake_problem")):
+                slots.append(Slot(name, False, intervals, answer.get("wake_problem") or "wake_enabled is false"))
             else:
                 slots.append(Slot(name, True, intervals))
         return Supervisor(state, slots, intervals, Notifier()).run()

@@ -147,8 +147,16 @@ class WakeWorld:
         return [json.loads(line) for line in self.calls.read_text().splitlines()]
 
     def rollout_turns(self) -> list[str]:
-        lines = [json.loads(x) for x in self.rollout.read_text().splitlines()]
-        return [x["payload"]["turn_id"] for x in lines if x["payload"].get("type") == "task_started"]
+        """Started turns; a line the stand-in codex is still writing is not one yet."""
+        turns = []
+        for line in self.rollout.read_text().splitlines():
+            try:
+                payload = json.loads(line)["payload"]
+            except ValueError:
+                continue
+            if payload.get("type") == "task_started":
+                turns.append(payload["turn_id"])
+        return turns
 
     def log(self) -> list[dict[str, Any]]:
         path = self.state.root / "notify.log"
@@ -361,3 +369,12 @@ def test_the_subscription_reconnects_after_the_server_goes_away(world: WakeWorld
         proc.wait(10)
     assert proc.returncode == 0
     assert world.state.wake_queue().cursor() is not None
+
+
+def test_install_and_config_check_refuse_wake_without_an_access_token(world: WakeWorld) -> None:
+    world.settings_data["wake_allow_unauthenticated"] = False
+    world.write_config()
+    for args in (["config", "check"], ["install", "--service", "none", "--dry-run"]):
+        cmd = [sys.executable, "-m", "donebell.shared.cli", *args]
+        out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 1 and "needs an access token" in out.stdout, (args, out.stdout, out.stderr)

@@ -19,28 +19,14 @@ import signal
 import sys
 from typing import Any, ClassVar
 
-from donebell.shared.settings_view import SettingsLike
 from donebell.workers.ntfy_client import auth_for
 from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline
+from donebell.workers.wake.policy import config_problem
 from donebell.workers.wake.subscription import Subscriber, poll, topic_url
 
 PASS_WAIT = 9.0  # longest block of one pass on the inbox: health is written per pass, stale after 30 s
 BATCH_MAX = 200  # messages handled per pass before open records get their turn
-
-
-def config_problem(settings: SettingsLike) -> str | None:
-    """Why wake cannot run with ``settings`` (None: it can)."""
-    if not settings.wake_enabled:
-        return "wake_enabled is false"
-    if not settings.wake_topic:
-        return "no wake_topic configured (the reply topic of the Continue buttons)"
-    if settings.wake_topic == settings.topic:
-        return "wake_topic must differ from topic"
-    authenticated = bool(settings.token) or bool(settings.username and settings.password)
-    if not authenticated and not settings.wake_allow_unauthenticated:
-        return "wake_enabled needs an access token on the server (token), or wake_allow_unauthenticated: true"
-    return None
 
 
 class WakeRole(Role):
