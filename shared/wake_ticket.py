@@ -40,9 +40,10 @@ _CLAIM_TYPES: dict[str, type] = {"v": int, "h": str, "p": str, "c": str, "u": st
 class TicketRefused(Exception):
     """The reply is not a ticket this host honours; ``reason`` is one stable word."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", *, nonce: str | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
+        self.nonce = nonce  # set once the signature held (an expired ticket is still ours)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
     if claims["v"] != 1 or claims["p"] not in PROVIDERS or not claims["c"] or not claims["u"]:
         raise TicketRefused("malformed", "unsupported claims")
     if claims["e"] <= (now() if at is None else at):
-        raise TicketRefused("expired")
+        raise TicketRefused("expired", nonce=claims["n"])
     return Ticket(claims["h"], claims["p"], claims["c"], claims["u"], claims["a"], claims["n"], claims["e"])
 
 

@@ -227,10 +227,12 @@ def test_one_tampered_byte_is_refused_without_a_turn(world: WakeWorld) -> None:
 
 def test_expired_ticket_is_refused(world: WakeWorld) -> None:
     (button,) = world.buttons(wake_ticket_ttl_seconds=0.5)
-    world.tap(button)
     time.sleep(1.1)
+    for _ in range(4):
+        world.tap(button)  # repeats of one expired ticket: recorded once, the rest counted
     world.worker("--once")
     assert statuses(world) == [("refused", "expired")] and world.codex_calls() == []
+    assert world.state.read_health("wake")["counters"]["refused-expired"] == 4
 
 
 def test_a_ticket_for_another_host_is_ignored_silently(world: WakeWorld, tmp_path: Path) -> None:

@@ -87,20 +87,23 @@ class WakePipeline:
         try:
             ticket = verify(self.key, text)
         except TicketRefused as exc:
-            self.count(f"refused-{exc.reason}")
             if exc.reason == "other-host":
+                self.count("other-host")
                 return None  # silently: another host's reply, not ours to judge
-            if exc.reason in ("malformed", "bad-signature"):
-                self.junk.refused(exc.reason, message_id)  # junk is counted, not recorded one by one
+            first = exc.nonce is not None and self.queue.claim(f"refused-{exc.nonce}", message_id)
+            if not first:  # junk, and repeats of one signed ticket, are counted, not recorded one by one
+                self.count(f"refused-{exc.reason}")
+                self.junk.refused(exc.reason, message_id)
                 return None
             record, new = self.queue.receive(message_id, {"body": text[:BODY_KEEP]})
             if new:
-                self._refuse(record, exc.reason)
+                self._refuse(record, exc.reason)  # counts it
             return record
         existing = self.queue.read(self.queue.key_of(message_id))
         if existing is not None:
             return existing  # seen before (a reconnect's backlog): handled once
         if self.queue.claimed(f"nonce-{ticket.nonce}") and not self.queue.claim(f"replay-{ticket.nonce}", message_id):
+            self.count("refused-replay")
             self.junk.refused("replay", message_id)  # the first replay of a ticket is recorded, the rest counted
             return None
         fields = {
@@ -190,6 +193,9 @@ class WakePipeline:
                 self.log.info("wake %s: thread busy, queued until it is idle", record["message_id"])
             return 2.0
         provider = record["provider"]
+        if not 0 <= record["action"] < len(self.settings.wake_actions):  # the config changed meanwhile
+            self._refuse(record, "unknown-action")
+            return None
         prompt = self.settings.wake_actions[record["action"]]["prompt"]
         socket_path = appserver.control_socket() if provider == "codex" else None
         if socket_path is not None:
