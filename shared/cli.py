@@ -34,7 +34,7 @@ commands:
   run                      run the supervisor in the foreground (systemd/launchd/Task Scheduler entry)
   worker ROLE [--once] [--debug]
                            run one role: delivery [--until-idle] | local-scanner [--scan-scope all]
-                           | remote-scanner | maintenance
+                           | remote-scanner | maintenance | wake
   status [--json]          read the roles' health files
   hook codex-stop|codex-notify|claude
                            ingest an agent hook (reads stdin / argv; never blocks the agent)
@@ -46,7 +46,7 @@ commands:
                            session id, an ntfy sequence or message id, or an event key
   log [--last N] [--follow] [--json]
                            recent decisions: notified, suppressed and why, waiting, dead
-  config init|show|check|path|set KEY VALUE|unset KEY
+  config init|show|check|path|set KEY VALUE|unset KEY|rotate-wake-key
 
 options: --version, --help
 """

@@ -110,8 +110,27 @@ class Settings(BaseSettings):
     )
     origin: str = Field("", description="Label of this machine in the body (default: the host name).")
     chain_notify: list[str] | None = Field(None, description="The user's previous Codex notify program, run first.")
+    # Reply to continue (docs/wake.md): opt-in, off by default.
+    wake_enabled: bool = Field(False, description="Add signed 'Continue' action buttons and run the wake role.")
+    wake_topic: str = Field("", description="ntfy topic the action buttons POST their signed ticket to.")
+    wake_token: SecretStr | None = Field(None, description="Token sent by the buttons (a write-only user). Secret.")
+    wake_actions: list[dict[str, str]] = Field(
+        default_factory=lambda: [{"label": "Continue", "prompt": "continue"}],
+        description="Up to 3 buttons {label, prompt}; the prompt stays local, never in the action.",
+    )
+    wake_ticket_ttl_seconds: float = Field(86400.0, gt=0, description="A button's ticket expires after this.")
+    wake_codex_args: list[str] = Field(default_factory=list, description="Extra args of `codex exec resume`.")
+    wake_claude_args: list[str] = Field(default_factory=list, description="Extra args of `claude -p --resume`.")
+    wake_allow_unauthenticated: bool = Field(
+        False, description="Allow wake_enabled on a server without an access token (doctor warns)."
+    )
 
-    @field_validator("topic")
+    @field_validator("wake_actions")
+    @classmethod
+    def _wake_actions(cls, value: list[dict[str, str]]) -> list[dict[str, str]]:
+        return config_rules.check_wake_actions(value)
+
+    @field_validator("topic", "wake_topic")
     @classmethod
     def _topic(cls, value: str) -> str:
         return config_rules.check_topic(value)
@@ -121,7 +140,7 @@ class Settings(BaseSettings):
     def _server(cls, value: str) -> str:
         return config_rules.check_server(value)
 
-    @field_validator("token")
+    @field_validator("token", "wake_token")
     @classmethod
     def _token(cls, value: SecretStr | None) -> SecretStr | None:
         return config_rules.check_token(value)
@@ -156,7 +175,7 @@ class Settings(BaseSettings):
     def redacted(self) -> dict[str, Any]:
         """All keys with secrets replaced by ``"**********"`` (or null when unset), the server's password too."""
         data = self.model_dump(mode="json")
-        for name in ("token", "password"):
+        for name in ("token", "password", "wake_token"):
             data[name] = "**********" if getattr(self, name) is not None else None
         data["server"] = secret_text.redact_url(self.server)
         return data
@@ -218,7 +237,9 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     if path.exists():
         return path, False
     paths.make_private_dirs(str(path.parent))
-    body = configfile.json.dumps({"server": server, "topic": random_topic()}, indent=2) + "\n"
+    # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
+    fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
+    body = configfile.json.dumps(fresh, indent=2) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(body)

@@ -19,12 +19,20 @@ def main(argv: list[str]) -> int:
     sub.add_parser("check", help="validate the configuration and list unused or unknown keys")
     sub.add_parser("path", help="print the config file path")
     _add_set_parsers(sub)
+    sub.add_parser("rotate-wake-key", help="replace the wake ticket key: every open Continue button stops working")
     args = parser.parse_args(argv)
     if args.action in ("set", "unset"):
         return _run_set(args)
 
     if args.action == "path":
         print(config_path())
+        return 0
+    if args.action == "rotate-wake-key":
+        from donebell.shared.statedir import open_state_dir
+        from donebell.shared.wake_ticket import rotate_key
+
+        rotate_key(open_state_dir())
+        print("wake key replaced: tickets issued before now are refused (bad-signature)")
         return 0
     if args.action == "init":
         path, created = config.init_config(server=args.server)
@@ -52,6 +60,13 @@ def main(argv: list[str]) -> int:
     elif not loaded.settings.topic:
         print(f"{loaded.path}: no topic set: notifications cannot be delivered")
         return 1
+    if loaded.settings.wake_enabled:
+        from donebell.workers.wake.policy import config_problem
+
+        problem = config_problem(loaded.settings)
+        if problem:
+            print(f"{loaded.path}: {problem} (see docs/wake.md)")
+            return 1
     print(f"{loaded.path}: ok")
     return 0
 

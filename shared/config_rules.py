@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 TOPIC_ALPHABET = "-_" + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 #: Config keys whose value is a secret (the config file holding one must be owner-only).
-SECRET_KEYS = ("token", "password")
+SECRET_KEYS = ("token", "password", "wake_token")
 
 Value = TypeVar("Value")
 
@@ -80,6 +80,18 @@ def check_password(value: Value) -> Value:
     return value
 
 
+def check_wake_actions(value: list[dict[str, str]]) -> list[dict[str, str]]:
+    """At most 3 buttons (ntfy's limit), each with a non-empty ``label`` and ``prompt``."""
+    if len(value) > 3:
+        raise ValueError("at most 3 actions (ntfy shows no more)")
+    for entry in value:
+        if not entry.get("label", "").strip() or not entry.get("prompt", "").strip():
+            raise ValueError('each action needs a non-empty "label" and "prompt"')
+        if entry["prompt"].startswith("-"):  # it is a positional argument of the agent's CLI
+            raise ValueError('a "prompt" must not start with "-"')
+    return value
+
+
 def split_tags(value: Any) -> Any:
     """``"warning,skull"`` (as the reference notifier's config files give tags) -> a list of tags."""
     if isinstance(value, str):
@@ -94,6 +106,9 @@ RULES: dict[str, Callable[[Any], Any]] = {
     "token": check_token,
     "username": check_username,
     "password": check_password,
+    "wake_topic": check_topic,
+    "wake_token": check_token,
+    "wake_actions": check_wake_actions,
 }
 #: field name -> its before-validator, applied to the raw value ahead of the type check.
 BEFORE_RULES: dict[str, Callable[[Any], Any]] = {"tags": split_tags}

@@ -102,8 +102,8 @@ def configured_secrets() -> tuple[list[str], str | None]:
         _, data = configfile.read_file()
     except configfile.ConfigFileError:
         data = None
-    merged = {**(data or {}), **configfile.env_overrides({"token", "password", "username", "server"})}
-    secrets = [str(merged[key]) for key in ("token", "password") if merged.get(key)]
+    merged = {**(data or {}), **configfile.env_overrides({"token", "password", "wake_token", "username", "server"})}
+    secrets = [str(merged[key]) for key in ("token", "password", "wake_token") if merged.get(key)]
     servers = [s for s in ((data or {}).get("server"), merged.get("server")) if isinstance(s, str)]
     secrets += [p for server in servers for p in url_passwords(server)]
     username = merged.get("username")

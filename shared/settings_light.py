@@ -120,7 +120,7 @@ class FieldSpec:
     """One configuration key as the generator read it from the pydantic model."""
 
     name: str
-    kind: str  # str | int | float | bool | choice | str_list | watch_roots | secret
+    kind: str  # str | int | float | bool | choice | str_list | str_map_list | watch_roots | secret
     default: Any
     optional: bool = False  # None is accepted
     ge: float | None = None
@@ -266,6 +266,8 @@ def _field(spec: FieldSpec, value: Any) -> Any:
         result = value
     elif kind == "str_list":
         result = [coerce.string(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
+    elif kind == "str_map_list":
+        result = [_str_map(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
     elif kind == "watch_roots":
         result = [_watch_root(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
     else:
@@ -277,6 +279,12 @@ def _field(spec: FieldSpec, value: Any) -> Any:
         except ValueError as exc:
             raise coerce.Invalid(spec.name, f"Value error, {exc}") from None
     return Secret(result) if kind == "secret" else result
+
+
+def _str_map(loc: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise coerce.Invalid(loc, "Input should be a valid dictionary")
+    return {k: coerce.string(f"{loc}.{k}", v) for k, v in value.items()}
 
 
 def _watch_root(loc: str, value: Any) -> str | WatchRootEntry:

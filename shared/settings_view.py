@@ -91,6 +91,14 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("watch_claude_transcripts", "bool", True),
     FieldSpec("origin", "str", ""),
     FieldSpec("chain_notify", "str_list", None, optional=True, env_json="lenient"),
+    FieldSpec("wake_enabled", "bool", False),
+    FieldSpec("wake_topic", "str", "", rule="wake_topic"),
+    FieldSpec("wake_token", "secret", None, optional=True, rule="wake_token"),
+    FieldSpec("wake_actions", "str_map_list", [{"label": "Continue", "prompt": "continue"}], rule="wake_actions", env_json="strict"),
+    FieldSpec("wake_ticket_ttl_seconds", "float", 86400.0, gt=0),
+    FieldSpec("wake_codex_args", "str_list", [], env_json="strict"),
+    FieldSpec("wake_claude_args", "str_list", [], env_json="strict"),
+    FieldSpec("wake_allow_unauthenticated", "bool", False),
 )
 
 
@@ -208,6 +216,30 @@ class SettingsLike(Protocol):
     @property
     def chain_notify(self) -> list[str] | None: ...
 
+    @property
+    def wake_enabled(self) -> bool: ...
+
+    @property
+    def wake_topic(self) -> str: ...
+
+    @property
+    def wake_token(self) -> SecretLike | None: ...
+
+    @property
+    def wake_actions(self) -> list[dict[str, str]]: ...
+
+    @property
+    def wake_ticket_ttl_seconds(self) -> float: ...
+
+    @property
+    def wake_codex_args(self) -> list[str]: ...
+
+    @property
+    def wake_claude_args(self) -> list[str]: ...
+
+    @property
+    def wake_allow_unauthenticated(self) -> bool: ...
+
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         """Every key; in ``json`` mode secrets are masked and watch root objects are dicts."""
         ...
@@ -291,6 +323,22 @@ class SettingsView(SettingsViewBase):
     origin: str = ""
     #: The user's previous Codex notify program, run first.
     chain_notify: list[str] | None = None
+    #: Add signed 'Continue' action buttons and run the wake role.
+    wake_enabled: bool = False
+    #: ntfy topic the action buttons POST their signed ticket to.
+    wake_topic: str = ""
+    #: Token sent by the buttons (a write-only user). Secret.
+    wake_token: Secret | None = None
+    #: Up to 3 buttons {label, prompt}; the prompt stays local, never in the action.
+    wake_actions: list[dict[str, str]] = field(default_factory=lambda: [{"label": "Continue", "prompt": "continue"}])
+    #: A button's ticket expires after this.
+    wake_ticket_ttl_seconds: float = 86400.0
+    #: Extra args of `codex exec resume`.
+    wake_codex_args: list[str] = field(default_factory=list)
+    #: Extra args of `claude -p --resume`.
+    wake_claude_args: list[str] = field(default_factory=list)
+    #: Allow wake_enabled on a server without an access token (doctor warns).
+    wake_allow_unauthenticated: bool = False
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,10 @@ def run_checks(runner: Runner) -> list[Check]:
     agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
     checks += agents
     checks.append(chain_check.check_chain_notify(settings.chain_notify if settings else None))
+    if settings is not None and settings.wake_enabled:
+        from donebell.supervisor.doctor_wake import check_wake
+
+        checks.append(check_wake(settings))
     if not any(c.details.get("wired") for c in agents):
         checks.append(Check("agents", FAIL, "no agent is wired to donebell: nothing will trigger a notification",
                             "run `donebell install`"))

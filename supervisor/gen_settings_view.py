@@ -82,6 +82,8 @@ def kind_of(name: str, annotation: Any) -> Kind:
         return Kind("choice", text, text, choices=tuple(args))
     if origin is list and args == (str,):
         return Kind("str_list", "list[str]", "list[str]", env_json="strict")
+    if origin is list and args == (dict[str, str],):
+        return Kind("str_map_list", "list[dict[str, str]]", "list[dict[str, str]]", env_json="strict")
     if origin is list and len(args) == 1 and set(typing.get_args(args[0])) == {str, WatchRoot}:
         check_watch_root_model()
         return Kind("watch_roots", "list[str | WatchRootEntry]", "Sequence[str | WatchRootLike]", env_json="strict")
@@ -112,6 +114,8 @@ def default_of(name: str, info: FieldInfo) -> Any:
 def _literal(value: Any) -> bool:
     if isinstance(value, list):
         return all(_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _literal(v) for k, v in value.items())
     return value is None or isinstance(value, str | int | float | bool)
 
 
@@ -214,6 +218,8 @@ def lit(value: Any) -> str:
         return "[" + ", ".join(lit(v) for v in value) + "]"
     if isinstance(value, tuple):
         return "(" + ", ".join(lit(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{lit(k)}: {lit(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from donebell.shared.liveness import is_alive
 
 #: The role names ``donebell run`` supervises, in start order.
-ROLE_NAMES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
+ROLE_NAMES = ("delivery", "local-scanner", "remote-scanner", "maintenance", "wake")
 
 #: Role health states that mean "up and has done its first unit of work".
 READY_STATES = frozenset({"ready", "degraded", "finished", "idle"})

@@ -103,6 +103,10 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
     out = out or sys.stdout
     runner = runner or SubprocessRunner()
     args = _parser("install").parse_args(argv)
+    problem = _wake_problem()
+    if problem:
+        out.write(f"donebell install: {problem} (see docs/wake.md)\n")
+        return 1
     try:
         executable = donebell_executable()
         with_codex, with_claude = _agents(args, runner)
@@ -140,6 +144,18 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
     service_ok = service is None or _apply_service(service, runner, out)
     print_install_summary(plans, service, service_ok=service_ok, kind=kind, out=out)
     return 0 if service_ok or args.service is None else 1
+
+
+def _wake_problem() -> str | None:
+    """Refuse to install a configuration whose wake_enabled the wake role would refuse."""
+    from donebell.shared import config
+    from donebell.workers.wake.policy import config_problem
+
+    try:
+        settings = config.load().settings
+    except config.ConfigError:
+        return None  # install goes on and reports the config as it always has
+    return config_problem(settings) if settings.wake_enabled else None
 
 
 def main_uninstall(

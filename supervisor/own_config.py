@@ -23,8 +23,8 @@ KEEP = object()  # plan_config(chain=KEEP): leave chain_notify as it is
 
 
 def new_config_text(server: str = DEFAULT_SERVER) -> str:
-    """A fresh config like ``donebell config init`` writes: server + an unguessable topic."""
-    return json.dumps({"server": server, "topic": random_topic()}, indent=2) + "\n"
+    """A fresh config like ``donebell config init`` writes: server + unguessable topics."""
+    return json.dumps({"server": server, "topic": random_topic(), "wake_topic": random_topic()}, indent=2) + "\n"
 
 
 def parse_config_document(path: Path, text: str) -> tuple[str, JsonDocument]:

@@ -38,8 +38,16 @@ def check() -> dict[str, Any]:
         "created": created,
         "subscribe_url": config.subscribe_url(settings) if created else None,
         "watch_roots": len(settings.watch_roots),
+        "wake_enabled": settings.wake_enabled,
+        "wake_problem": _wake_problem(settings),
         "warnings": list(loaded.warnings),
     }
+
+
+def _wake_problem(settings: Any) -> str | None:
+    from donebell.workers.wake.policy import config_problem
+
+    return config_problem(settings) if settings.wake_enabled else None
 
 
 def run_in_child(timeout: float = 60.0) -> dict[str, Any]:

@@ -14,7 +14,7 @@ role as its own process (``donebell worker <role>``, see :mod:`.children`) and w
   SIGKILL with its whole process tree; exit 0.
 
 The remote-scanner role is spawned only when ``watch_roots`` is non-empty; otherwise it is listed
-as ``disabled``. The configuration is read at start: restart the service after changing it.
+as ``disabled``; so is the wake role unless ``wake_enabled``. The configuration is read at start: restart the service after changing it.
 """
 
 from __future__ import annotations
@@ -83,6 +83,8 @@ def main(argv: list[str]) -> int:
                 slots.append(Slot(name, False, intervals, "not selected (DONEBELL_SUPERVISOR_ROLES)"))
             elif name == "remote-scanner" and not answer.get("watch_roots"):
                 slots.append(Slot(name, False, intervals, "no watch_roots configured"))
+            elif name == "wake" and (not answer.get("wake_enabled") or answer.get("wake_problem")):
+                slots.append(Slot(name, False, intervals, answer.get("wake_problem") or "wake_enabled is false"))
             else:
                 slots.append(Slot(name, True, intervals))
         supervisor = Supervisor(state, slots, intervals, Notifier(), lock)

@@ -159,6 +159,7 @@ VALID: dict[str, tuple[Any, Any]] = {
     "str_list": (["a", "b"], '["a", "b"]'),
     "watch_roots": (["/srv/a", {"path": "/srv/b", "origin": "lab"}], '["/srv/a", {"path": "/srv/b", "origin": "lab"}]'),
     "secret": ("s3cret-value", "s3cret-value"),
+    "str_map_list": ([{"label": "Go", "prompt": "go on"}], '[{"label": "Go", "prompt": "go on"}]'),
 }
 #: Per kind: a value both loaders must refuse (file form, environment form).
 INVALID: dict[str, tuple[Any, Any]] = {
@@ -170,12 +171,18 @@ INVALID: dict[str, tuple[Any, Any]] = {
     "str_list": ([1], "a,b"),
     "watch_roots": ([{"origin": "x"}], "/srv/a"),
     "secret": (5, None),
+    "str_map_list": ([{"label": 5, "prompt": "x"}], '["x"]'),
 }
 SPECIAL_VALID: dict[str, tuple[Any, Any]] = {
     "server": ("http://ntfy.local/", "http://ntfy.local/"),
     "topic": ("abc-123", "abc-123"),
+    "wake_topic": ("abc-123", "abc-123"),
 }
-SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {"server": ("ftp://x", "ftp://x"), "topic": ("a b", "a b")}
+SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {
+    "server": ("ftp://x", "ftp://x"),
+    "topic": ("a b", "a b"),
+    "wake_topic": ("a b", "a b"),
+}
 
 
 def valid_value(spec: settings_light.FieldSpec) -> tuple[Any, Any]:
@@ -258,6 +265,10 @@ CASES: list[tuple[str, Any, dict[str, str], Literal["loaded", "refused"]]] = [
     ("watch_roots variable", {}, {"DONEBELL_WATCH_ROOTS": ' [{"path": "/w", "sqlite_path": "/w/db"}] '}, "loaded"),
     ("watch_roots variable object", {}, {"DONEBELL_WATCH_ROOTS": '{"path": "/w"}'}, "refused"),
     ("tags tuple-free list", {"tags": []}, {}, "loaded"),
+    ("wake_actions four buttons", {"wake_actions": [{"label": "a", "prompt": "b"}] * 4}, {}, "refused"),
+    ("wake_actions without a prompt", {"wake_actions": [{"label": "a"}]}, {}, "refused"),
+    ("wake_actions blank label", {"wake_actions": [{"label": " ", "prompt": "p"}]}, {}, "refused"),
+    ("wake_actions empty", {"wake_actions": []}, {}, "loaded"),
     ("tags with a number", {"tags": ["a", 5]}, {}, "refused"),
     ("chain_notify null", {"chain_notify": None}, {}, "loaded"),
     ("username null", {"username": None}, {}, "loaded"),

@@ -168,3 +168,25 @@ def test_remote_scanner_is_disabled_without_watch_roots(h: Harness, isolated_env
     code, doc = h.status()
     assert doc["roles"]["remote-scanner"]["state"] == "disabled"
     assert "remote-scanner" not in " ".join(doc["reasons"])
+
+
+@pytest.mark.parametrize(
+    ("wake", "reason"),
+    [
+        ({}, "wake_enabled is false"),
+        ({"wake_enabled": True, "wake_topic": "replies"}, "needs an access token"),
+    ],
+)
+def test_wake_role_is_disabled_unless_wake_enabled_and_allowed(
+    h: Harness, isolated_env: dict[str, Path], wake: dict[str, object], reason: str
+) -> None:
+    """The wake role is not spawned when wake_enabled is off, nor when it lacks the access token it needs."""
+    cfg = json.loads(isolated_env["config"].read_text())
+    isolated_env["config"].write_text(json.dumps({**cfg, **wake}))
+    h.start(DONEBELL_SUPERVISOR_ROLES="maintenance,wake")
+    wait_for(h.ready, what="ready")
+    entry = h.role_entry("wake")
+    assert (entry["state"], entry["enabled"], entry["pid"]) == ("disabled", False, None)
+    assert reason in entry["reason"], entry
+    _, doc = h.status()
+    assert doc["roles"]["wake"]["state"] == "disabled"

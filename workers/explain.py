@@ -21,6 +21,7 @@ from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
 from donebell.workers.explain_ids import matches, normalize
+from donebell.workers.wake.history import render_wakes, wake_history
 
 
 def find(state: StateDir, ident: str) -> list[tuple[str, dict[str, Any]]]:
@@ -192,16 +193,17 @@ def main(argv: list[str]) -> int:
     state = StateDir(root)
     items = [summarize(folder, record, now) for folder, record in find(state, args.id)]
     session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
+    wakes = wake_history(state, args.id)
     if args.json:
         text = json.dumps(
-            {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session},
+            {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session, "wakes": wakes},
             indent=2,
             default=str,
         ) + "\n"
-    elif items or session:
-        text = render(args.id, items, session, now)
+    elif items or session or wakes:
+        text = render(args.id, items, session, now) + "".join(f"{line}\n" for line in render_wakes(wakes))
     else:
         text = f"{args.id}: no record in {root}\n  (never reported, a different state directory, or receipts expired by retention)\n"
     # A last_error written by an older version may quote a secret: never print it.
     sys.stdout.write(secret_text.scrub(text, *secret_text.configured_secrets()))
-    return 0 if items or session else 1
+    return 0 if items or session or wakes else 1

@@ -121,6 +121,9 @@ class MaintenanceRole(Role):
             counters["expired_dead"] = self.state.expire("dead", at - s.dead_retention_days * DAY)
         counters["tmp_swept"] = self.state.sweep_tmp(at - TMP_MAX_AGE_SECONDS)
         counters["lock_shards_swept"] = self.state.sweep_mutation_locks()
+        if os.path.isdir(self.state.path("wake")):  # reply to continue: only once the wake role ran
+            keep = max(s.sent_retention_days * DAY, s.wake_ticket_ttl_seconds) + DAY
+            counters["expired_wakes"] = self.state.wake_queue().expire(at - keep)
         counters.update(CursorRetention(self.state, at, s.sent_retention_days).run())
         counters.update(expire_claude_sessions(self.state, at))
         rotated = self.state.log_size() > LOG_MAX_BYTES

@@ -114,6 +114,10 @@ def render(
         payload["click"] = url
     if url and settings.include_task_link and settings.include_task_link_action:
         payload["actions"] = [{"action": "view", "label": "Open task", "url": url}]
+    if settings.wake_enabled:  # reply to continue (docs/wake.md): signed buttons after the link
+        from donebell.workers.wake.actions import add_wake_actions
+
+        add_wake_actions(payload, record, settings)
     payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"])
     return _fit(payload, body)
 

@@ -11,6 +11,7 @@ ROLES: dict[str, str] = {
     "local-scanner": "donebell.workers.local_scanner:LocalScannerRole",
     "remote-scanner": "donebell.workers.remote_scanner:RemoteScannerRole",
     "maintenance": "donebell.workers.maintenance:MaintenanceRole",
+    "wake": "donebell.workers.wake.role:WakeRole",
 }
 
 

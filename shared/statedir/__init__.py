@@ -162,6 +162,7 @@ from donebell.shared.statedir._records import RecordStore  # noqa: E402
 
 if TYPE_CHECKING:
     from donebell.shared.statedir._roles import RoleLock
+    from donebell.shared.statedir._wake import WakeQueue
 
 
 class StateDir(RecordStore):
@@ -229,6 +230,12 @@ class StateDir(RecordStore):
             return None if data is None else json.loads(data.decode("utf-8"))
         except (InvalidRecord, ValueError, OSError):
             return None
+
+    def wake_queue(self) -> WakeQueue:
+        """The ``wake/`` records of replies to the Continue buttons (``_wake``; workers only)."""
+        from donebell.shared.statedir._wake import WakeQueue
+
+        return WakeQueue(self)
 
     # health ------------------------------------------------------------------------------
 

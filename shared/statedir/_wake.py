@@ -1,0 +1,173 @@
+"""The wake queue (workers only): ``wake/`` records of replies to the Continue buttons.
+
+Layout (every write through :class:`~donebell.shared.statedir.StateDir`'s durable primitives)::
+
+    wake/ticket-key.json        the HMAC key and host id (shared/wake_ticket.py)
+    wake/replies/<key>.json     one record per reply: received → verified → requested →
+                                confirmed | refused(reason) | failed; ``history`` lists each step
+    wake/claims/<name>.claim    single-use claims, made by exclusive create (nonce-…, turn-…)
+    wake/cursor.json            the id of the last reply message handled (subscription resume)
+
+A record's key is the SHA-256 of the ntfy message id, so a message seen twice (a reconnect
+replays the backlog) maps to the record it already has. Every step is written (fsynced) before
+the wake role acts on it. Loaded on first use through :meth:`StateDir.wake_queue`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, encode, now
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from donebell.shared.statedir import StateDir
+
+REPLIES = "wake/replies"
+CLAIMS = "wake/claims"
+#: Statuses after which nothing more happens to a record.
+FINAL = frozenset({"confirmed", "refused", "failed", "unconfirmed"})
+HISTORY_MAX = 40
+
+
+class WakeQueue:
+    """The wake role's records in one state directory."""
+
+    def __init__(self, state: StateDir) -> None:
+        self.state = state
+        for folder in (REPLIES, CLAIMS):
+            state.ensure_folder(folder)
+
+    @staticmethod
+    def key_of(message_id: str) -> str:
+        return hashlib.sha256(f"donebell/wake|{message_id}".encode()).hexdigest()
+
+    def receive(self, message_id: str, fields: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """Record a reply as ``received`` (durably) unless it already has a record; ``(record, new)``."""
+        at = now()
+        record: dict[str, Any] = {
+            "schema": SCHEMA_VERSION,
+            "kind": "wake",
+            "key": self.key_of(message_id),
+            "provider": "unknown",
+            "created_at": at,
+            "message_id": message_id,
+            "status": "received",
+            "updated_at": at,
+            "history": [{"status": "received", "at": at}],
+            **fields,
+        }
+        if self.state.create(REPLIES, record):
+            return record, True
+        existing = self.read(record["key"])
+        return (existing if existing is not None else record), False
+
+    def advance(self, record: dict[str, Any], status: str, **fields: Any) -> dict[str, Any]:
+        """Durably move ``record`` to ``status`` (with ``fields``) before the caller acts on it."""
+        at = now()
+        record.pop("reason", None)  # a reason belongs to one step (kept in history), not to the next
+        record.update(fields)
+        record["status"], record["updated_at"] = status, at
+        step: dict[str, Any] = {"status": status, "at": at}
+        if fields.get("reason"):
+            step["reason"] = fields["reason"]
+        record["history"] = [*record.get("history", []), step][-HISTORY_MAX:]
+        self.state.replace(REPLIES, record)
+        return record
+
+    def read(self, key: str, *, repair: bool = True) -> dict[str, Any] | None:
+        """The record, or None; a broken one goes to ``dead/`` (unless ``repair`` is off: readers)."""
+        try:
+            return self.state.read(REPLIES, key)
+        except InvalidRecord as exc:
+            if repair:
+                self.state.dead_letter_invalid(REPLIES, f"{key}.json", str(exc))
+            return None
+
+    def records(self, *, repair: bool = True) -> Iterator[dict[str, Any]]:
+        """Every wake record, oldest first (the ``log`` and ``explain`` commands list these)."""
+        for key in self.state.keys(REPLIES):
+            record = self.read(key, repair=repair)
+            if record is not None:
+                yield record
+
+    def open_records(self) -> list[dict[str, Any]]:
+        return [r for r in self.records() if r.get("status") not in FINAL]
+
+    def claim(self, name: str, owner: str) -> bool:
+        """Take ``name`` for ``owner`` once and for all (exclusive create). False if another owner
+        took it; True again for the same owner (a step redone after a crash)."""
+        path = self._claim_path(name)
+        body = encode({"schema": SCHEMA_VERSION, "name": name[:200], "owner": owner, "claimed_at": now()})
+        if self.state.create_file(path, body):
+            return True
+        try:
+            held = json.loads((self.state.read_bytes(path, limit=1 << 12) or b"{}").decode("utf-8"))
+        except (InvalidRecord, ValueError):
+            return False
+        return isinstance(held, dict) and held.get("owner") == owner
+
+    def claimed(self, name: str) -> bool:
+        return os.path.exists(self._claim_path(name))
+
+    def _claim_path(self, name: str) -> str:
+        return self.state.path(CLAIMS, hashlib.sha256(name.encode("utf-8")).hexdigest() + ".claim")
+
+    # subscription cursor ---------------------------------------------------------------------
+
+    def cursor(self) -> str | None:
+        """The id of the last message handled, or None on the first run."""
+        try:
+            data = self.state.read_bytes(self.state.path("wake", "cursor.json"), limit=1 << 12)
+            value = json.loads(data.decode("utf-8")).get("last_message_id") if data else None
+        except (InvalidRecord, ValueError, OSError, AttributeError):
+            return None
+        return value if isinstance(value, str) and value.isalnum() and len(value) <= 64 else None
+
+    def set_cursor(self, message_id: str) -> None:
+        body = encode({"schema": SCHEMA_VERSION, "last_message_id": message_id, "updated_at": now()})
+        self.state.write_file(self.state.path("wake", "cursor.json"), body)
+
+    def expire(self, older_than: float) -> int:
+        """Delete finished records, claims and agent logs last changed before ``older_than``
+        (maintenance passes a cutoff beyond every ticket's expiry: a spent claim can then no
+        longer matter, since its ticket is refused as expired). Returns how many files went."""
+        removed = 0
+        for key in self.state.keys(REPLIES):
+            record = self.read(key)
+            stamp = (record or {}).get("updated_at")
+            if record and record.get("status") in FINAL and isinstance(stamp, (int, float)) and stamp < older_than:
+                removed += self.state.remove(REPLIES, key)
+        for folder in (CLAIMS, "wake/spawn"):
+            try:
+                entries = list(os.scandir(self.state.path(folder)))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < older_than:
+                    removed += self.state._unlink(entry.path)
+        return removed
+
+    def spawn_log(self, key: str) -> str:
+        """Where the output of the agent process started for record ``key`` goes (0600)."""
+        folder = self.state.ensure_folder("wake/spawn")
+        return os.path.join(str(folder), f"{key[:16]}.log")
+
+
+def iter_wake_records(state: StateDir) -> Iterator[dict[str, Any]]:
+    """Every wake record of ``state``, oldest first (read-only): what ``log`` and ``explain`` show.
+
+    Each has ``message_id``, ``status`` (received | verified | queued | requested | retry |
+    confirmed | refused | failed | unconfirmed), ``reason`` when refused or failed, ``provider``,
+    ``conversation_id``, ``turn_id``, ``new_turn`` once confirmed, and ``history`` (status, at, reason).
+    """
+    if not os.path.isdir(state.path(REPLIES)):
+        return iter(())
+    queue = WakeQueue.__new__(WakeQueue)  # no folder creation: a reader never writes
+    queue.state = state
+    return queue.records(repair=False)

@@ -1,0 +1,163 @@
+"""Signed wake tickets: the only authority a "Continue" button carries (see docs/wake.md).
+
+A ticket is the body an ntfy ``http`` action POSTs to the reply topic::
+
+    dbw1.<base64url(claims JSON)>.<base64url(HMAC-SHA256(key, "dbw1.<claims>"))>
+
+Its claims name this host, the provider, the thread (Codex) or session (Claude), the turn it
+answers, the button's index, a 128-bit nonce and an expiry. Everything in it is readable by
+whoever can read the notification topic; it authorizes exactly one turn, once (the wake role
+claims the nonce). The prompt a button sends lives only in the local config.
+
+The key lives only in the state directory (``wake/ticket-key.json``, 0600), created on first
+use; :func:`rotate_key` replaces it (``donebell config rotate-wake-key``), which invalidates
+every open ticket. The host id in the same file survives a rotation: a ticket from another
+host sharing the reply topic is recognized by it and ignored without a word.
+
+Standard library only; not on the hook path.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, StateDir, encode, now
+
+PREFIX = "dbw1"
+KEY_FILE = ("wake", "ticket-key.json")
+#: A reply longer than this is not a ticket (ours are ~300 bytes): refused before any parsing.
+MAX_TICKET_CHARS = 2048
+PROVIDERS = ("codex", "claude")
+_CLAIM_TYPES: dict[str, type] = {"v": int, "h": str, "p": str, "c": str, "u": str, "a": int, "n": str, "e": int}
+
+
+class TicketRefused(Exception):
+    """The reply is not a ticket this host honours; ``reason`` is one stable word."""
+
+    def __init__(self, reason: str, detail: str = "", *, nonce: str | None = None) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.nonce = nonce  # set once the signature held (an expired ticket is still ours)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """The verified claims of one ticket."""
+
+    host_id: str
+    provider: str
+    conversation_id: str  # Codex thread id or Claude session id
+    turn_id: str  # the turn the notification reported (Codex turn id, Claude prompt id)
+    action: int
+    nonce: str
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class TicketKey:
+    host_id: str
+    secret: bytes
+
+
+def load_key(state: StateDir) -> TicketKey:
+    """The key of this state directory, created (0600, first writer wins) if there is none."""
+    path = _key_path(state)
+    data = state.read_bytes(path, limit=1 << 14)
+    if data is None:
+        state.ensure_folder(KEY_FILE[0])
+        state.create_file(path, _key_body(os.urandom(16).hex()))  # False: a racing process won
+        data = state.read_bytes(path, limit=1 << 14)
+    try:
+        obj = json.loads((data or b"").decode("utf-8"))
+        return TicketKey(str(obj["host_id"]), bytes.fromhex(obj["key"]))
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise InvalidRecord(f"{path}: not a wake key ({type(exc).__name__})") from None
+
+
+def rotate_key(state: StateDir) -> TicketKey:
+    """Replace the key (keeping the host id): every ticket issued so far stops verifying."""
+    try:
+        host_id = load_key(state).host_id
+    except InvalidRecord:
+        host_id = os.urandom(16).hex()
+    state.write_file(_key_path(state), _key_body(host_id))
+    return load_key(state)
+
+
+def issue(
+    key: TicketKey, *, provider: str, conversation_id: str, turn_id: str, action: int, ttl_seconds: float
+) -> tuple[str, Ticket]:
+    """A fresh ticket (new nonce) and its claims."""
+    ticket = Ticket(
+        key.host_id, provider, conversation_id, turn_id, action, os.urandom(16).hex(), int(now() + ttl_seconds)
+    )
+    claims = {"v": 1, "h": ticket.host_id, "p": provider, "c": conversation_id, "u": turn_id, "a": action}
+    claims.update({"n": ticket.nonce, "e": ticket.expires_at})
+    signed = f"{PREFIX}.{_b64(json.dumps(claims, separators=(',', ':')).encode('utf-8'))}"
+    return f"{signed}.{_b64(_mac(key, signed))}", ticket
+
+
+def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
+    """The claims of ``text``, or :class:`TicketRefused` with ``malformed``, ``other-host``,
+    ``bad-signature`` or ``expired`` (checked in that order; the MAC in constant time)."""
+    text = text.strip()
+    if len(text) > MAX_TICKET_CHARS:
+        raise TicketRefused("malformed", f"{len(text)} characters")
+    parts = text.split(".")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        raise TicketRefused("malformed", "not a donebell ticket")
+    try:
+        claims = json.loads(_unb64(parts[1]).decode("utf-8"))
+        mac = _unb64(parts[2])
+    except (ValueError, UnicodeDecodeError):
+        raise TicketRefused("malformed", "undecodable") from None
+    if not isinstance(claims, dict) or set(claims) != set(_CLAIM_TYPES):
+        raise TicketRefused("malformed", "unexpected claims")
+    for name, kind in _CLAIM_TYPES.items():
+        if type(claims[name]) is not kind:
+            raise TicketRefused("malformed", f"claim {name!r} has the wrong type")
+    if claims["h"] != key.host_id:
+        raise TicketRefused("other-host")  # a host sharing the reply topic: not ours to judge
+    if not hmac.compare_digest(mac, _mac(key, f"{parts[0]}.{parts[1]}")):
+        raise TicketRefused("bad-signature")
+    if claims["v"] != 1 or claims["p"] not in PROVIDERS or not claims["c"] or not claims["u"]:
+        raise TicketRefused("malformed", "unsupported claims")
+    if claims["e"] <= (now() if at is None else at):
+        raise TicketRefused("expired", nonce=claims["n"])
+    return Ticket(claims["h"], claims["p"], claims["c"], claims["u"], claims["a"], claims["n"], claims["e"])
+
+
+def _key_path(state: StateDir) -> str:
+    return state.path(*KEY_FILE)
+
+
+def _key_body(host_id: str) -> bytes:
+    record: dict[str, Any] = {"schema": SCHEMA_VERSION, "host_id": host_id, "key": os.urandom(32).hex()}
+    record["created_at"] = now()
+    return encode(record)
+
+
+def _mac(key: TicketKey, signed: str) -> bytes:
+    return hmac.new(key.secret, signed.encode("ascii"), hashlib.sha256).digest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or any(c not in _B64_ALPHABET for c in text):
+        raise ValueError("not base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:  # non-canonical trailing bits: one ticket has exactly one spelling
+        raise ValueError("not canonical base64url")
+    return data
+
+
+_B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

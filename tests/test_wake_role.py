@@ -1,0 +1,382 @@
+"""The wake role as a real process against the ntfy stand-in: taps, refusals, busy threads, crashes.
+
+The agent CLI is a small stand-in ``codex`` on PATH that appends one turn to the thread's rollout
+the way ``codex exec resume`` does (task_started, then task_complete), and logs its argv; the
+real CLIs are driven in tests/e2e/test_wake.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from delivery_kit import outbox_record
+from donebell.shared.config import Settings
+from donebell.shared.records import new_receipt
+from donebell.shared.statedir import StateDir
+from donebell.workers.wake.actions import wake_actions
+from support.ntfy_standin import NtfyStandin
+
+pytestmark = pytest.mark.usefixtures("no_outside_config")
+
+THREAD = "019a22be-0000-7000-8000-00000000wake"
+FAKE_CODEX = textwrap.dedent(
+    """\
+    #!{python}
+    import glob, json, os, sys, time, uuid
+    home = os.environ["CODEX_HOME"]
+    with open(os.environ["FAKE_CODEX_LOG"], "a") as f:
+        f.write(json.dumps(sys.argv[1:]) + "\\n")
+    thread = sys.argv[-2]
+    refuse = os.environ.get("FAKE_CODEX_REFUSE_FILE")
+    if refuse and os.path.exists(refuse):
+        os.unlink(refuse)
+        print("Error: thread " + thread + " already has an active writer", file=sys.stderr)
+        sys.exit(1)
+    (path,) = glob.glob(os.path.join(home, "sessions", "*", "*", "*", "rollout-*-" + thread + ".jsonl"))
+    turn = str(uuid.uuid4())
+    def event(kind):
+        with open(path, "a") as f:
+            f.write(json.dumps({{"type": "event_msg", "payload": {{"type": kind, "turn_id": turn}}}}) + "\\n")
+    time.sleep(float(os.environ.get("FAKE_CODEX_BEFORE", "0")))
+    event("task_started")
+    time.sleep(float(os.environ.get("FAKE_CODEX_DURATION", "0")))
+    event("task_complete")
+    """
+)
+
+
+class WakeWorld:
+    """A state dir, config, Codex home with one finished thread, and a stand-in codex on PATH."""
+
+    def __init__(self, tmp: Path, srv: NtfyStandin) -> None:
+        self.tmp, self.srv = tmp, srv
+        self.state = StateDir(tmp / "state").ensure()
+        self.config = tmp / "config.json"
+        self.settings_data: dict[str, Any] = {
+            "server": srv.url,
+            "topic": "notes-topic",
+            "wake_enabled": True,
+            "wake_topic": "replies-topic",
+            "wake_allow_unauthenticated": True,
+            "wake_actions": [{"label": "Continue", "prompt": "continue please"}],
+        }
+        self.write_config()
+        self.codex_home = tmp / "codex"
+        day = self.codex_home / "sessions" / "2026" / "12" / "01"
+        day.mkdir(parents=True)
+        self.rollout = day / f"rollout-2026-12-01T10-00-00-{THREAD}.jsonl"
+        self.workdir = tmp / "work"
+        self.workdir.mkdir()
+        self.append({"type": "session_meta", "payload": {"id": THREAD, "cwd": str(self.workdir)}})
+        self.turn("turn-1", done=True)
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        codex = bin_dir / "codex"
+        codex.write_text(FAKE_CODEX.format(python=sys.executable))
+        codex.chmod(0o755)
+        self.calls = tmp / "codex-calls.log"
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")},
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "DONEBELL_STATE_DIR": str(self.state.root),
+            "DONEBELL_CONFIG": str(self.config),
+            "CODEX_HOME": str(self.codex_home),
+            "FAKE_CODEX_LOG": str(self.calls),
+        }
+        self.notified("turn-1")
+
+    def write_config(self) -> None:
+        self.config.write_text(json.dumps(self.settings_data))
+        self.config.chmod(0o600)
+
+    def append(self, obj: dict[str, Any]) -> None:
+        with self.rollout.open("a") as f:
+            f.write(json.dumps(obj) + "\n")
+
+    def turn(self, turn: str, *, done: bool) -> None:
+        self.append({"type": "event_msg", "payload": {"type": "task_started", "turn_id": turn}})
+        if done:
+            self.append({"type": "event_msg", "payload": {"type": "task_complete", "turn_id": turn}})
+
+    def notified(self, turn: str) -> dict[str, Any]:
+        """The sent receipt delivery leaves for a notified turn; returns the outbox record."""
+        rec = outbox_record(thread_id=THREAD, turn_id=turn)
+        self.state.create("sent", new_receipt(rec, status="sent", reason="sent"))
+        return rec
+
+    def buttons(self, turn: str = "turn-1", **settings: Any) -> list[dict[str, Any]]:
+        s = Settings(**{**self.settings_data, **settings})
+        return wake_actions(outbox_record(thread_id=THREAD, turn_id=turn), s, state=self.state)
+
+    def tap(self, button: dict[str, Any], body: str | None = None) -> None:
+        """Exactly the request the ntfy app makes for an `http` action."""
+        reply = httpx.request(
+            button.get("method", "POST"),
+            button["url"],
+            headers=button.get("headers") or {},
+            content=(button["body"] if body is None else body).encode(),
+            timeout=5,
+        )
+        assert reply.status_code == 200, reply.text
+
+    def worker(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "donebell.shared.cli", "worker", "wake", *args]
+        return subprocess.run(cmd, env={**self.env, **env}, capture_output=True, text=True, timeout=60, check=False)
+
+    def start(self, **env: str) -> subprocess.Popen[str]:
+        cmd = [sys.executable, "-m", "donebell.shared.cli", "worker", "wake"]
+        return subprocess.Popen(cmd, env={**self.env, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def records(self) -> list[dict[str, Any]]:
+        return list(self.state.wake_queue().records())
+
+    def codex_calls(self) -> list[list[str]]:
+        if not self.calls.exists():
+            return []
+        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+
+    def rollout_turns(self) -> list[str]:
+        """Started turns; a line the stand-in codex is still writing is not one yet."""
+        turns = []
+        for line in self.rollout.read_text().splitlines():
+            try:
+                payload = json.loads(line)["payload"]
+            except ValueError:
+                continue
+            if payload.get("type") == "task_started":
+                turns.append(payload["turn_id"])
+        return turns
+
+    def log(self) -> list[dict[str, Any]]:
+        path = self.state.root / "notify.log"
+        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture()
+def world(tmp_path: Path, srv: NtfyStandin) -> WakeWorld:
+    return WakeWorld(tmp_path, srv)
+
+
+def statuses(world: WakeWorld) -> list[tuple[str, str | None]]:
+    return [(r["status"], r.get("reason")) for r in world.records()]
+
+
+def test_a_tap_starts_one_turn_in_the_same_thread_and_is_confirmed(world: WakeWorld) -> None:
+    (button,) = world.buttons()
+    world.tap(button)
+    first = world.worker("--once")  # the supervisor was down at the tap: handled on the next run
+    assert first.returncode == 0, first.stderr
+    wait_for(lambda: len(world.rollout_turns()) == 2, 10, "the new turn")
+    assert world.codex_calls() == [["exec", "resume", THREAD, "continue please"]]
+    assert world.worker("--once").returncode == 0
+    (record,) = world.records()
+    assert record["status"] == "confirmed" and record["new_turn"] == world.rollout_turns()[-1]
+    assert [h["status"] for h in record["history"]] == ["received", "verified", "requested", "confirmed"]
+    assert "continue please" not in json.dumps(record)  # the prompt never enters a record
+    world.worker("--once")  # a third run: the cursor says the reply was handled
+    assert len(world.records()) == 1 and len(world.codex_calls()) == 1
+    cmd = [sys.executable, "-m", "donebell.shared.cli", "explain", THREAD]
+    explained = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=30, check=False)
+    assert explained.returncode == 0 and ": confirmed; new turn" in explained.stdout, explained.stdout
+
+
+def test_replay_is_refused_and_never_a_second_turn(world: WakeWorld) -> None:
+    (button,) = world.buttons()
+    world.tap(button)
+    world.worker("--once")
+    wait_for(lambda: len(world.rollout_turns()) == 2, 10, "the new turn")
+    for _ in range(5):
+        world.tap(button)  # the same request again (a reader of the topic replays it)
+    world.worker("--once")
+    assert sorted(statuses(world)) == [("confirmed", None), ("refused", "replay")]
+    assert len(world.codex_calls()) == 1
+
+
+def test_one_tampered_byte_is_refused_without_a_turn(world: WakeWorld) -> None:
+    (button,) = world.buttons()
+    body = button["body"]
+    middle = len(body) // 2
+    world.tap(button, body[:middle] + ("A" if body[middle] != "A" else "B") + body[middle + 1 :])
+    result = world.worker("--once")
+    assert result.returncode == 0, result.stderr
+    assert world.records() == [] and world.codex_calls() == []
+    lines = [e["msg"] for e in world.log() if e.get("role") == "wake"]
+    assert any("refused: bad-signature" in m or "refused: malformed" in m for m in lines), lines
+
+
+def test_expired_ticket_is_refused(world: WakeWorld) -> None:
+    (button,) = world.buttons(wake_ticket_ttl_seconds=0.5)
+    time.sleep(1.1)
+    for _ in range(4):
+        world.tap(button)  # repeats of one expired ticket: recorded once, the rest counted
+    world.worker("--once")
+    assert statuses(world) == [("refused", "expired")] and world.codex_calls() == []
+    assert world.state.read_health("wake")["counters"]["refused-expired"] == 4
+
+
+def test_a_ticket_for_another_host_is_ignored_silently(world: WakeWorld, tmp_path: Path) -> None:
+    other = StateDir(tmp_path / "other-host").ensure()
+    s = Settings(**world.settings_data)
+    (button,) = wake_actions(outbox_record(thread_id=THREAD, turn_id="turn-1"), s, state=other)
+    world.tap(button)
+    world.worker("--once")
+    assert world.records() == [] and world.codex_calls() == []
+    assert not [e for e in world.log() if e.get("role") == "wake" and e["level"] == "warning"]
+
+
+def test_a_junk_flood_is_bounded_and_rate_limited_in_the_log(world: WakeWorld) -> None:
+    (button,) = world.buttons()
+    junk = ["", "continue", "rm -rf /", "dbw1.a.b", "x" * 3000, button["body"][:-3] + "AAA"]
+    with httpx.Client(timeout=5) as client:
+        for i in range(240):
+            client.post(button["url"], content=junk[i % len(junk)].encode() or b"triggered")
+    world.tap(button)  # one real tap among the junk still works
+    started = time.monotonic()
+    result = world.worker("--once")
+    assert result.returncode == 0 and time.monotonic() - started < 30, result.stderr
+    refusals = [e for e in world.log() if e.get("role") == "wake" and "refused" in e["msg"]]
+    assert 1 <= len(refusals) <= 3, refusals  # one line a minute, the rest counted
+    assert statuses(world) == [("requested", None)]
+    assert world.state.read_health("wake")["counters"]["refused-malformed"] >= 150
+
+
+def test_unknown_thread_deleted_rollout_and_superseded(world: WakeWorld) -> None:
+    (unknown,) = world.buttons(turn="turn-never-notified")
+    world.tap(unknown)
+    world.worker("--once")
+    assert statuses(world) == [("refused", "unknown-thread")]
+
+    world.turn("turn-2", done=True)  # the user continued in the terminal
+    (old,) = world.buttons(turn="turn-1")
+    world.tap(old)
+    world.worker("--once")
+    assert statuses(world)[-1] == ("refused", "superseded")
+
+    world.notified("turn-2")
+    (fresh,) = world.buttons(turn="turn-2")
+    world.rollout.unlink()
+    world.tap(fresh)
+    world.worker("--once")
+    assert statuses(world)[-1] == ("refused", "rollout-missing")
+    assert world.codex_calls() == []
+
+
+def test_busy_thread_is_queued_then_gets_one_turn_after_it_ends(world: WakeWorld) -> None:
+    world.turn("turn-2", done=False)  # someone is in a turn right now
+    (button,) = world.buttons()
+    world.tap(button)
+    proc = world.start()
+    try:
+        wait_for(lambda: statuses(world) == [("queued", None)], 20, "the wake to be queued")
+        time.sleep(2.5)
+        assert world.codex_calls() == []  # never steered into the running turn
+        world.append({"type": "event_msg", "payload": {"type": "task_complete", "turn_id": "turn-2"}})
+        wait_for(lambda: statuses(world) == [("confirmed", None)], 20, "the queued wake to run")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+    assert len(world.codex_calls()) == 1 and len(world.rollout_turns()) == 3
+
+
+def test_active_writer_refusal_is_retried_before_acceptance(world: WakeWorld) -> None:
+    refuse = world.tmp / "refuse-once"
+    refuse.write_text("1")
+    (button,) = world.buttons()
+    world.tap(button)
+    proc = world.start(FAKE_CODEX_REFUSE_FILE=str(refuse))
+    try:
+        wait_for(lambda: statuses(world) == [("confirmed", None)], 30, "the retried wake")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+    (record,) = world.records()
+    assert [h.get("reason") for h in record["history"] if h["status"] == "retry"] == ["busy"]
+    assert len(world.codex_calls()) == 2 and len(world.rollout_turns()) == 2
+
+
+def test_sigkill_between_requested_and_confirmed_never_starts_a_second_turn(world: WakeWorld) -> None:
+    (button,) = world.buttons()
+    world.tap(button)
+    proc = world.start(FAKE_CODEX_BEFORE="3")
+    try:
+        wait_for(lambda: statuses(world) == [("requested", None)], 20, "requested")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: len(world.rollout_turns()) == 2, 15, "the detached agent to finish its turn")
+    world.worker("--once")
+    world.worker("--once")
+    assert statuses(world) == [("confirmed", None)]
+    assert len(world.codex_calls()) == 1 and len(world.rollout_turns()) == 2
+
+
+def test_refused_without_an_access_token_unless_explicitly_allowed(world: WakeWorld) -> None:
+    world.settings_data["wake_allow_unauthenticated"] = False
+    world.write_config()
+    result = world.worker("--once")
+    assert result.returncode == 78 and "access token" in result.stderr
+
+
+def test_doctor_warns_on_every_run_when_unauthenticated_wake_is_allowed(world: WakeWorld) -> None:
+    cmd = [sys.executable, "-m", "donebell.shared.cli", "doctor", "--json"]
+    for _ in range(2):
+        out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
+        [check] = [c for c in json.loads(out.stdout)["checks"] if c["name"] == "wake"]
+        assert check["status"] == "warn" and "without an access token" in check["summary"], check
+
+
+def test_the_subscription_reconnects_after_the_server_goes_away(world: WakeWorld) -> None:
+    """The stream breaks (server restart): the role reconnects with backoff and handles the next tap."""
+    proc = world.start()
+    try:
+        wait_for(lambda: (world.state.read_health("wake") or {}).get("subscription") == "subscribed", 20, "subscribed")
+        port = world.srv.port
+        world.srv.stop()
+        wait_for(
+            lambda: str((world.state.read_health("wake") or {}).get("subscription")).startswith("reconnecting"),
+            30,
+            "the role to notice",
+        )
+        with NtfyStandin(port=port) as again:
+            wait_for(lambda: (world.state.read_health("wake") or {}).get("connects", 0) >= 2, 40, "a reconnect")
+            (button,) = world.buttons()
+            assert button["url"].startswith(again.url)
+            world.tap(button)
+            wait_for(lambda: statuses(world) == [("confirmed", None)], 30, "the tap after the reconnect")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+    assert proc.returncode == 0
+    assert world.state.wake_queue().cursor() is not None
+
+
+def test_install_and_config_check_refuse_wake_without_an_access_token(world: WakeWorld) -> None:
+    world.settings_data["wake_allow_unauthenticated"] = False
+    world.write_config()
+    for args in (["config", "check"], ["install", "--service", "none", "--dry-run"]):
+        cmd = [sys.executable, "-m", "donebell.shared.cli", *args]
+        out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 1 and "needs an access token" in out.stdout, (args, out.stdout, out.stderr)

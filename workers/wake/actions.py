@@ -1,0 +1,79 @@
+"""The "Continue" buttons of a done/failed/stopped notification (ntfy ``http`` actions).
+
+Each configured ``wake_actions`` entry becomes one button that POSTs a fresh signed ticket
+(:mod:`donebell.shared.wake_ticket`) to ``<server>/<wake_topic>``, with ``wake_token`` (meant to
+be a write-only user's token) as its Authorization header when set. The button's prompt is not
+in the action: the wake role looks it up in the local config by the ticket's action index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from donebell.shared.settings_view import SettingsLike
+from donebell.shared.statedir import StateDir, open_state_dir
+from donebell.shared.wake_ticket import PROVIDERS, TicketKey, issue, load_key
+
+MAX_ACTIONS = 3  # ntfy refuses more
+
+
+def add_wake_actions(payload: dict[str, Any], record: dict[str, Any], settings: SettingsLike) -> None:
+    """Append the buttons to the ntfy JSON ``payload`` (after any link action, at most 3 in all)."""
+    taken = list(payload.get("actions") or [])
+    buttons = wake_actions(record, settings, room=MAX_ACTIONS - len(taken))
+    if buttons:
+        payload["actions"] = taken + buttons
+
+
+def wake_actions(
+    record: dict[str, Any], settings: SettingsLike, *, room: int = MAX_ACTIONS, state: StateDir | None = None
+) -> list[dict[str, Any]]:
+    """The buttons for ``record`` (none when wake is off or the record cannot be continued)."""
+    ident = answerable(record)
+    if not settings.wake_enabled or not settings.wake_topic or ident is None or room <= 0:
+        return []
+    try:
+        key = load_key(state or open_state_dir())
+    except Exception:  # noqa: BLE001 - a broken key costs the buttons, never the notification
+        return []
+    return [_button(key, record, settings, i, entry) for i, entry in enumerate(settings.wake_actions[:room])]
+
+
+def answerable(record: dict[str, Any]) -> tuple[str, str, str] | None:
+    """``(provider, conversation id, turn id)`` of a local root task this host can continue."""
+    provider = record.get("provider")
+    if provider not in PROVIDERS or record.get("test") is True:
+        return None
+    sources = record.get("sources")
+    if record.get("source") == "remote-scanner" or (isinstance(sources, list) and "remote-scanner" in sources):
+        return None  # a thread of another machine's Codex home: not startable here
+    conv = record.get("thread_id") if provider == "codex" else record.get("session_id")
+    turn = record.get("turn_id") if provider == "codex" else record.get("prompt_id")
+    if not isinstance(conv, str) or not conv or not isinstance(turn, str) or not turn:
+        return None
+    return str(provider), conv, turn
+
+
+def _button(
+    key: TicketKey, record: dict[str, Any], settings: SettingsLike, index: int, entry: dict[str, str]
+) -> dict[str, Any]:
+    provider, conv, turn = answerable(record) or ("", "", "")
+    body, _ = issue(
+        key,
+        provider=provider,
+        conversation_id=conv,
+        turn_id=turn,
+        action=index,
+        ttl_seconds=settings.wake_ticket_ttl_seconds,
+    )
+    action: dict[str, Any] = {
+        "action": "http",
+        "label": entry.get("label", "Continue")[:40],
+        "url": f"{settings.server}/{settings.wake_topic}",
+        "method": "POST",
+        "body": body,
+        "clear": True,
+    }
+    if settings.wake_token:
+        action["headers"] = {"Authorization": f"Bearer {settings.wake_token.get_secret_value()}"}
+    return action

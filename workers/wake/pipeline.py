@@ -1,0 +1,291 @@
+"""One reply's way through the wake role, each step recorded in ``wake/replies/`` before it acts.
+
+``received`` → ``verified`` → (``queued`` while the thread is busy) → ``requested`` →
+``confirmed`` | ``refused`` (reason) | ``failed`` (reason) | ``unconfirmed``.
+
+* Verification: the ticket (constant-time HMAC, expiry; another host's ticket is dropped without
+  a record), then the nonce is claimed by exclusive create (a second use is ``replay``), the turn
+  is claimed likewise (a second button for the same turn is ``already-answered``), the button
+  index must still be configured, donebell must have notified that very turn (a sent receipt:
+  else ``unknown-thread``), its rollout/transcript must exist (``rollout-missing``), and the newest
+  ended turn must still be the ticket's (``superseded``: the user already continued).
+* A busy thread (its newest turn has not ended) is waited on, re-checked every pass, for up to
+  :data:`BUSY_WAIT_SECONDS`; a wake is never steered into a running turn.
+* ``requested`` is written before the agent is started, with the turn count at that moment.
+  The agent's own record of one more turn confirms it. Before that, an attempt whose process
+  exited without a new turn (e.g. Codex's "already has an active writer") is retried after 2,
+  5 and 15 s. After a restart a ``requested`` record is only ever confirmed, never requested
+  again: at most one missed wake, never a second turn.
+
+Nothing from a reply is executed or put into the prompt: the prompt is the configured one.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from typing import Any
+
+from donebell.shared.keys import event_key
+from donebell.shared.settings_view import SettingsLike
+from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir._wake import WakeQueue
+from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
+from donebell.workers.wake import agents, appserver
+
+BUSY_WAIT_SECONDS = 30 * 60.0
+RETRY_DELAYS = (2.0, 5.0, 15.0)
+#: How long a started agent has to show its new turn before the wake is ``unconfirmed``.
+CONFIRM_SECONDS = 300.0
+BODY_KEEP = 512  # characters of a refused reply kept in its record
+
+
+class JunkLimiter:
+    """Refusals of unsigned junk: at most one log line per ``every`` seconds, the rest counted."""
+
+    def __init__(self, log: logging.Logger, every: float = 60.0) -> None:
+        self.log, self.every = log, every
+        self.suppressed = 0
+        self.total = 0
+        self._last = float("-inf")
+
+    def refused(self, reason: str, message_id: str) -> None:
+        self.total += 1
+        at = time.monotonic()
+        if at - self._last < self.every:
+            self.suppressed += 1
+            return
+        extra = f" ({self.suppressed} more since the last line)" if self.suppressed else ""
+        self.log.warning("wake reply %s refused: %s%s", message_id, reason, extra)
+        self._last, self.suppressed = at, 0
+
+
+class WakePipeline:
+    def __init__(self, state: StateDir, settings: SettingsLike, log: logging.Logger) -> None:
+        self.state, self.settings, self.log = state, settings, log
+        self.queue: WakeQueue = state.wake_queue()
+        self.key: TicketKey = load_key(state)
+        self.junk = JunkLimiter(log)
+        self.counters: dict[str, int] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def count(self, name: str) -> None:
+        self.counters[name] = self.counters.get(name, 0) + 1
+
+    # a reply arrives ------------------------------------------------------------------------
+
+    def receive(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Handle one ntfy ``message`` event of the reply topic (bounded work; never raises on
+        input). The record it made or found, or None for a reply that gets no record."""
+        message_id = message.get("id")
+        body = message.get("message")
+        if not isinstance(message_id, str) or not message_id.isalnum() or len(message_id) > 64:
+            self.junk.refused("malformed", "?")
+            return None
+        text = body if isinstance(body, str) else ""
+        try:
+            ticket = verify(self.key, text)
+        except TicketRefused as exc:
+            if exc.reason == "other-host":
+                self.count("other-host")
+                return None  # silently: another host's reply, not ours to judge
+            first = exc.nonce is not None and self.queue.claim(f"refused-{exc.nonce}", message_id)
+            if not first:  # junk, and repeats of one signed ticket, are counted, not recorded one by one
+                self.count(f"refused-{exc.reason}")
+                self.junk.refused(exc.reason, message_id)
+                return None
+            record, new = self.queue.receive(message_id, {"body": text[:BODY_KEEP]})
+            if new:
+                self._refuse(record, exc.reason)  # counts it
+            return record
+        existing = self.queue.read(self.queue.key_of(message_id))
+        if existing is not None:
+            return existing  # seen before (a reconnect's backlog): handled once
+        if self.queue.claimed(f"nonce-{ticket.nonce}") and not self.queue.claim(f"replay-{ticket.nonce}", message_id):
+            self.count("refused-replay")
+            self.junk.refused("replay", message_id)  # the first replay of a ticket is recorded, the rest counted
+            return None
+        fields = {
+            "provider": ticket.provider,
+            "conversation_id": ticket.conversation_id,
+            "turn_id": ticket.turn_id,
+            "action": ticket.action,
+            "nonce": ticket.nonce,
+            "expires_at": ticket.expires_at,
+            "message_time": message.get("time"),
+        }
+        record, new = self.queue.receive(message_id, fields)
+        if new:
+            self.count("received")
+            self.log.info("wake reply %s received for %s %s", message_id, ticket.provider, ticket.conversation_id[:8])
+            self._verify(record)
+        return record
+
+    def _verify(self, record: dict[str, Any]) -> None:
+        provider, conv, turn = record["provider"], record["conversation_id"], record["turn_id"]
+        if not self.queue.claim(f"nonce-{record['nonce']}", record["key"]):
+            self._refuse(record, "replay")
+            return
+        actions = self.settings.wake_actions
+        if not 0 <= record["action"] < len(actions):
+            self._refuse(record, "unknown-action")
+            return
+        if self.state.read("sent", event_key(provider, conv, turn)) is None:
+            self._refuse(record, "unknown-thread")
+            return
+        path = agents.locate(provider, conv)
+        if path is None:
+            self._refuse(record, "rollout-missing")
+            return
+        try:
+            view = agents.read_thread(provider, path)
+        except OSError:
+            self._refuse(record, "rollout-missing")
+            return
+        if view.latest_done != turn:
+            self._refuse(record, "superseded")
+            return
+        if not self.queue.claim(f"turn-{provider}-{conv}-{turn}", record["key"]):
+            self._refuse(record, "already-answered")
+            return
+        self.queue.advance(record, "verified", verified_at=now())
+        self.count("verified")
+        self.step(record)
+
+    # open records move on, one pass at a time -------------------------------------------
+
+    def step(self, record: dict[str, Any]) -> float | None:
+        """Move an open record on as far as it can go now; seconds until it wants another look."""
+        status = record.get("status")
+        if status == "received":
+            self._verify(record)  # a crash after `received`: verify again (claims make it idempotent)
+            return 0.0
+        if status in ("verified", "queued", "retry"):
+            return self._try_start(record)
+        if status == "requested":
+            return self._check_requested(record)
+        return None
+
+    def _view(self, record: dict[str, Any]) -> agents.ThreadView | None:
+        path = agents.locate(record["provider"], record["conversation_id"])
+        try:
+            return agents.read_thread(record["provider"], path) if path else None
+        except OSError:
+            return None
+
+    def _try_start(self, record: dict[str, Any]) -> float | None:
+        at = now()
+        if record.get("status") == "retry" and at < float(record.get("next_attempt_at") or 0):
+            return float(record["next_attempt_at"]) - at
+        view = self._view(record)
+        if view is None:
+            self._fail(record, "rollout-missing")
+            return None
+        if view.active:
+            since = float(record.get("queued_at") or at)
+            if at - since > BUSY_WAIT_SECONDS:
+                self._fail(record, "busy-timeout")
+                return None
+            if record.get("status") != "queued":
+                self.queue.advance(record, "queued", queued_at=since)
+                self.count("queued")
+                self.log.info("wake %s: thread busy, queued until it is idle", record["message_id"])
+            return 2.0
+        provider = record["provider"]
+        if not 0 <= record["action"] < len(self.settings.wake_actions):  # the config changed meanwhile
+            self._refuse(record, "unknown-action")
+            return None
+        prompt = self.settings.wake_actions[record["action"]]["prompt"]
+        socket_path = appserver.control_socket() if provider == "codex" else None
+        if socket_path is not None:
+            delay = self._start_through_daemon(record, view, socket_path, prompt)
+            if record.get("via") == "app-server":
+                return delay
+            # the socket was stale (no daemon listening): nothing was asked; exec resume goes now
+        args = list(self.settings.wake_codex_args if provider == "codex" else self.settings.wake_claude_args)
+        argv = agents.command(provider, record["conversation_id"], prompt, args)
+        if argv is None:
+            self._fail(record, f"{provider}-not-on-path")
+            return None
+        attempt = int(record.get("attempts") or 0) + 1
+        log_path = self.queue.spawn_log(record["key"])
+        # Recorded before the agent starts: a crash from here on never requests a second turn.
+        self.queue.advance(
+            record, "requested", attempts=attempt, baseline_turns=view.turns, requested_at=now(), via="exec"
+        )
+        try:
+            self._procs[record["key"]] = agents.spawn(argv, view.cwd, log_path)
+        except OSError as exc:
+            return self._attempt_failed(record, f"spawn: {exc.strerror or exc}")
+        self.count("requested")
+        self.log.info("wake %s: turn requested (%s, attempt %d)", record["message_id"], provider, attempt)
+        return 0.25
+
+    def _start_through_daemon(
+        self, record: dict[str, Any], view: agents.ThreadView, socket_path: str, prompt: str
+    ) -> float | None:
+        attempt = int(record.get("attempts") or 0) + 1
+        self.queue.advance(
+            record, "requested", attempts=attempt, baseline_turns=view.turns, requested_at=now(), via="app-server"
+        )
+        try:
+            turn = appserver.start_turn(socket_path, record["conversation_id"], prompt)
+        except appserver.AppServerError as exc:
+            if exc.unreachable:
+                self.log.info(
+                    "wake %s: app-server socket unreachable (%s); using codex exec resume", record["message_id"], exc
+                )
+                self.queue.advance(record, "verified", via="exec", attempts=attempt - 1)
+                return None
+            if exc.accepted:
+                self.log.warning("wake %s: %s; waiting for the rollout to confirm", record["message_id"], exc)
+                return 0.5
+            return self._attempt_failed(record, "busy" if str(exc).startswith("busy") else str(exc)[:200])
+        self.queue.advance(record, "requested", accepted_turn=turn)  # accepted: never requested again
+        self.count("requested")
+        self.log.info("wake %s: turn %s accepted by the app-server daemon", record["message_id"], turn[:8])
+        return 0.25
+
+    def _check_requested(self, record: dict[str, Any]) -> float | None:
+        view = self._view(record)
+        if view is not None and view.turns > int(record.get("baseline_turns") or 0):
+            self.queue.advance(record, "confirmed", confirmed_at=now(), new_turn=view.latest_turn)
+            self.count("confirmed")
+            self._procs.pop(record["key"], None)
+            self.log.info("wake %s: confirmed, new turn %s", record["message_id"], view.latest_turn)
+            return None
+        proc = self._procs.get(record["key"])
+        if proc is not None and proc.poll() is not None:
+            self._procs.pop(record["key"], None)
+            view = self._view(record)  # the turn may have been written just before the exit
+            if view is not None and view.turns > int(record.get("baseline_turns") or 0):
+                return self._check_requested(record)
+            busy = agents.busy_refusal(self.queue.spawn_log(record["key"]))
+            return self._attempt_failed(record, "busy" if busy else f"exit {proc.returncode}")
+        if now() - float(record.get("requested_at") or 0) > CONFIRM_SECONDS:
+            # Accepted or not, it may still run: never a second request for this ticket.
+            self.queue.advance(record, "unconfirmed", reason="no new turn seen")
+            self.count("unconfirmed")
+            return None
+        return 0.25 if proc is not None else 2.0
+
+    def _attempt_failed(self, record: dict[str, Any], why: str) -> float | None:
+        attempt = int(record.get("attempts") or 1)
+        if attempt > len(RETRY_DELAYS):
+            self._fail(record, why)
+            return None
+        delay = RETRY_DELAYS[attempt - 1]
+        self.queue.advance(record, "retry", reason=why, next_attempt_at=now() + delay)
+        self.log.info("wake %s: attempt %d failed (%s); retry in %gs", record["message_id"], attempt, why, delay)
+        return delay
+
+    def _refuse(self, record: dict[str, Any], reason: str) -> None:
+        self.queue.advance(record, "refused", reason=reason)
+        self.count(f"refused-{reason}")
+        self.log.warning("wake reply %s refused: %s", record["message_id"], reason)
+
+    def _fail(self, record: dict[str, Any], reason: str) -> None:
+        self.queue.advance(record, "failed", reason=reason)
+        self.count("failed")
+        self.log.warning("wake %s failed: %s", record["message_id"], reason)

@@ -1,0 +1,131 @@
+"""The one subscription to the reply topic: ``GET <server>/<wake_topic>/json`` (httpx streaming).
+
+ntfy answers with one JSON object per line: ``open``, the backlog after ``since``, then live
+``message`` events and a ``keepalive`` every 45 s. The read timeout is a few keepalives long, so
+a dead connection is noticed; any failure reconnects after an exponential, jittered backoff
+(1 s doubling to 60 s, ×0.5-1.0), reset once a connection has opened. A reconnect asks for the
+messages after the last one it saw (``since=<id>``; on the first run, ``since=all``: no ticket
+can predate the key, and expired ones are refused), so a reply is seen once per connection and
+handled once overall (records are keyed by message id).
+
+A line longer than :data:`LINE_MAX` is dropped unread: bounded work per message.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import orjson
+
+LINE_MAX = 64 << 10
+KEEPALIVE_SECONDS = 45.0
+BACKOFF_MAX = 60.0
+
+
+def topic_url(server: str, topic: str) -> str:
+    return f"{server}/{topic}/json"
+
+
+def poll(url: str, headers: dict[str, str], since: str | None, timeout: float) -> list[dict[str, Any]]:
+    """The cached messages after ``since`` (``--once`` runs): one request, then closed."""
+    params = {"poll": "1", "since": since or "all"}
+    with httpx.Client(timeout=timeout, trust_env=False) as client:
+        resp = client.get(url, params=params, headers=headers)
+        if resp.status_code != 200:
+            raise httpx.HTTPStatusError(f"HTTP {resp.status_code}", request=resp.request, response=resp)
+        return [m for m in _messages(iter([resp.content]))]
+
+
+def _messages(chunks: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+    buffer = b""
+    skipping = False
+    for chunk in chunks:
+        buffer += chunk
+        while True:
+            end = buffer.find(b"\n")
+            if end < 0:
+                if len(buffer) > LINE_MAX:
+                    buffer, skipping = b"", True  # an endless line: drop it unread
+                break
+            line, buffer = buffer[:end], buffer[end + 1 :]
+            if skipping:
+                skipping = False
+                continue
+            try:
+                obj = orjson.loads(line) if len(line) <= LINE_MAX else None
+            except orjson.JSONDecodeError:
+                obj = None
+            if isinstance(obj, dict):
+                yield obj
+    if buffer.strip() and not skipping:
+        try:
+            obj = orjson.loads(buffer)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(obj, dict):
+            yield obj
+
+
+class Subscriber(threading.Thread):
+    """Streams the reply topic into ``inbox`` (blocking when it is full: back-pressure, no loss)."""
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        since: str | None,
+        inbox: queue.Queue[dict[str, Any] | None],
+        log: logging.Logger,
+        *,
+        on_state: Callable[[str], None] = lambda _s: None,
+    ) -> None:
+        super().__init__(name="wake-subscription", daemon=True)
+        self.url, self.headers, self.last_id = url, headers, since
+        self.inbox, self.log, self.on_state = inbox, log, on_state
+        self.stopping = threading.Event()
+        self.connects = 0
+        self.failures = 0
+
+    def run(self) -> None:
+        failures = 0
+        last_logged = float("-inf")
+        while not self.stopping.is_set():
+            opened_before = self.connects
+            try:
+                self._stream()
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive any one connection
+                self.failures += 1
+                failures = 1 if self.connects > opened_before else failures + 1  # reset once it worked
+                self.on_state(f"reconnecting: {type(exc).__name__}")
+                if time.monotonic() - last_logged > 60.0:  # rate-limited: one line a minute
+                    self.log.warning("wake subscription failed (%s); reconnecting", type(exc).__name__)
+                    last_logged = time.monotonic()
+            delay = min(BACKOFF_MAX, 2.0 ** min(failures, 6) / 2) * random.uniform(0.5, 1.0)
+            self.stopping.wait(delay)
+
+    def _stream(self) -> None:
+        params = {"since": self.last_id or "all"}
+        timeout = httpx.Timeout(10.0, read=KEEPALIVE_SECONDS * 2.5)
+        with httpx.Client(timeout=timeout, trust_env=False) as client:
+            with client.stream("GET", self.url, params=params, headers=self.headers) as resp:
+                if resp.status_code != 200:
+                    raise httpx.HTTPStatusError(f"HTTP {resp.status_code}", request=resp.request, response=resp)
+                for event in _messages(resp.iter_bytes()):
+                    if self.stopping.is_set():
+                        return
+                    kind = event.get("event")
+                    if kind == "open":
+                        self.connects += 1
+                        self.on_state("subscribed")
+                    elif kind == "message":
+                        self.inbox.put(event)
+                        if isinstance(event.get("id"), str):
+                            self.last_id = event["id"]
+        raise httpx.ReadError("the server closed the subscription")
