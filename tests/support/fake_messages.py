@@ -33,8 +33,8 @@ from support.fake_responses import (
 )
 
 __all__ = [
-    "FakeMessages", "GoalVerdict", "HttpError", "RecordedRequest", "Stall", "Text", "ToolUse",
-    "agent", "api_error", "bash", "claude_route", "system_text",
+    "FakeMessages", "GoalVerdict", "HttpError", "MaxTokens", "MidStreamError", "RecordedRequest", "Stall", "Text",
+    "ToolUse", "agent", "api_error", "bash", "claude_route", "system_text",
 ]
 
 GOAL_EVALUATOR_PREFIX = "You are evaluating a stop-condition hook in Claude Code"
@@ -46,6 +46,23 @@ class Text(Step):
     """An assistant text reply with stop_reason end_turn."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class MaxTokens(Step):
+    """A text reply cut off by the output limit (stop_reason max_tokens). The CLI asks again a few
+    times, then ends the turn with StopFailure ``max_output_tokens``: use it as the route's fallback."""
+
+    text: str = "FAKE-PARTIAL: cut off by the output limit"
+
+
+@dataclass(frozen=True)
+class MidStreamError(Step):
+    """A reply that starts streaming text, then gets an SSE ``error`` event instead of its end
+    (2.1.197: StopFailure ``unknown``; 2.1.332 retries it up to 4 times, then ``server_error``)."""
+
+    text: str = "FAKE-PARTIAL: streamed before the error"
+    error_type: str = "api_error"
 
 
 @dataclass(frozen=True)
@@ -164,6 +181,12 @@ class FakeMessages(ScriptedServer):
         if isinstance(step, Text):
             blocks.append({"type": "text", "text": step.text})
             stop_reason = "end_turn"
+        elif isinstance(step, MaxTokens):
+            blocks.append({"type": "text", "text": step.text})
+            stop_reason = "max_tokens"
+        elif isinstance(step, MidStreamError):
+            yield from self._mid_stream_error(req, step)
+            return
         elif isinstance(step, ToolUse):
             if step.text:
                 blocks.append({"type": "text", "text": step.text})
@@ -171,13 +194,7 @@ class FakeMessages(ScriptedServer):
             stop_reason = "tool_use"
         else:
             raise TypeError(f"FakeMessages cannot stream {step!r}")
-        model = (req.body or {}).get("model", "claude-fake")
-        usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
-        yield sse("message_start", {"type": "message_start", "message": {
-            "id": self.next_id("msg"), "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
-        }})
+        yield self._message_start(req)
         for i, block in enumerate(blocks):
             start: JSON
             delta: JSON
@@ -193,3 +210,21 @@ class FakeMessages(ScriptedServer):
                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                                     "usage": {"output_tokens": 10}})
         yield sse("message_stop", {"type": "message_stop"})
+
+    def _message_start(self, req: RecordedRequest) -> bytes:
+        model = (req.body or {}).get("model", "claude-fake")
+        usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        return sse("message_start", {"type": "message_start", "message": {
+            "id": self.next_id("msg"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
+        }})
+
+    def _mid_stream_error(self, req: RecordedRequest, step: MidStreamError) -> Iterable[bytes]:
+        yield self._message_start(req)
+        yield sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "text", "text": ""}})
+        yield sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                          "delta": {"type": "text_delta", "text": step.text}})
+        error = {"type": step.error_type, "message": "fake mid-stream failure"}
+        yield sse("error", {"type": "error", "error": error})
