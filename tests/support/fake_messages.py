@@ -93,10 +93,12 @@ def bash(command: str, description: str = "Run a command", run_in_background: bo
 
 def agent(prompt: str, description: str = "Fake sub task", subagent_type: str = "general-purpose",
           run_in_background: bool = False) -> ToolUse:
-    """Start a subagent; script its own replies under the "sub" route."""
-    args: JSON = {"description": description, "prompt": prompt, "subagent_type": subagent_type}
-    if run_in_background:
-        args["run_in_background"] = True
+    """Start a subagent; script its own replies under the "sub" route.
+
+    ``run_in_background`` is always sent: Claude 2.1.332 runs an Agent call asynchronously unless
+    it says ``false`` (2.1.197 treated a missing flag as ``false``)."""
+    args: JSON = {"description": description, "prompt": prompt, "subagent_type": subagent_type,
+                  "run_in_background": run_in_background}
     return ToolUse("Agent", args)
 
 
