@@ -62,7 +62,8 @@ class MidStreamError(Step):
     (2.1.197: StopFailure ``unknown``; 2.1.332 retries it up to 4 times, then ``server_error``)."""
 
     text: str = "FAKE-PARTIAL: streamed before the error"
-    error_type: str = "api_error"
+    error_type: str = "overloaded_error"  # what the real API sends mid-stream ("Overloaded")
+    message: str = "Overloaded"
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,11 @@ class FakeMessages(ScriptedServer):
         h.end_headers()
         return True
 
+    def stream_headers(self, req: RecordedRequest) -> dict[str, str]:
+        # Claude 2.1.332 answers a stream error without an Anthropic request-id (a proxy, it
+        # assumes) with a non-streaming retry instead of retrying the stream.
+        return {"request-id": f"req_fake_{self.next_id('r')[-12:]}"}
+
     def events(self, req: RecordedRequest, step: Step) -> Iterable[bytes]:
         if isinstance(step, GoalVerdict):
             verdict: JSON = {"ok": step.ok, "reason": step.reason}
@@ -228,5 +234,8 @@ class FakeMessages(ScriptedServer):
                                           "content_block": {"type": "text", "text": ""}})
         yield sse("content_block_delta", {"type": "content_block_delta", "index": 0,
                                           "delta": {"type": "text_delta", "text": step.text}})
-        error = {"type": step.error_type, "message": "fake mid-stream failure"}
+        # A finished block, then the error (no message_delta): 2.1.332 finalizes the partial reply
+        # and reports the cut; with no block finished it would retry without streaming instead.
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        error = {"type": step.error_type, "message": step.message}
         yield sse("error", {"type": "error", "error": error})
