@@ -1,7 +1,8 @@
 """A scripted fake Anthropic Messages API for the real Claude Code CLI (`claude -p`).
 
-Claude Code 2.1.197 probes `HEAD /`, then sends only `POST /v1/messages?beta=true` with
-`stream: true`. Requests are routed by their system prompt:
+Claude Code 2.1.197 probes `HEAD /` (2.1.332 does not), then sends only `POST
+/v1/messages?beta=true` with `stream: true` (2.1.332 retries a stream error that cut off no
+finished block with `stream: false`). Requests are routed by their system prompt:
 
 * ``"main"``  - the root conversation;
 * ``"sub"``   - a subagent started by the `Agent` tool (its system header has `cc_is_subagent=true`);
