@@ -11,8 +11,10 @@ rename (ms resolution). Three kinds of run are interleaved, so machine noise hit
 
 * ``base``: ``python -I -c pass`` wall time, the interpreter's own start-up;
 * ``quiet``: no signal;
-* ``SIGTERM at 25 ms``: as Claude does (and SIGKILL 1.5 s later, if the hook still ran);
-  ``survived`` counts the runs that left their candidate.
+* ``SIGTERM at 25 ms``: as Claude does (and SIGKILL 1.5 s later, if the hook still ran); the
+  runs that left no candidate are counted;
+* the same SIGTERM against the bare ``donebell hook claude`` (no shell shield, what earlier
+  installs wrote): how many runs a signal during interpreter start-up still kills.
 
 Installs as in ``bench_hook``: a throwaway wheel install (``installed``) and this editable venv.
 ``python -m benchmarks hook_durable``; ``DONEBELL_BENCH_RUNS`` sets the runs (default 60).
@@ -69,6 +71,7 @@ class Setup:
         self.prompt = next(e for e in events if e["hook_event_name"] == "UserPromptSubmit")
         self.failure = next(e for e in events if e["hook_event_name"] == "StopFailure")
         self.command = _shielded(python.parent / "donebell")
+        self.bare = [str(python.parent / "donebell"), "hook", "claude"]
 
     def announce(self, session: str) -> bytes:
         """Run the prompt's UserPromptSubmit (untimed); return the StopFailure payload."""
@@ -84,11 +87,11 @@ class Setup:
         return None
 
 
-def _run(setup: Setup, payload: bytes, sigterm: bool) -> float:
+def _run(setup: Setup, payload: bytes, sigterm: bool, command: list[str] | None = None) -> float:
     """Start the hook, optionally SIGTERM it like Claude; return its exec time (epoch seconds)."""
     started = time.time()
     proc = subprocess.Popen(
-        setup.command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=setup.env
+        command or setup.command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=setup.env
     )
     assert proc.stdin is not None
     proc.stdin.write(payload)
@@ -114,7 +117,7 @@ def _base(python: Path) -> float:
 def measure(setup: Setup, runs: int) -> dict[str, Any]:
     base: list[float] = []
     durable: dict[bool, list[float]] = {False: [], True: []}
-    lost = 0
+    lost = bare_lost = 0
     for run in range(-2, runs):  # two warm-up rounds (byte-code caches, page cache)
         for sigterm in (False, True):
             session = f"bench-{setup.label}-{run}-{int(sigterm)}"
@@ -127,9 +130,12 @@ def measure(setup: Setup, runs: int) -> dict[str, Any]:
                 lost += sigterm
                 continue
             durable[sigterm].append(created - started)
+        session = f"bench-{setup.label}-{run}-bare"
+        _run(setup, setup.announce(session), True, setup.bare)
         if run >= 0:
+            bare_lost += setup.created_at(session) is None
             base.append(_base(setup.python))
-    return {"base": base, "quiet": durable[False], "sigterm": durable[True], "lost": lost}
+    return {"base": base, "quiet": durable[False], "sigterm": durable[True], "lost": lost, "bare_lost": bare_lost}
 
 
 def _p99(values: list[float]) -> float:
@@ -161,8 +167,10 @@ def main() -> list[dict[str, Any]]:
                          "value": median * 1000, "ratio": round(median / base, 2)})
             rows.append({**row, "metric": f"{label}: StopFailure time-to-durable, {title}, p99 (ms)",
                          "value": p99 * 1000, "target": "< 1500 (Claude's SIGKILL)", "ratio": round(p99 / base, 2)})
-        rows.append({**row, "metric": f"{label}: runs SIGTERMed at 25 ms that left no candidate",
+        rows.append({**row, "metric": f"{label}: of {runs} runs SIGTERMed at 25 ms, left no candidate",
                      "value": result["lost"], "target": "0"})
+        rows.append({**row, "metric": f"{label}: the same without the shell shield (bare console script)",
+                     "value": result["bare_lost"]})
     for line in rows:
         print(line)
     return rows
