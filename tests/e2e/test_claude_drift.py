@@ -10,8 +10,8 @@ Run with ``DONEBELL_E2E_AGENTS=pinned`` (2.1.197, the default) and ``newest`` (2
 * Agent calls are asynchronous by default: the first Stop lists the subagent as running, a
   ``<task-notification>`` prompt follows, and only that final turn notifies.
 
-The interactive API-error case is not here: the harness drives ``claude -p`` only (no terminal
-emulator for the TUI); 2.1.332 does not signal the interactive StopFailure hook.
+The interactive API-error case types its prompt into the real TUI through a pseudo-terminal
+(``tui.py``); neither release signals the interactive StopFailure hook.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from support.fake_responses import Step
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude
 from e2e.product import FAILED_TAGS, ORIGIN, claude_product, done, sent_receipts
 from e2e.recorder import Recorder
+from e2e.tui import ClaudeTui
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
@@ -145,4 +146,32 @@ def test_claude_asynchronous_subagent(tmp_path: Path, recorder: Recorder) -> Non
         else:
             final = "turn end; the subagent may still work"  # a foreground agent on 2.1.197
         product.expect([done(TITLE, final, session_of(home))], after=released)
+        product.assert_healthy()
+
+
+def test_claude_interactive_api_error(tmp_path: Path) -> None:
+    """A 529 in an interactive session (the TUI on a pty): exactly one "failed" notification while
+    the session stays open, and nothing more when the user leaves with /exit."""
+    fallback: dict[str, Any] = {"main": api_error(529), "title": Text('{"title": "Fake session"}'),
+                                "*": Text("FAKE-FALLBACK")}
+    with (
+        FakeMessages({}, fallback=fallback) as server,
+        claude_product(tmp_path, server) as (product, home),
+    ):
+        tui = ClaudeTui.start(home)
+        try:
+            tui.wait_quiet()
+            tui.type("overload me interactively")
+            [note] = product.expect_matching(1, deadline=60)
+            session = session_of(home)
+            assert (note["title"], note["tags"]) == (TITLE, FAILED_TAGS), note
+            assert note["message"].startswith("failed: server_error"), note["message"]
+            assert note["message"].endswith(f" · {ORIGIN} · #{session[:8]}"), note["message"]
+            assert tui.proc.poll() is None, "the interactive session ended by itself"
+        finally:
+            tui.close()
+        time.sleep(2.0)  # /exit (SessionEnd) must not add a second notification
+        assert len(product.messages()) == 1, product.messages()
+        [receipt] = sent_receipts(product)
+        assert receipt["outcome"] == "failed" and "claude-stopfailure" in receipt["sources"], receipt
         product.assert_healthy()
