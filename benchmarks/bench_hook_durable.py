@@ -27,13 +27,12 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_hook import _clean_install
+from benchmarks.bench_hook import interpreters
 
 REPO = Path(__file__).resolve().parents[1]
 EVENTS = REPO / "tests" / "fixtures" / "hooks" / "claude" / "print-apierror529" / "hooks.jsonl"
@@ -147,11 +146,7 @@ def main() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-hook-durable-") as name:
         tmp = Path(name)
-        setups = []
-        clean = _clean_install(tmp)
-        if clean is not None:
-            setups.append(Setup("installed", clean, tmp))
-        setups.append(Setup("editable", Path(sys.executable), tmp))
+        setups = [Setup(label, python, tmp) for label, python in interpreters(tmp)]
         results = {setup.label: measure(setup, runs) for setup in setups}
     for label, result in results.items():
         base = statistics.median(result["base"])

@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 from support import npm_clis
-from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error, bash
+from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error
 from support.fake_responses import Step
 
+from e2e.claude_background import background_shell_scenario
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude
 from e2e.product import FAILED_TAGS, ORIGIN, claude_product, done, sent_receipts
 from e2e.recorder import Recorder
@@ -84,31 +85,7 @@ def test_claude_print_api_error(tmp_path: Path, kind: str) -> None:
 def test_claude_background_shell_outlives_the_print_turn(tmp_path: Path, recorder: Recorder) -> None:
     """A background shell still running 6 s after the `-p` turn ended (past 2.1.197's 5 s
     wind-down): nothing while it runs, then exactly one notification, after it finished."""
-    release = tmp_path / "release-bg"
-    command = f"while [ ! -e {release} ]; do sleep 0.05; done; echo BG-DONE"
-    script = {
-        "main": [
-            bash(command, "Wait in background", run_in_background=True),
-            Text("turn end; the background shell still runs"),
-            Text("FINAL after the long background shell"),
-        ]
-    }
-    with (
-        FakeMessages(script) as server,
-        claude_product(tmp_path, server, hooks=recorder.hooks("Stop")) as (product, home),
-    ):
-        cli = start_claude(home, "start a long background job")
-        try:
-            [first_stop] = recorder.wait_for("Stop", timeout=30)
-            assert [t["status"] for t in first_stop["stdin"]["background_tasks"]] == ["running"]
-            product.expect_none(6.0)  # longer than print mode's old 5 s wind-down
-        finally:
-            release.touch()
-        released = release.stat().st_mtime
-        run = cli.wait(60)
-        assert run.returncode == 0, run.describe()
-        product.expect([done(TITLE, "FINAL after the long background shell", session_of(home))], after=released)
-        product.assert_healthy()
+    background_shell_scenario(tmp_path, recorder, hold=6.0, final="FINAL after the long background shell")
 
 
 def test_claude_asynchronous_subagent(tmp_path: Path, recorder: Recorder) -> None:
