@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 from donebell.shared import configfile, paths
 from donebell.shared.statedir import StateDir
-from donebell.supervisor import agent_versions, doctor_local, doctor_runtime
-from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
+from donebell.supervisor import doctor_local, doctor_runtime
+from donebell.supervisor.doctor_local import FAIL, OK, SKIP, WARN, Check
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
@@ -34,6 +34,8 @@ def run_checks(runner: Runner) -> list[Check]:
     config_check, settings = doctor_local.check_config()
     checks = [config_check, doctor_local.check_state_dir()]
     agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
+    from donebell.supervisor.doctor_agents import agent_version_checks  # (kept apart from the wiring checks)
+
     checks += agents + agent_version_checks(runner)
     if not any(c.details.get("wired") for c in agents):
         checks.append(Check("agents", FAIL, "no agent is wired to donebell: nothing will trigger a notification",
@@ -49,23 +51,6 @@ def run_checks(runner: Runner) -> list[Check]:
         checks.append(Check("server", SKIP, "no valid config to read the server from"))
     checks.append(doctor_runtime.check_clock(server_time))
     checks += doctor_runtime.check_queue(state, status)
-    return checks
-
-
-def agent_version_checks(runner: Runner) -> list[Check]:
-    """``codex_version`` / ``claude_version``: the installed release against the tested range."""
-    checks = []
-    for found in agent_versions.probe_all(runner):
-        name = f"{found.agent}_version"
-        details = found.as_json()
-        if found.state == "not-found":
-            checks.append(Check(name, SKIP, agent_versions.summary(found), details=details))
-        elif found.state == "unknown":
-            checks.append(Check(name, UNKNOWN, str(found.warning), details=details))
-        elif found.warning:
-            checks.append(Check(name, WARN, found.warning, "use a tested release, or upgrade donebell", details))
-        else:
-            checks.append(Check(name, OK, agent_versions.summary(found), details=details))
     return checks
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
-from donebell.supervisor import agent_versions, doctor, status
+from donebell.supervisor import agent_versions, doctor, doctor_agents, status
 from donebell.supervisor.runner import SubprocessRunner
 from support import npm_clis
 
@@ -35,14 +35,14 @@ def install_agent(folder: Path, agent: str, version: str | None = None, *, body:
     script.chmod(0o755)
 
 
-def by_name(checks: list[doctor.Check]) -> dict[str, doctor.Check]:
+def by_name(checks: list[doctor_agents.Check]) -> dict[str, doctor_agents.Check]:
     return {c.name: c for c in checks}
 
 
 def test_tested_versions_are_named_and_ok(bin_dir: Path) -> None:
     install_agent(bin_dir, "codex", "0.171.0")
     install_agent(bin_dir, "claude", "2.1.332")
-    checks = by_name(doctor.agent_version_checks(SubprocessRunner()))
+    checks = by_name(doctor_agents.agent_version_checks(SubprocessRunner()))
     assert checks["codex_version"].status == "ok"
     assert checks["codex_version"].summary == "codex 0.171.0 (tested: 0.163.0, 0.168.0, 0.171.0)"
     assert checks["claude_version"].summary == "claude 2.1.332 (tested: 2.1.197, 2.1.332)"
@@ -51,13 +51,13 @@ def test_tested_versions_are_named_and_ok(bin_dir: Path) -> None:
 
 def test_a_version_between_tested_releases_is_inside_the_range(bin_dir: Path) -> None:
     install_agent(bin_dir, "claude", "2.1.250")
-    assert by_name(doctor.agent_version_checks(SubprocessRunner()))["claude_version"].status == "ok"
+    assert by_name(doctor_agents.agent_version_checks(SubprocessRunner()))["claude_version"].status == "ok"
 
 
 def test_outside_the_range_warns_with_the_tested_versions(bin_dir: Path) -> None:
     install_agent(bin_dir, "codex", "0.150.2")
     install_agent(bin_dir, "claude", "2.2.0")
-    checks = by_name(doctor.agent_version_checks(SubprocessRunner()))
+    checks = by_name(doctor_agents.agent_version_checks(SubprocessRunner()))
     codex, claude = checks["codex_version"], checks["claude_version"]
     assert (codex.status, claude.status) == ("warn", "warn")
     assert codex.summary.startswith("codex 0.150.2 is older than every tested release (0.163.0, 0.168.0, 0.171.0)")
@@ -67,7 +67,7 @@ def test_outside_the_range_warns_with_the_tested_versions(bin_dir: Path) -> None
 
 def test_missing_or_broken_agents(bin_dir: Path) -> None:
     install_agent(bin_dir, "claude", body="echo 'segfault' >&2; exit 3")
-    checks = by_name(doctor.agent_version_checks(SubprocessRunner()))
+    checks = by_name(doctor_agents.agent_version_checks(SubprocessRunner()))
     assert (checks["codex_version"].status, checks["codex_version"].summary) == ("skip", "codex: not on PATH")
     assert checks["claude_version"].status == "unknown"
     assert "`claude --version` failed: segfault" in checks["claude_version"].summary
@@ -123,3 +123,16 @@ def test_version_parsing() -> None:
     assert agent_versions.parse_version("codex-cli 0.171.0") == (0, 171, 0)
     assert agent_versions.parse_version("codex-cli 1.2") is None
     assert agent_versions.parse_version("build 10.2.3.4") is None
+
+
+def test_doctor_lists_the_version_checks(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`donebell doctor --json` carries both checks next to the wiring checks."""
+    install_agent(bin_dir, "claude", "2.1.197")
+    for name, folder in (("DONEBELL_CONFIG", "config.json"), ("DONEBELL_STATE_DIR", "state"),
+                         ("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude")):
+        monkeypatch.setenv(name, str(tmp_path / folder))
+    out = io.StringIO()
+    doctor.main(["--json"], runner=SubprocessRunner(), out=out)
+    checks = {c["name"]: c for c in json.loads(out.getvalue())["checks"]}
+    assert checks["claude_version"]["status"] == "ok" and checks["claude_version"]["details"]["version"] == "2.1.197"
+    assert checks["codex_version"]["status"] == "skip"
