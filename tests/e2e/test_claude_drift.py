@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from support import npm_clis
-from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error
+from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error, bash
 from support.fake_responses import Step
 
 from e2e.claude_background import background_shell_scenario
@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
 TITLE = "work"
 NEWEST_BEHAVIOUR = npm_clis.claude_version() >= (2, 1, 332)
+KILLED_TURN_END = "turn end; the background shell still runs"
 #: How each API failure reaches StopFailure.error, per release (measured on both binaries).
 API_ERRORS: dict[str, tuple[Step, str]] = {
     "400": (api_error(400), "unknown"),
@@ -76,16 +77,27 @@ def test_claude_print_api_error(tmp_path: Path, kind: str) -> None:
         product.assert_healthy()
 
 
-@pytest.mark.xfail(
-    not NEWEST_BEHAVIOUR,
-    strict=True,
-    reason="Claude 2.1.197 kills the shell 5 s after the turn and sends no further Stop or SessionEnd: "
-    "only Claude transcript recovery in the local scanner (issue 13 item 3) can notify",
-)
 def test_claude_background_shell_outlives_the_print_turn(tmp_path: Path, recorder: Recorder) -> None:
-    """A background shell still running 6 s after the `-p` turn ended (past 2.1.197's 5 s
-    wind-down): nothing while it runs, then exactly one notification, after it finished."""
-    background_shell_scenario(tmp_path, recorder, hold=6.0, final="FINAL after the long background shell")
+    """A background shell still running 6 s after the `-p` turn ended. 2.1.332 lets it finish and
+    runs its task-notification turn: nothing while it runs, then exactly one notification, after
+    it finished. 2.1.197 kills it 5 s after the turn and sends no further Stop or SessionEnd: the
+    scanner's Claude transcript recovery gives exactly one notification saying so."""
+    if NEWEST_BEHAVIOUR:
+        background_shell_scenario(tmp_path, recorder, hold=6.0, final="FINAL after the long background shell")
+        return
+    command = "sleep 30; echo BG-DONE"
+    script = {"main": [bash(command, "Wait in background", run_in_background=True), Text(KILLED_TURN_END)]}
+    with (
+        FakeMessages(script) as server,
+        claude_product(tmp_path, server, hooks=recorder.hooks("Stop")) as (product, home),
+    ):
+        run = run_claude(home, "start a long background job")
+        assert run.returncode == 0, run.describe()
+        [stop] = recorder.payloads("Stop")
+        assert [t["status"] for t in stop["background_tasks"]] == ["running"]
+        product.expect([done(TITLE, f"background work was stopped when Claude exited · {KILLED_TURN_END}",
+                             session_of(home))])
+        product.assert_healthy()
 
 
 def test_claude_asynchronous_subagent(tmp_path: Path, recorder: Recorder) -> None:
