@@ -55,8 +55,3 @@ def release() -> list[int]:
     noted = list(_received)
     _received.clear()
     return noted
-
-
-def received() -> list[int]:
-    """The signals noted since :func:`hold` (without releasing)."""
-    return list(_received)

@@ -2,8 +2,8 @@
 
 Checks, in order: config (valid, topic, owner-only), state directory (writable, owner-only), each
 agent's wiring (Codex Stop hook + notify, and whether Codex trusts the Stop hook; Claude's four
-hooks), the agents' versions against the tested releases, that at least one agent is wired, the background service, the server (``GET /v1/health``),
-the clock (against the server's Date header), and the queue (failing deliveries, dead letters,
+hooks), the agents' versions against the tested releases, that at least one agent is wired, the
+background service, the server (``GET /v1/health``), the clock (against the server's Date header), and the queue (failing deliveries, dead letters,
 fatal roles, recent log errors).
 
 Each check is ``ok``, ``warn`` (works, but something is missing or degraded), ``fail`` (blocks

@@ -1,7 +1,8 @@
 """``donebell status [--json]``: what the supervisor and each role are doing, from files only.
 
-It reads ``health/*.json``, the lock owner records and folder counts; it never starts, locks or
-creates anything, so it works (and says so) while the supervisor is down. A recorded pid counts
+It reads ``health/*.json``, the lock owner records and folder counts; it never locks or creates
+anything and starts only ``codex --version`` / ``claude --version`` (``agent_versions``), so it
+works (and says so) while the supervisor is down. A recorded pid counts
 as running only if a process with that pid *and* that start time exists (pid reuse is death).
 
 Exit codes: 0 healthy, 1 degraded (a role fatal, stale, failing or not running, dead letters, an
