@@ -69,6 +69,12 @@ def _clean_install(tmp: Path) -> Path | None:
     return python
 
 
+def interpreters(tmp: Path) -> list[tuple[str, Path]]:
+    """(label, python) of the installs to measure: the wheel install first (if it builds), then this venv."""
+    clean = _clean_install(tmp)
+    return [*([("installed", clean)] if clean is not None else []), ("editable", Path(sys.executable))]
+
+
 class Setup:
     """One venv's commands plus a private state dir, config and Codex home."""
 
@@ -160,15 +166,11 @@ def main() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-hook-") as name:
         tmp = Path(name)
-        setups = []
-        clean = _clean_install(tmp)
-        if clean is not None:
-            setups.append(Setup("installed", clean, tmp))
-        else:
+        setups = [Setup(label, python, tmp) for label, python in interpreters(tmp)]
+        if setups[0].label != "installed":
             rows.append(
                 {"benchmark": "hook", "metric": "installed: not measured (wheel install failed)", "value": None}
             )
-        setups.append(Setup("editable", Path(sys.executable), tmp))
         medians = {setup.label: measure(setup, runs) for setup in setups}
     for label, result in medians.items():
         base_wall, base_cpu = result["base"]

@@ -99,6 +99,11 @@ def _dispatch(args: list[str]) -> int:
         sys.stderr.write(f"donebell: unknown command '{command}'\n{USAGE}")
         return 2
     if command == "hook":
+        # Before the hook modules load: an agent's SIGTERM must not kill the hook before its
+        # record is durable (docs/hooks.md, "Signals"); workers/hooks releases it when done.
+        from donebell.shared import hook_signals
+
+        hook_signals.hold()
         # A hook never hurts the agent: even an import failure exits 0 (the hook logs it).
         try:
             func = _resolve(spec)

@@ -2,8 +2,8 @@
 
 Checks, in order: config (valid, topic, owner-only), state directory (writable, owner-only), each
 agent's wiring (Codex Stop hook + notify, and whether Codex trusts the Stop hook; Claude's four
-hooks), that at least one agent is wired, the background service, the server (``GET /v1/health``),
-the clock (against the server's Date header), and the queue (failing deliveries, dead letters,
+hooks), the agents' versions against the tested releases, that at least one agent is wired, the
+background service, the server (``GET /v1/health``), the clock (against the server's Date header), and the queue (failing deliveries, dead letters,
 fatal roles, recent log errors).
 
 Each check is ``ok``, ``warn`` (works, but something is missing or degraded), ``fail`` (blocks
@@ -33,7 +33,9 @@ def run_checks(runner: Runner) -> list[Check]:
     config_check, settings = doctor_local.check_config()
     checks = [config_check, doctor_local.check_state_dir()]
     agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
-    checks += agents
+    from donebell.supervisor.doctor_agents import agent_version_checks  # (kept apart from the wiring checks)
+
+    checks += agents + agent_version_checks(runner)
     checks.append(chain_check.check_chain_notify(settings.chain_notify if settings else None))
     if settings is not None and settings.wake_enabled:
         from donebell.supervisor.doctor_wake import check_wake

@@ -20,9 +20,9 @@ from donebell.supervisor.managed import (
     CLAUDE_EVENTS,
     CODEX_NOTIFY_ARGS,
     CODEX_STOP_ARGS,
+    handler_argv,
     is_managed_argv,
     is_managed_handler,
-    split_command,
 )
 from donebell.supervisor.trust_hash import donebell_stop_hooks
 
@@ -95,11 +95,11 @@ def check_state_dir() -> Check:
     return Check("state_dir", OK, f"{root}: writable, owner-only")
 
 
-def _program_missing(argv: list[str] | None) -> str | None:
+def _program_missing(argv: list[Any] | None) -> str | None:
     if not argv:
         return None
     program = argv[0]
-    if os.path.isabs(program) and not (os.path.isfile(program) and os.access(program, os.X_OK)):
+    if isinstance(program, str) and os.path.isabs(program) and not (os.path.isfile(program) and os.access(program, os.X_OK)):
         return program
     return None
 
@@ -123,12 +123,6 @@ def _handlers(doc: Any, event: str, args: tuple[str, ...]) -> list[dict[str, Any
     return found
 
 
-def _handler_argv(handler: dict[str, Any]) -> list[str] | None:
-    if "args" in handler:
-        return [handler["command"], *handler["args"]]
-    return split_command(handler.get("command"))
-
-
 def check_codex() -> list[Check]:
     home = paths.codex_home()
     if not home.is_dir():
@@ -145,7 +139,7 @@ def check_codex() -> list[Check]:
     stops = _handlers(hooks_doc, "Stop", CODEX_STOP_ARGS)
     notify = toml.get("notify")
     has_notify = is_managed_argv(notify, CODEX_NOTIFY_ARGS)
-    broken = [p for p in (*(_program_missing(_handler_argv(h)) for h in stops),
+    broken = [p for p in (*(_program_missing(handler_argv(h)) for h in stops),
                           _program_missing(notify if has_notify else None)) if p]
     details = {"home": str(home), "stop_hooks": len(stops), "notify": has_notify, "wired": bool(stops or has_notify)}
     if broken:
@@ -199,7 +193,7 @@ def check_claude(enabled: bool) -> list[Check]:
         return [Check("claude_hooks", FAIL, error + ": Claude Code ignores these settings", "fix settings.json")]
     found = {event: _handlers(doc, event, CLAUDE_ARGS) for event in CLAUDE_EVENTS}
     wired = [event for event, handlers in found.items() if handlers]
-    broken = [p for hs in found.values() for h in hs if (p := _program_missing(_handler_argv(h)))]
+    broken = [p for hs in found.values() for h in hs if (p := _program_missing(handler_argv(h)))]
     details = {"settings": str(home / "settings.json"), "events": wired, "wired": bool(wired)}
     if broken:
         return [Check("claude_hooks", FAIL, f"Claude runs a donebell that does not exist: {broken[0]}",

@@ -1,7 +1,8 @@
 """Claude Code wiring: managed handlers for Stop, StopFailure, UserPromptSubmit, Notification and
 SessionEnd in ``$CLAUDE_CONFIG_DIR/settings.json``, everything else in the file preserved byte for byte.
 
-Exec form (``"command": <donebell>, "args": ["hook", "claude"]``, no shell) is used when the
+Exec form (``"command": <donebell>, "args": ["hook", "claude"]``, no shell of Claude's; on POSIX
+behind the ``/bin/sh`` signal shield, see ``managed.py``) is used when the
 installed Claude Code is known to support ``args`` (verified on 2.1.197, the pinned version), and on
 Windows where the shell would be PowerShell. Otherwise the shell form with a quoted path: an older
 Claude that dropped an unknown ``args`` would run bare ``donebell``, which exits 2, and a Stop hook
@@ -11,11 +12,11 @@ exiting 2 makes Claude continue the conversation.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.supervisor.agent_versions import parse_version
 from donebell.supervisor.edits import EditError, FileChange, target_of
 from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.supervisor.managed import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
@@ -39,8 +40,7 @@ def claude_version(runner: Runner) -> tuple[int, ...] | None:
     if program is None:
         return None
     result = runner.run([program, "--version"], timeout=15)
-    match = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", result.stdout) if result.ok else None
-    return tuple(int(p) for p in match.groups()) if match else None
+    return parse_version(result.stdout) if result.ok else None
 
 
 def use_exec_form(version: tuple[int, ...] | None) -> bool:

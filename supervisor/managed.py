@@ -5,8 +5,10 @@ A managed entry is a command handler (or Codex ``notify``) whose program is an e
 
 * Codex ``hooks.json`` Stop handler: ``"command": "<abs donebell> hook codex-stop"`` (shell string);
 * Codex ``config.toml``: ``notify = ["<abs donebell>", "hook", "codex-notify"]``;
-* Claude ``settings.json``: ``"command": "<abs donebell>", "args": ["hook", "claude"]`` (exec form)
-  or ``"command": "<abs donebell> hook claude"`` (shell form, for versions without ``args``).
+* Claude ``settings.json``: ``"command": "/bin/sh", "args": ["-c", "trap '' TERM HUP; exec \"$0\" \"$@\"",
+  "<abs donebell>", "hook", "claude"]`` (exec form; on Windows ``"command": "<abs donebell>", "args":
+  ["hook", "claude"]``) or ``"command": "<abs donebell> hook claude"`` (shell form, for versions
+  without ``args``).
 
 Recognition ignores the directory, so an entry written by an older install (another venv, a moved
 checkout) is still found, replaced by ``install`` and removed by ``uninstall``; anything with extra
@@ -98,15 +100,33 @@ def is_managed_argv(argv: object, args: tuple[str, ...]) -> bool:
     )
 
 
+#: The exec-form Claude hook starts through ``/bin/sh`` with SIGTERM and SIGHUP ignored, so the
+#: signal Claude 2.1.332 sends ~25 ms after starting a print-mode StopFailure hook cannot land
+#: during Python's start-up; the ignored disposition survives ``exec`` (docs/hooks.md, "Signals").
+SIGNAL_SHIELD_SHELL = "/bin/sh"
+SIGNAL_SHIELD_SCRIPT = "trap '' TERM HUP; exec \"$0\" \"$@\""
+
+
+def handler_argv(handler: Any) -> list[Any] | None:
+    """The program and arguments a command handler runs, with the signal-shield shell unwrapped."""
+    if not isinstance(handler, dict):
+        return None
+    command = handler.get("command")
+    if "args" not in handler:
+        return split_command(command)
+    extra = handler["args"]
+    if not isinstance(extra, list):
+        return None
+    if command == SIGNAL_SHIELD_SHELL and extra[:2] == ["-c", SIGNAL_SHIELD_SCRIPT]:
+        return extra[2:]
+    return [command, *extra]
+
+
 def is_managed_handler(handler: Any, args: tuple[str, ...]) -> bool:
     """A hook handler object that runs ``donebell <args>`` (shell or exec form)."""
     if not isinstance(handler, dict) or handler.get("type") != "command":
         return False
-    command = handler.get("command")
-    if "args" in handler:
-        extra = handler["args"]
-        return isinstance(extra, list) and is_managed_argv([command, *extra], args)
-    return is_managed_argv(split_command(command), args)
+    return is_managed_argv(handler_argv(handler), args)
 
 
 #: The name Codex's ``/hooks`` list shows for donebell's Stop hook. Codex 0.171's hook handler has
@@ -144,7 +164,9 @@ def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, A
     """The Claude settings.json group donebell owns for ``event``."""
     options = CLAUDE_EVENTS[event]
     handler: dict[str, Any] = {"type": "command"}
-    if exec_form:
+    if exec_form and sys.platform != "win32":
+        handler.update(command=SIGNAL_SHIELD_SHELL, args=["-c", SIGNAL_SHIELD_SCRIPT, executable, *CLAUDE_ARGS])
+    elif exec_form:
         handler.update(command=executable, args=list(CLAUDE_ARGS))
     else:
         handler["command"] = shell_command(executable, *CLAUDE_ARGS)

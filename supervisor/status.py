@@ -1,7 +1,8 @@
 """``donebell status [--json]``: what the supervisor and each role are doing, from files only.
 
-It reads ``health/*.json``, the lock owner records and folder counts; it never starts, locks or
-creates anything, so it works (and says so) while the supervisor is down. A recorded pid counts
+It reads ``health/*.json``, the lock owner records and folder counts; it never locks or creates
+anything and starts only ``codex --version`` / ``claude --version`` (``agent_versions``), so it
+works (and says so) while the supervisor is down. A recorded pid counts
 as running only if a process with that pid *and* that start time exists (pid reuse is death).
 
 Exit codes: 0 healthy, 1 degraded (a role fatal, stale, failing or not running, dead letters, an
@@ -21,8 +22,10 @@ from typing import Any
 from donebell.shared import configfile, secret_text
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
-from donebell.supervisor import no_service
+from donebell.supervisor import agent_versions, no_service
+from donebell.supervisor.agent_versions import AgentVersion
 from donebell.supervisor.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
+from donebell.supervisor.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
@@ -36,8 +39,8 @@ _CREDENTIAL_PATTERNS = (
 )
 
 
-def collect(state: StateDir, at: float | None = None) -> dict[str, Any]:
-    """The status document (see ``docs/status.md``)."""
+def collect(state: StateDir, at: float | None = None, runner: Runner | None = None) -> dict[str, Any]:
+    """The status document (see ``docs/status.md``); with ``runner``, also the agents' versions."""
     at = now() if at is None else at
     retry_cap, secrets = _config_facts()
     sup = state.read_health("supervisor")
@@ -67,7 +70,7 @@ def collect(state: StateDir, at: float | None = None) -> dict[str, Any]:
         overall, code = "not-running", EXIT_NOT_RUNNING
     else:
         overall, code = ("degraded", EXIT_DEGRADED) if reasons else ("healthy", EXIT_HEALTHY)
-    return {
+    doc = {
         "schema": SCHEMA,
         "status": overall,
         "exit_code": code,
@@ -78,6 +81,9 @@ def collect(state: StateDir, at: float | None = None) -> dict[str, Any]:
         "roles": roles,
         "queue": queue,
     }
+    if runner is not None:  # an untested agent is a warning, never a degraded status
+        doc["agents"] = {found.agent: found.as_json() for found in agent_versions.probe_all(runner)}
+    return doc
 
 
 def _supervisor(sup: dict[str, Any] | None, is_alive: bool, at: float) -> dict[str, Any]:
@@ -230,6 +236,9 @@ def render(doc: dict[str, Any]) -> str:
             f"{name:<15} {r['state']:<12} {r['pid'] or '-':>7} {_ago(r['uptime_seconds']):>5} "
             f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  {_role_detail(r)[:70]}"
         )
+    agents = [AgentVersion(**{**a, "tested": tuple(a["tested"])}) for a in doc.get("agents", {}).values()]
+    if agents:
+        lines.append("agents: " + "; ".join(agent_versions.summary(a) for a in agents))
     q = doc["queue"]
     lines.append(
         f"queue: pending {q['pending']}, outbox {q['outbox']} (oldest {_ago(q['oldest_outbox_age_seconds'])}), "
@@ -237,6 +246,7 @@ def render(doc: dict[str, Any]) -> str:
         + (f"{_ago(q['last_delivery_age_seconds'])} ago" if q["last_delivery_at"] is not None else "never")
     )
     lines += [f"! {reason}" for reason in doc["reasons"]]
+    lines += [f"! {a.warning}" for a in agents if a.warning]
     return "\n".join(lines) + "\n"
 
 
@@ -244,7 +254,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="donebell status", description="Show the supervisor's and roles' health.")
     parser.add_argument("--json", action="store_true", help="print the stable JSON document (docs/status.md)")
     args = parser.parse_args(argv)
-    doc = collect(StateDir(state_dir_path()))  # never .ensure(): status creates nothing
+    doc = collect(StateDir(state_dir_path()), runner=SubprocessRunner())  # never .ensure(): status creates nothing
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
     else:

@@ -59,6 +59,7 @@ ALLOWED_DONEBELL = {
     "donebell",
     "donebell.shared",
     "donebell.shared.cli",
+    "donebell.shared.hook_signals",  # the builtin _signal only
     "donebell.shared.paths",
     "donebell.shared.configfile",
     "donebell.shared.keys",

@@ -174,17 +174,37 @@ def test_dry_run_never_shows_the_token(env: dict[str, Path]) -> None:
 
 
 def test_claude_exec_form_only_on_a_version_known_to_support_args(env: dict[str, Path]) -> None:
-    """Claude 2.1.197 gets `command` + `args`; an older or unknown Claude gets the quoted shell form."""
+    """Claude 2.1.197 gets `command` + `args` (behind the SIGTERM-ignoring /bin/sh, docs/hooks.md
+    "Signals"); an older or unknown Claude gets the quoted shell form."""
     new = RecordingRunner({("/opt/claude", "--version"): Completed((), 0, "2.1.197 (Claude Code)\n")},
                           programs={"claude": "/opt/claude"})
     install("--claude", runner=new)
     handler = json.loads((env["claude"] / "settings.json").read_text())["hooks"]["Stop"][-1]["hooks"][0]
-    assert handler == {"type": "command", "command": EXE, "args": ["hook", "claude"], "timeout": 30}
+    shield = ["-c", "trap '' TERM HUP; exec \"$0\" \"$@\""]
+    assert handler == {"type": "command", "command": "/bin/sh", "args": [*shield, EXE, "hook", "claude"], "timeout": 30}
     old = RecordingRunner({("/opt/claude", "--version"): Completed((), 0, "2.0.5 (Claude Code)\n")},
                           programs={"claude": "/opt/claude"})
     install("--claude", runner=old)
     stops = json.loads((env["claude"] / "settings.json").read_text())["hooks"]["Stop"]
     assert [h["command"] for g in stops for h in g["hooks"]][1:] == [f"{EXE} hook claude"]
+
+
+def test_an_unshielded_exec_form_entry_is_upgraded_in_place_and_uninstalled(env: dict[str, Path]) -> None:
+    """The exec form earlier installs wrote (no signal shield) is recognized, replaced by the
+    shielded one at the same place, and `uninstall` removes the shielded entries again."""
+    claude_231 = RecordingRunner({("/opt/claude", "--version"): Completed((), 0, "2.1.332 (Claude Code)\n")},
+                                 programs={"claude": "/opt/claude"})
+    old = {"type": "command", "command": "/old/venv/bin/donebell", "args": ["hook", "claude"], "timeout": 30}
+    settings = {"hooks": {"StopFailure": [{"hooks": [old]}, {"hooks": [{"type": "command", "command": "mine"}]}]}}
+    (env["claude"] / "settings.json").write_text(json.dumps(settings))
+    install("--claude", runner=claude_231)
+    groups = json.loads((env["claude"] / "settings.json").read_text())["hooks"]["StopFailure"]
+    assert [h["command"] for g in groups for h in g["hooks"]] == ["/bin/sh", "mine"]
+    assert groups[0]["hooks"][0]["args"][2:] == [EXE, "hook", "claude"]
+    code, _ = uninstall("--claude")
+    assert code == 0
+    groups = json.loads((env["claude"] / "settings.json").read_text())["hooks"]["StopFailure"]
+    assert [h["command"] for g in groups for h in g["hooks"]] == ["mine"]
 
 
 def test_an_older_install_elsewhere_is_replaced_in_place(env: dict[str, Path]) -> None:

@@ -97,7 +97,10 @@ def test_healthy_document_has_the_documented_shape(state: StateDir, sleeper: dic
         "supervisor",
         "roles",
         "queue",
+        "agents",
     }
+    assert set(doc["agents"]) == {"codex", "claude"}  # not on this test's PATH: "not-found"
+    assert set(doc["agents"]["claude"]) == {"agent", "program", "version", "state", "tested", "warning"}
     assert set(doc["supervisor"]) == {
         "state",
         "pid",

@@ -34,8 +34,10 @@ class Recorder:
         return [self.python, str(RECORD_HOOK), str(self.dir), label]
 
     def command(self, label: str) -> str:
-        """A shell command string for a hook entry."""
-        return shlex.join(self.argv(label))
+        """A shell command string for a hook entry. It ignores SIGTERM/SIGHUP from the start, so
+        it records every hook the CLI started: Claude 2.1.332 SIGTERMs a print-mode StopFailure
+        hook ~25 ms after starting it, before an interpreter has even loaded the recorder."""
+        return "trap '' TERM HUP; exec " + shlex.join(self.argv(label))
 
     def hooks(self, *events: str) -> dict[str, list[str]]:
         """Hook every event to the recorder, labelled by the event name."""

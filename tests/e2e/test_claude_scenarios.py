@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from support.fake_messages import FakeMessages, GoalVerdict, Stall, Text, agent, api_error, bash
 
+from e2e.claude_background import background_shell_scenario
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude
 from e2e.product import ORIGIN, claude_product, done, failed, sent_receipts
 from e2e.recorder import Recorder
@@ -93,36 +94,12 @@ def test_claude_subagent(tmp_path: Path, recorder: Recorder) -> None:
 
 def test_claude_background_shell(tmp_path: Path, recorder: Recorder) -> None:
     """A background shell that outlives the turn holds the notification; its completion turn (within
-    print mode's 5 s wind-down) gives exactly one, for the final state."""
-    release = tmp_path / "release-bg"
-    command = f"while [ ! -e {release} ]; do sleep 0.05; done; echo BG-DONE"
-    script = {
-        "main": [
-            bash(command, "Wait in background", run_in_background=True),
-            Text("turn end; the background shell still runs"),
-            Text("FINAL after the background shell"),
-        ]
-    }
-    with (
-        FakeMessages(script) as server,
-        claude_product(tmp_path, server, hooks=recorder.hooks("Stop")) as (product, home),
-    ):
-        cli = start_claude(home, "start a background job")
-        try:
-            [first_stop] = recorder.wait_for("Stop", timeout=30)
-            assert [t["status"] for t in first_stop["stdin"]["background_tasks"]] == ["running"]
-            product.expect_none(2.0)  # the shell still runs: nothing may be sent
-        finally:
-            release.touch()
-        released = release.stat().st_mtime
-        run = cli.wait(60)
-        assert run.returncode == 0, run.describe()
-        first, second = recorder.payloads("Stop")
-        assert second["background_tasks"] == [] and second["prompt_id"] != first["prompt_id"]
-        product.expect([done(TITLE, "FINAL after the background shell", session_of(home))], after=released)
-        reasons = [r["reason"] for r in product.records("suppressed")]
-        assert reasons in ([], ["superseded"]), reasons
-        product.assert_healthy()
+    print mode's 5 s wind-down on 2.1.197) gives exactly one, for the final state."""
+    product = background_shell_scenario(tmp_path, recorder, hold=2.0, final="FINAL after the background shell")
+    first, second = recorder.payloads("Stop")
+    assert second["background_tasks"] == [] and second["prompt_id"] != first["prompt_id"]
+    reasons = [r["reason"] for r in product.records("suppressed")]
+    assert reasons in ([], ["superseded"]), reasons
 
 
 def test_claude_api_error_529(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """A scripted fake Anthropic Messages API for the real Claude Code CLI (`claude -p`).
 
-Claude Code 2.1.197 probes `HEAD /`, then sends only `POST /v1/messages?beta=true` with
-`stream: true`. Requests are routed by their system prompt:
+Claude Code 2.1.197 probes `HEAD /` (2.1.332 does not), then sends only `POST
+/v1/messages?beta=true` with `stream: true` (2.1.332 retries a stream error that cut off no
+finished block with `stream: false`). Requests are routed by their system prompt:
 
 * ``"main"``  - the root conversation;
 * ``"sub"``   - a subagent started by the `Agent` tool (its system header has `cc_is_subagent=true`);
@@ -33,8 +34,8 @@ from support.fake_responses import (
 )
 
 __all__ = [
-    "FakeMessages", "GoalVerdict", "HttpError", "RecordedRequest", "Stall", "Text", "ToolUse",
-    "agent", "api_error", "bash", "claude_route", "system_text",
+    "FakeMessages", "GoalVerdict", "HttpError", "MaxTokens", "MidStreamError", "RecordedRequest", "Stall", "Text",
+    "ToolUse", "agent", "api_error", "bash", "claude_route", "system_text",
 ]
 
 GOAL_EVALUATOR_PREFIX = "You are evaluating a stop-condition hook in Claude Code"
@@ -46,6 +47,24 @@ class Text(Step):
     """An assistant text reply with stop_reason end_turn."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class MaxTokens(Step):
+    """A text reply cut off by the output limit (stop_reason max_tokens). The CLI asks again a few
+    times, then ends the turn with StopFailure ``max_output_tokens``: use it as the route's fallback."""
+
+    text: str = "FAKE-PARTIAL: cut off by the output limit"
+
+
+@dataclass(frozen=True)
+class MidStreamError(Step):
+    """A reply that starts streaming text, then gets an SSE ``error`` event instead of its end
+    (2.1.197: StopFailure ``unknown``; 2.1.332 retries it up to 4 times, then ``server_error``)."""
+
+    text: str = "FAKE-PARTIAL: streamed before the error"
+    error_type: str = "overloaded_error"  # what the real API sends mid-stream ("Overloaded")
+    message: str = "Overloaded"
 
 
 @dataclass(frozen=True)
@@ -76,10 +95,12 @@ def bash(command: str, description: str = "Run a command", run_in_background: bo
 
 def agent(prompt: str, description: str = "Fake sub task", subagent_type: str = "general-purpose",
           run_in_background: bool = False) -> ToolUse:
-    """Start a subagent; script its own replies under the "sub" route."""
-    args: JSON = {"description": description, "prompt": prompt, "subagent_type": subagent_type}
-    if run_in_background:
-        args["run_in_background"] = True
+    """Start a subagent; script its own replies under the "sub" route.
+
+    ``run_in_background`` is always sent: Claude 2.1.332 runs an Agent call asynchronously unless
+    it says ``false`` (2.1.197 treated a missing flag as ``false``)."""
+    args: JSON = {"description": description, "prompt": prompt, "subagent_type": subagent_type,
+                  "run_in_background": run_in_background}
     return ToolUse("Agent", args)
 
 
@@ -154,6 +175,11 @@ class FakeMessages(ScriptedServer):
         h.end_headers()
         return True
 
+    def stream_headers(self, req: RecordedRequest) -> dict[str, str]:
+        # Claude 2.1.332 answers a stream error without an Anthropic request-id (a proxy, it
+        # assumes) with a non-streaming retry instead of retrying the stream.
+        return {"request-id": f"req_fake_{self.next_id('r')[-12:]}"}
+
     def events(self, req: RecordedRequest, step: Step) -> Iterable[bytes]:
         if isinstance(step, GoalVerdict):
             verdict: JSON = {"ok": step.ok, "reason": step.reason}
@@ -164,6 +190,12 @@ class FakeMessages(ScriptedServer):
         if isinstance(step, Text):
             blocks.append({"type": "text", "text": step.text})
             stop_reason = "end_turn"
+        elif isinstance(step, MaxTokens):
+            blocks.append({"type": "text", "text": step.text})
+            stop_reason = "max_tokens"
+        elif isinstance(step, MidStreamError):
+            yield from self._mid_stream_error(req, step)
+            return
         elif isinstance(step, ToolUse):
             if step.text:
                 blocks.append({"type": "text", "text": step.text})
@@ -171,13 +203,7 @@ class FakeMessages(ScriptedServer):
             stop_reason = "tool_use"
         else:
             raise TypeError(f"FakeMessages cannot stream {step!r}")
-        model = (req.body or {}).get("model", "claude-fake")
-        usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
-        yield sse("message_start", {"type": "message_start", "message": {
-            "id": self.next_id("msg"), "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
-        }})
+        yield self._message_start(req)
         for i, block in enumerate(blocks):
             start: JSON
             delta: JSON
@@ -193,3 +219,24 @@ class FakeMessages(ScriptedServer):
                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                                     "usage": {"output_tokens": 10}})
         yield sse("message_stop", {"type": "message_stop"})
+
+    def _message_start(self, req: RecordedRequest) -> bytes:
+        model = (req.body or {}).get("model", "claude-fake")
+        usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        return sse("message_start", {"type": "message_start", "message": {
+            "id": self.next_id("msg"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
+        }})
+
+    def _mid_stream_error(self, req: RecordedRequest, step: MidStreamError) -> Iterable[bytes]:
+        yield self._message_start(req)
+        yield sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "text", "text": ""}})
+        yield sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                          "delta": {"type": "text_delta", "text": step.text}})
+        # A finished block, then the error (no message_delta): 2.1.332 finalizes the partial reply
+        # and reports the cut; with no block finished it would retry without streaming instead.
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        error = {"type": step.error_type, "message": step.message}
+        yield sse("error", {"type": "error", "error": error})

@@ -202,6 +202,10 @@ class ScriptedServer:
         """The SSE chunks for a streamed step (the 200 headers are already sent)."""
         raise NotImplementedError
 
+    def stream_headers(self, req: RecordedRequest) -> dict[str, str]:
+        """Extra headers of a streamed (200) answer."""
+        return {}
+
     def answer_unrouted(self, h: BaseHTTPRequestHandler, req: RecordedRequest) -> bool:
         """Answer probes such as `HEAD /` directly; return True when handled."""
         return False
@@ -259,6 +263,8 @@ class ScriptedServer:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
+        for k, v in self.stream_headers(req).items():
+            h.send_header(k, v)
         h.end_headers()
         h.wfile.flush()
         if isinstance(step, Stall):

@@ -1,8 +1,12 @@
 """Pinned real `codex` and `claude` CLIs from npm, installed once per machine into a cache folder.
 
-The cache defaults to ``~/.cache/donebell-e2e/npm`` (env ``DONEBELL_E2E_NPM_CACHE`` overrides).
-An fcntl lock serialises concurrent pytest processes, and a marker file records the installed
-versions so later runs only check that the binaries answer ``--version``.
+Two agent sets are pinned in ``agent_pins.json``: ``pinned`` (the baseline the suite was built
+on) and ``newest`` (the releases users install today; ``update_newest_pins.py`` moves them).
+``DONEBELL_E2E_AGENTS=pinned|newest`` chooses one (default ``pinned``). Each set has its own npm
+prefix: ``~/.cache/donebell-e2e/npm`` for ``pinned``, ``~/.cache/donebell-e2e/npm-newest`` for
+``newest`` (env ``DONEBELL_E2E_NPM_CACHE`` replaces the first; the newest set then uses it with
+``-newest`` appended). An fcntl lock serialises concurrent pytest processes, and a marker file
+records the installed versions so later runs only check that the binaries answer ``--version``.
 
 We return the NATIVE binaries, not the npm bin wrappers: the Codex wrapper is a Node script that,
 on Node 20, spawns the binary as a child, so SIGINT/SIGKILL to it would not reach Codex itself.
@@ -19,9 +23,33 @@ import time
 from functools import cache
 from pathlib import Path
 
-CODEX_VERSION = "0.171.0"
-CLAUDE_VERSION = "2.1.197"
-PACKAGES = {"@openai/codex": CODEX_VERSION, "@anthropic-ai/claude-code": CLAUDE_VERSION}
+PINS_FILE = Path(__file__).resolve().with_name("agent_pins.json")
+AGENT_SETS = ("pinned", "newest")
+CODEX_PACKAGE = "@openai/codex"
+CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
+
+
+def agent_set() -> str:
+    """The agent set this run tests (``DONEBELL_E2E_AGENTS``); a typo is an error, never a fallback."""
+    chosen = os.environ.get("DONEBELL_E2E_AGENTS", "").strip() or "pinned"
+    if chosen not in AGENT_SETS:
+        raise ValueError(f"DONEBELL_E2E_AGENTS must be one of {', '.join(AGENT_SETS)}, not {chosen!r}")
+    return chosen
+
+
+def pins() -> dict[str, dict[str, str]]:
+    data: dict[str, dict[str, str]] = json.loads(PINS_FILE.read_text())
+    return data
+
+
+PACKAGES = pins()[agent_set()]
+CODEX_VERSION = PACKAGES[CODEX_PACKAGE]
+CLAUDE_VERSION = PACKAGES[CLAUDE_PACKAGE]
+
+
+def claude_version() -> tuple[int, ...]:
+    """The Claude Code version under test, for the few scenarios whose expectations depend on it."""
+    return tuple(int(part) for part in CLAUDE_VERSION.split("."))
 
 _CODEX_REL = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 _CLAUDE_REL = "node_modules/@anthropic-ai/claude-code-linux-x64/claude"
@@ -34,7 +62,8 @@ class NpmInstallError(RuntimeError):
 
 def cache_dir() -> Path:
     override = os.environ.get("DONEBELL_E2E_NPM_CACHE")
-    return Path(override).expanduser() if override else Path.home() / ".cache" / "donebell-e2e" / "npm"
+    base = Path(override).expanduser() if override else Path.home() / ".cache" / "donebell-e2e" / "npm"
+    return base if agent_set() == "pinned" else base.with_name(f"{base.name}-{agent_set()}")
 
 
 def skip_reason() -> str | None:

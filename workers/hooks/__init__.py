@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
+from donebell.shared import hook_signals
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.stdin import PayloadError
 
@@ -55,7 +56,15 @@ def main(argv: list[str]) -> int:
         )
     finally:
         _emit(OUTPUT.get(command, ""))
+        _release_signals(ctx)
     return 0
+
+
+def _release_signals(ctx: HookContext) -> None:
+    """The work is durable: SIGTERM/SIGHUP act again; one the agent sent meanwhile is logged."""
+    noted = hook_signals.release()
+    if noted:
+        ctx.log("info", "agent signalled the hook; it finished its write first", signals=sorted(set(noted)))
 
 
 def _where(tb: TracebackType | None) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from donebell.shared import hook_signals
 from donebell.shared.statedir import StateDir
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.spawn import spawn_detached
@@ -86,6 +87,7 @@ def _fork_watcher(ctx: HookContext, argv: list[str], env: dict[str, str], progra
         return  # the hook goes on; the watcher is reaped by init once the hook exits
     code = 0
     try:
+        hook_signals.release()  # the watcher is no hook: SIGTERM ends it again
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):

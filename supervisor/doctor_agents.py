@@ -1,0 +1,24 @@
+"""doctor's ``codex_version`` / ``claude_version`` checks (the table and the probe: ``agent_versions``)."""
+
+from __future__ import annotations
+
+from donebell.supervisor import agent_versions
+from donebell.supervisor.doctor_local import OK, SKIP, UNKNOWN, WARN, Check
+from donebell.supervisor.runner import Runner
+
+
+def agent_version_checks(runner: Runner) -> list[Check]:
+    """``codex_version`` / ``claude_version``: the installed release against the tested range."""
+    checks = []
+    for found in agent_versions.probe_all(runner):
+        name = f"{found.agent}_version"
+        details = found.as_json()
+        if found.state == "not-found":
+            checks.append(Check(name, SKIP, agent_versions.summary(found), details=details))
+        elif found.state == "unknown":
+            checks.append(Check(name, UNKNOWN, str(found.warning), details=details))
+        elif found.warning:
+            checks.append(Check(name, WARN, found.warning, "use a tested release, or upgrade donebell", details))
+        else:
+            checks.append(Check(name, OK, agent_versions.summary(found), details=details))
+    return checks
