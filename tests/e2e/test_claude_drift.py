@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from donebell.shared.short_id import short_id
 from support import npm_clis
 from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error, bash
 from support.fake_responses import Step
@@ -71,7 +72,7 @@ def test_claude_print_api_error(tmp_path: Path, kind: str) -> None:
         [note] = product.expect_matching(1)
         assert (note["title"], note["tags"]) == (TITLE, FAILED_TAGS), note
         assert note["message"].startswith(f"failed: {error}"), note["message"]
-        assert note["message"].endswith(f" · {ORIGIN} · #{session[:8]}"), note["message"]
+        assert note["message"].endswith(f" · {ORIGIN} · #{short_id(session)}"), note["message"]
         [receipt] = sent_receipts(product)
         assert receipt["outcome"] == "failed" and "claude-stopfailure" in receipt["sources"], receipt
         product.assert_healthy()
@@ -155,7 +156,7 @@ def test_claude_interactive_api_error(tmp_path: Path) -> None:
             session = session_of(home)
             assert (note["title"], note["tags"]) == (TITLE, FAILED_TAGS), note
             assert note["message"].startswith("failed: server_error"), note["message"]
-            assert note["message"].endswith(f" · {ORIGIN} · #{session[:8]}"), note["message"]
+            assert note["message"].endswith(f" · {ORIGIN} · #{short_id(session)}"), note["message"]
             assert tui.proc.poll() is None, "the interactive session ended by itself"
         finally:
             tui.close()
