@@ -18,6 +18,9 @@ from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
+from donebell.workers.policies import send as policy_send
+from donebell.workers.policies.digest import is_digest
+from donebell.workers.policies.sweep import plan as policy_plan
 from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
 
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
@@ -60,7 +63,12 @@ class OutboxSender:
         for name in self.state.stray_files("outbox"):  # not <key>.json: never deliverable, set aside
             self.state.dead_letter_invalid("outbox", name, "not a <key>.json record file")
             summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
-        keys = self.state.keys("outbox")
+        held = policy_plan(self.state, self.settings, at)  # docs/delivery.md "Notification policies"
+        summary.next_due = held.next_due
+        keys = [k for k in self.state.keys("outbox") if k not in held.skip]
+        summary.left += len(self.state.keys("outbox")) - len(keys)
+        for name, value in held.counters.items():
+            summary.counters[name] = value
         for index, key in enumerate(keys):
             if budget_seconds is not None and time.monotonic() - started > budget_seconds:
                 summary.more = True
@@ -101,7 +109,13 @@ class OutboxSender:
         if self.config_problem is not None:
             return SendOutcome("blocked")
         try:
-            payload = render(record, self.settings)
+            if is_digest(record):
+                what, digest = policy_send.payload_of(self.state, record, self.settings)
+                if digest is None:
+                    return SendOutcome(what)
+                payload = digest
+            else:
+                payload = policy_send.silence(record, render(record, self.settings))
         except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record
             self.state.dead_letter_invalid("outbox", f"{key}.json", f"cannot render: {type(exc).__name__}")
             return SendOutcome("invalid")
@@ -135,6 +149,8 @@ class OutboxSender:
         error = clean_text(scrub(decision.error, self.auth, self.settings))
         if decision.verdict == "sent":
             reason = "test" if record.get("test") is True else "sent"
+            reason = policy_send.receipt_members(self.state, record, "sent", reason, attempts=attempts, sent_at=done_at,
+                                                 http_status=decision.status, message_id=decision.message_id)
             receipt = new_receipt(record, status="sent", reason=reason, attempts=attempts, sent_at=done_at,
                                   http_status=decision.status, message_id=decision.message_id, server=server)
             self.state.finish("outbox", "sent", receipt)
@@ -144,6 +160,8 @@ class OutboxSender:
         max_attempts = self.settings.max_attempts
         if decision.verdict == "permanent" or (max_attempts > 0 and attempts >= max_attempts):
             reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
+            policy_send.receipt_members(self.state, record, "dead", reason, attempts=attempts, failed_at=done_at,
+                                        http_status=decision.status, last_error=error)
             receipt = new_receipt(record, status="dead", reason=reason, attempts=attempts, failed_at=done_at,
                                   http_status=decision.status, ntfy_code=decision.ntfy_code,
                                   last_error=error, server=server)
