@@ -119,6 +119,7 @@ class OutboxSender:
         except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record
             self.state.dead_letter_invalid("outbox", f"{key}.json", f"cannot render: {type(exc).__name__}")
             return SendOutcome("invalid")
+        policy_send.before_post(self.state, record, self.settings)
         decision = self.client.publish(self.settings.server, payload, self.auth)
         return self._apply(record, decision)
 

@@ -37,6 +37,15 @@ def payload_of(
     return "send", render_digest(record, members, settings)
 
 
+def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike) -> None:
+    """With digests possible, note a first attempt before its POST: a record the server may have
+    accepted (a crash before its receipt) is never put into a digest afterwards (:mod:`.sweep`)."""
+    digests = settings.burst_digest_threshold > 0 or bool(settings.quiet_hours.strip())
+    if digests and not is_digest(record) and not record.get("attempts") and not (record.get("policy") or {}).get("posted"):
+        record["policy"] = {**(record.get("policy") or {}), "posted": True}
+        state.replace("outbox", record)
+
+
 def silence(record: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     """Priority 1 for a record sent inside quiet hours in ``silent`` mode."""
     if (record.get("policy") or {}).get("silent"):

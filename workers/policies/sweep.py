@@ -69,9 +69,12 @@ def plan(state: StateDir, settings: SettingsLike, at: float) -> Plan:
         if _due_later(record, at):
             continue  # a retry in backoff: its policies were decided before its first attempt
         verdict = _decide(state, settings, record, at, quiet_end, result)
-        if verdict == "after-quiet":
+        # A record that may have reached the server already goes alone under its own sequence_id:
+        # in a digest it would be a second, unexplained notification.
+        alone = bool(record.get("attempts")) or bool((record.get("policy") or {}).get("posted"))
+        if verdict == "after-quiet" and not alone:
             after_quiet.append(key)
-        elif isinstance(verdict, float):
+        elif isinstance(verdict, float) and not alone:
             ready.append((key, verdict))
     if len(after_quiet) >= 2:
         _form(state, after_quiet, QUIET, result, overnight=quiet_hours.crosses_midnight(settings))
