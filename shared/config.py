@@ -111,7 +111,9 @@ class Settings(BaseSettings):
     desk_grace_seconds: float = Field(
         0.0, ge=0, description="Hold a done notification this long; a new turn in the thread meanwhile drops it."
     )
-    desk_grace_failures: bool = Field(False, description="Hold failed and stopped notifications for the desk grace too.")
+    desk_grace_failures: bool = Field(
+        False, description="Hold failed and stopped notifications for the desk grace too."
+    )
     min_task_seconds: float = Field(
         0.0, ge=0, description="Drop a done notification of a task that took less (agent timestamps); 0 = off."
     )

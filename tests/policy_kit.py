@@ -12,8 +12,11 @@ from delivery_kit import Env, outbox_record, wire_bodies
 def pending(env: Env, **fields: Any) -> dict[str, Any]:
     """A pending candidate as a hook writes it; the gate of the next pass promotes it."""
     rec = outbox_record(**fields)
-    cand = {k: v for k, v in rec.items() if k not in ("sequence_id", "promoted_at", "verdict", "attempts",
-                                                       "next_attempt_at", "last_error")}
+    cand = {
+        k: v
+        for k, v in rec.items()
+        if k not in ("sequence_id", "promoted_at", "verdict", "attempts", "next_attempt_at", "last_error")
+    }
     cand["kind"] = "candidate"
     assert env.state.create("pending", cand)
     return cand

@@ -11,13 +11,12 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from policy_kit import pending, policy_env, receipt, wire_bodies
-from support.ntfy_standin import NtfyStandin
-
 from donebell.shared.statedir import now
 from donebell.workers.payload import MESSAGE_MAX_BYTES
 from donebell.workers.policies.digest import digest_key
 from donebell.workers.policies.quiet_hours import window_end
+from policy_kit import pending, policy_env, receipt, wire_bodies
+from support.ntfy_standin import NtfyStandin
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -106,8 +105,9 @@ def test_quiet_hours_hold_overnight_then_one_digest_newest_first(srv: NtfyStandi
 
 
 def test_quiet_hours_silent_mode_sends_at_once_with_priority_1(srv: NtfyStandin, tmp_path: Path) -> None:
-    env = policy_env(tmp_path, srv.url, quiet_hours="09:00-17:00", quiet_hours_tz="Europe/Berlin",
-                     quiet_hours_mode="silent")
+    env = policy_env(
+        tmp_path, srv.url, quiet_hours="09:00-17:00", quiet_hours_tz="Europe/Berlin", quiet_hours_mode="silent"
+    )
     inside = pending(env)
     role = env.role()
     role.pass_at(at_berlin(2026, 12, 1, 12, 0))
@@ -182,9 +182,12 @@ def test_a_digest_never_exceeds_the_message_budget(srv: NtfyStandin, tmp_path: P
 def test_claude_session_title_and_host_tag(srv: NtfyStandin, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(
-        json.dumps({"type": "summary", "summary": "Old summary"}) + "\n"
-        + json.dumps({"type": "user", "promptId": "p", "timestamp": "2026-12-01T20:00:00Z"}) + "\n"
-        + json.dumps({"type": "ai-title", "aiTitle": "Fix the flaky test"}) + "\n"
+        json.dumps({"type": "summary", "summary": "Old summary"})
+        + "\n"
+        + json.dumps({"type": "user", "promptId": "p", "timestamp": "2026-12-01T20:00:00Z"})
+        + "\n"
+        + json.dumps({"type": "ai-title", "aiTitle": "Fix the flaky test"})
+        + "\n"
     )
     env = policy_env(tmp_path, srv.url, include_thread_title=True, host_tag=True, origin="Lab Box 2")
     pending(env, provider="claude", transcript_path=str(transcript))

@@ -12,10 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from donebell.workers.policies.digest import digest_key
 from policy_kit import pending, policy_env, wire_bodies
 from support.ntfy_standin import NtfyStandin
-
-from donebell.workers.policies.digest import digest_key
 
 CRASH_EXIT = 86
 MAX_POINTS = 200

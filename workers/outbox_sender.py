@@ -111,8 +111,8 @@ class OutboxSender:
         try:
             if is_digest(record):
                 what, digest = policy_send.payload_of(self.state, record, self.settings)
-                if digest is None:
-                    return SendOutcome(what)
+                if what is not None or digest is None:
+                    return SendOutcome(what or "gone")
                 payload = digest
             else:
                 payload = policy_send.silence(record, render(record, self.settings))

@@ -29,8 +29,8 @@ from typing import Any
 from donebell.shared.keys import sequence_id
 from donebell.shared.message_redaction import redact
 from donebell.shared.settings_view import SettingsLike
-from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.claude_title import claude_title
+from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
 
 MESSAGE_MAX_BYTES = 3500

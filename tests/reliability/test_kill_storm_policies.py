@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from support.ntfy_standin import NtfyStandin
@@ -28,7 +28,7 @@ KILL_EVERY = size(0.3, 0.4)
 
 def test_kill_storm_with_every_policy_on(make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path) -> None:
     seed = storm_seed()
-    later = datetime.now(timezone.utc) + timedelta(hours=3)
+    later = datetime.now(UTC) + timedelta(hours=3)
     quiet = f"{later:%H}:00-{(later + timedelta(hours=1)):%H}:00"
     rig = make_rig(
         idle_probe_grace_seconds=10.0,
@@ -39,8 +39,15 @@ def test_kill_storm_with_every_policy_on(make_rig: Callable[..., Rig], standin: 
         burst_digest_threshold=3,
         burst_window_seconds=60,
     )
-    out = run_storm(rig, tmp_path / "service.log", tasks=TASKS, kills=KILLS, every=KILL_EVERY, seed=seed,
-                    settle_timeout=size(90, 300))
+    out = run_storm(
+        rig,
+        tmp_path / "service.log",
+        tasks=TASKS,
+        kills=KILLS,
+        every=KILL_EVERY,
+        seed=seed,
+        settle_timeout=size(90, 300),
+    )
     assert out.stop_rc == 0, out.service_output[-3000:]
     assert out.leftovers == [], f"processes left behind: {out.leftovers}"
     counts = rig.counts()
@@ -65,8 +72,18 @@ def test_kill_storm_with_every_policy_on(make_rig: Callable[..., Rig], standin: 
         assert own is not None and {f"codex-{m[:32]}" for m in own["members"]} == digests[digest_sid]
     duplicates = sorted(sid for sid, n in sent.items() if n > 1)
     assert rig.partial_records() == []
-    print(f"policy storm: seed {seed}, kills {dict(out.kills)}, digests {len(digests)} "
-          f"({sum(len(v) for v in digests.values())} tasks), alone {len(alone)}, duplicates {len(duplicates)}")
-    record("kill_storm_policies", seed=seed, tasks=TASKS, kills=sum(out.kills.values()), digests=len(digests),
-           tasks_in_digests=sum(len(v) for v in digests.values()), tasks_alone=len(alone),
-           duplicates=sum(sent[s] - 1 for s in duplicates), lost=0)
+    print(
+        f"policy storm: seed {seed}, kills {dict(out.kills)}, digests {len(digests)} "
+        f"({sum(len(v) for v in digests.values())} tasks), alone {len(alone)}, duplicates {len(duplicates)}"
+    )
+    record(
+        "kill_storm_policies",
+        seed=seed,
+        tasks=TASKS,
+        kills=sum(out.kills.values()),
+        digests=len(digests),
+        tasks_in_digests=sum(len(v) for v in digests.values()),
+        tasks_alone=len(alone),
+        duplicates=sum(sent[s] - 1 for s in duplicates),
+        lost=0,
+    )

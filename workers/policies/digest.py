@@ -166,13 +166,22 @@ def finish_members(state: StateDir, digest: dict[str, Any], *, status: str, reas
     done = 0
     for member in digest.get("members") or []:
         # A crash between a member's receipt and its removal: finish the removal.
-        if isinstance(member, str) and state.exists("outbox", member) and any(
-            state.exists(f, member) for f in RECEIPT_FOLDERS
+        if (
+            isinstance(member, str)
+            and state.exists("outbox", member)
+            and any(state.exists(f, member) for f in RECEIPT_FOLDERS)
         ):
             state.remove("outbox", member)
     for member in live_members(state, digest):
-        receipt = new_receipt(member, status=status, reason=reason, digest=digest["key"],
-                              digest_sequence_id=digest["sequence_id"], digest_of=digest.get("digest_of"), **extra)
+        receipt = new_receipt(
+            member,
+            status=status,
+            reason=reason,
+            digest=digest["key"],
+            digest_sequence_id=digest["sequence_id"],
+            digest_of=digest.get("digest_of"),
+            **extra,
+        )
         state.finish("outbox", folder, receipt)
         done += 1
     return done

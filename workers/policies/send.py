@@ -19,29 +19,48 @@ SILENT_PRIORITY = 1
 
 def payload_of(
     state: StateDir, record: dict[str, Any], settings: SettingsLike
-) -> tuple[Literal["send", "recovered", "gone"], dict[str, Any] | None]:
+) -> tuple[Literal["recovered", "gone"] | None, dict[str, Any] | None]:
     """The payload of a digest record, or what became of it (its POST already done, no member left)."""
     if already_posted(state, record):
         # A crash between the digest's 2xx and its last receipt: finish without a second POST.
-        members = finish_members(state, record, status="sent", reason="digest", recovered=True)
-        state.finish("outbox", "sent", new_receipt(record, status="sent", reason="digest", recovered=True,
-                                                   members=record.get("members"), digest_of=record.get("digest_of")))
-        state.log("info", "digest already accepted before a crash; receipts finished, not resent",
-                  key=record["key"], members=members)
+        finished = finish_members(state, record, status="sent", reason="digest", recovered=True)
+        state.finish(
+            "outbox",
+            "sent",
+            new_receipt(
+                record,
+                status="sent",
+                reason="digest",
+                recovered=True,
+                members=record.get("members"),
+                digest_of=record.get("digest_of"),
+            ),
+        )
+        state.log(
+            "info",
+            "digest already accepted before a crash; receipts finished, not resent",
+            key=record["key"],
+            members=finished,
+        )
         return "recovered", None
     members = live_members(state, record)
     if not members:
         state.remove("outbox", record["key"])
         state.log("warning", "digest without a waiting member removed", key=record["key"])
         return "gone", None
-    return "send", render_digest(record, members, settings)
+    return None, render_digest(record, members, settings)
 
 
 def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike) -> None:
     """With digests possible, note a first attempt before its POST: a record the server may have
     accepted (a crash before its receipt) is never put into a digest afterwards (:mod:`.sweep`)."""
     digests = settings.burst_digest_threshold > 0 or bool(settings.quiet_hours.strip())
-    if digests and not is_digest(record) and not record.get("attempts") and not (record.get("policy") or {}).get("posted"):
+    if (
+        digests
+        and not is_digest(record)
+        and not record.get("attempts")
+        and not (record.get("policy") or {}).get("posted")
+    ):
         record["policy"] = {**(record.get("policy") or {}), "posted": True}
         state.replace("outbox", record)
 

@@ -97,8 +97,13 @@ def _decide(
     if first and done and settings.min_task_seconds > 0:
         seconds = task_seconds(record, state)
         if seconds is not None and seconds < settings.min_task_seconds:
-            _drop(state, record, "too-short", f"task took {seconds:.1f}s < min_task_seconds {settings.min_task_seconds:g}",
-                  task_seconds=round(seconds, 3))
+            _drop(
+                state,
+                record,
+                "too-short",
+                f"task took {seconds:.1f}s < min_task_seconds {settings.min_task_seconds:g}",
+                task_seconds=round(seconds, 3),
+            )
             result.count("too-short")
             return None
     grace = settings.desk_grace_seconds
@@ -140,8 +145,14 @@ def _note(state: StateDir, record: dict[str, Any], policy: dict[str, Any], **cha
 
 
 def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, **extra: Any) -> None:
-    receipt = new_receipt(record, status="suppressed", reason=reason, policy_evidence=evidence[:300],
-                          promoted_at=record.get("promoted_at"), **extra)
+    receipt = new_receipt(
+        record,
+        status="suppressed",
+        reason=reason,
+        policy_evidence=evidence[:300],
+        promoted_at=record.get("promoted_at"),
+        **extra,
+    )
     with state.mutation_lock(record["key"]):
         state.finish("outbox", "suppressed", receipt)
     state.log("info", "suppressed by a policy", key=record["key"], reason=reason, evidence=evidence[:200])
@@ -152,8 +163,14 @@ def _form(state: StateDir, members: list[str], why: str, result: Plan, **fields:
     state.create("outbox", digest)
     result.skip.update(members)
     result.count(f"digest-{why}")
-    state.log("info", "digest formed", key=digest["key"], digest_of=why, members=len(members),
-              sequence_id=digest["sequence_id"])
+    state.log(
+        "info",
+        "digest formed",
+        key=digest["key"],
+        digest_of=why,
+        members=len(members),
+        sequence_id=digest["sequence_id"],
+    )
 
 
 def _number(value: object, default: float) -> float:

@@ -28,12 +28,12 @@ def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
     if record.get("provider") == "claude":
         return _claude_seconds(record, state)
     stats = record.get("stats")
-    for value in ((stats or {}).get("duration_ms") if isinstance(stats, dict) else None, record.get("duration_ms")):
-        if _number(value):
-            return float(value) / 1000.0
-    started, completed = record.get("started_at"), record.get("completed_at")
-    if _number(started) and _number(completed) and completed >= started:
-        return float(completed) - float(started)
+    for value in (stats.get("duration_ms") if isinstance(stats, dict) else None, record.get("duration_ms")):
+        if (ms := _number(value)) is not None:
+            return ms / 1000.0
+    started, completed = _number(record.get("started_at")), _number(record.get("completed_at"))
+    if started is not None and completed is not None and completed >= started:
+        return completed - started
     return None
 
 
@@ -51,9 +51,9 @@ def _claude_seconds(record: dict[str, Any], state: StateDir) -> float | None:
         session = state.read("claude", claude_session_key(session_id))
     except InvalidRecord:
         return None
-    started, ended = (session or {}).get("updated_at"), record.get("created_at")
-    if session and session.get("prompt_id") == prompt_id and _number(started) and _number(ended):
-        return max(0.0, float(ended) - float(started))
+    started, ended = _number((session or {}).get("updated_at")), _number(record.get("created_at"))
+    if session and session.get("prompt_id") == prompt_id and started is not None and ended is not None:
+        return max(0.0, ended - started)
     return None
 
 
@@ -102,5 +102,8 @@ def _iso(value: object) -> float | None:
         return None
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+def _number(value: object) -> float | None:
+    """A finite-looking number as float, else None (bools and NaN are not numbers here)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return float(value)
+    return None
