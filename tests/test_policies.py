@@ -202,3 +202,19 @@ def test_claude_session_title_and_host_tag(srv: NtfyStandin, tmp_path: Path) -> 
     role.pass_at(now())
     assert wire_bodies(srv)[-1]["title"] == "My name for it"
     role.teardown()
+
+
+def test_explain_names_each_policy_decision(srv: NtfyStandin, tmp_path: Path) -> None:
+    env = policy_env(tmp_path, srv.url, min_task_seconds=10, burst_digest_threshold=2)
+    short = pending(env, duration_ms=1_000)
+    keys = [pending(env, duration_ms=60_000)["key"] for _ in range(2)]
+    role = env.role()
+    role.pass_at(now())
+    role.pass_at(now())
+    role.teardown()
+    dropped = env.run_cli("explain", short["key"])
+    assert "reason too-short" in dropped.stdout and "policy: too-short: task took 1.0s" in dropped.stdout
+    member = env.run_cli("explain", keys[0])
+    assert "reason digest" in member.stdout and f"sent in burst digest {digest_key(keys)[:12]}" in member.stdout
+    digest = env.run_cli("explain", digest_key(keys))
+    assert "digest of 2 task(s) (burst)" in digest.stdout, digest.stdout
