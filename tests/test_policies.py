@@ -218,3 +218,18 @@ def test_explain_names_each_policy_decision(srv: NtfyStandin, tmp_path: Path) ->
     assert "reason digest" in member.stdout and f"sent in burst digest {digest_key(keys)[:12]}" in member.stdout
     digest = env.run_cli("explain", digest_key(keys))
     assert "digest of 2 task(s) (burst)" in digest.stdout, digest.stdout
+
+
+def test_quiet_hours_on_the_spring_forward_night_end_at_the_wall_clock_time(srv: NtfyStandin, tmp_path: Path) -> None:
+    """The night of 29 March 2026 (Berlin) is an hour short: the hold still ends at 07:30 local."""
+    env = policy_env(tmp_path, srv.url, quiet_hours="22:00-07:30", quiet_hours_tz="Europe/Berlin")
+    keys = [pending(env)["key"] for _ in range(2)]
+    role = env.role()
+    role.pass_at(at_berlin(2026, 3, 28, 23, 0))
+    role.pass_at(at_berlin(2026, 3, 29, 6, 45))  # 06:45 CEST: the window has not ended on the wall clock
+    assert wire_bodies(srv) == []
+    role.pass_at(at_berlin(2026, 3, 29, 7, 30))
+    [body] = wire_bodies(srv)
+    assert body["title"] == "2 tasks finished overnight"
+    assert all(receipt(env, k)[1]["digest_of"] == "quiet-hours" for k in keys)  # type: ignore[index]
+    role.teardown()
