@@ -124,6 +124,25 @@ class Settings(BaseSettings):
     wake_allow_unauthenticated: bool = Field(
         False, description="Allow wake_enabled on a server without an access token (doctor warns)."
     )
+    host_tag: bool = Field(False, description="Add the machine name (origin) as an ntfy tag, to filter many machines.")
+    desk_grace_seconds: float = Field(
+        0.0, ge=0, description="Hold a done notification this long; a new turn in the thread meanwhile drops it."
+    )
+    desk_grace_failures: bool = Field(
+        False, description="Hold failed and stopped notifications for the desk grace too."
+    )
+    min_task_seconds: float = Field(
+        0.0, ge=0, description="Drop a done notification of a task that took less (agent timestamps); 0 = off."
+    )
+    quiet_hours: str = Field("", description="Hold notifications inside this local-time window, e.g. '22:00-07:30'.")
+    quiet_hours_tz: str = Field("", description="IANA time zone of quiet_hours (default: the machine's local zone).")
+    quiet_hours_mode: Literal["digest", "silent"] = Field(
+        "digest", description="digest: one notification at the window's end; silent: send at once with priority 1."
+    )
+    burst_digest_threshold: int = Field(
+        0, ge=0, description="This many notifications ready within burst_window_seconds go as one digest; 0 = off."
+    )
+    burst_window_seconds: float = Field(60.0, gt=0, description="The window of burst_digest_threshold.")
 
     @field_validator("wake_actions")
     @classmethod
@@ -154,6 +173,16 @@ class Settings(BaseSettings):
     @classmethod
     def _password(cls, value: SecretStr | None) -> SecretStr | None:
         return config_rules.check_password(value)
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, value: str) -> str:
+        return config_rules.check_quiet_hours(value)
+
+    @field_validator("quiet_hours_tz")
+    @classmethod
+    def _quiet_hours_tz(cls, value: str) -> str:
+        return config_rules.check_quiet_hours_tz(value)
 
     @field_validator("tags", mode="before")
     @classmethod

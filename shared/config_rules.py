@@ -99,6 +99,39 @@ def split_tags(value: Any) -> Any:
     return value
 
 
+def check_quiet_hours(value: str) -> str:
+    """``HH:MM-HH:MM`` (24-hour, start != end; crossing midnight allowed), or empty for off."""
+    text = value.strip()
+    if not text:
+        return ""
+    parts = text.split("-")
+    minutes = [_minute_of_day(p) for p in parts] if len(parts) == 2 else []
+    if len(minutes) != 2 or None in minutes or minutes[0] == minutes[1]:
+        raise ValueError("must be 'HH:MM-HH:MM' (24-hour clock, start and end differ), e.g. '22:00-07:30'")
+    return text
+
+
+def _minute_of_day(text: str) -> int | None:
+    hour, sep, minute = text.strip().partition(":")
+    if not sep or not (hour.isdigit() and minute.isdigit()) or len(minute) != 2 or len(hour) > 2:
+        return None
+    h, m = int(hour), int(minute)
+    return h * 60 + m if h < 24 and m < 60 else None
+
+
+def check_quiet_hours_tz(value: str) -> str:
+    """An IANA zone name the system zone database knows, or empty for the local zone."""
+    if not value:
+        return ""
+    from zoneinfo import ZoneInfo  # only when set: not on a hook's path
+
+    try:
+        ZoneInfo(value)
+    except (ValueError, OSError, LookupError):
+        raise ValueError("not a known IANA time zone name (such as 'Europe/Berlin')") from None
+    return value
+
+
 #: field name -> its after-validator (the generator refuses a model validator not listed here).
 RULES: dict[str, Callable[[Any], Any]] = {
     "server": check_server,
@@ -109,6 +142,8 @@ RULES: dict[str, Callable[[Any], Any]] = {
     "wake_topic": check_topic,
     "wake_token": check_token,
     "wake_actions": check_wake_actions,
+    "quiet_hours": check_quiet_hours,
+    "quiet_hours_tz": check_quiet_hours_tz,
 }
 #: field name -> its before-validator, applied to the raw value ahead of the type check.
 BEFORE_RULES: dict[str, Callable[[Any], Any]] = {"tags": split_tags}

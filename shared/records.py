@@ -41,6 +41,9 @@ REASONS = (
     "permanent-http-error",  # 3xx / other 4xx from the server (dead/)
     "max-attempts",  # positive max_attempts reached (dead/)
     "test",  # a `donebell test` record
+    "too-short",  # min_task_seconds: a done task shorter than that (suppressed/)
+    "user-returned",  # desk_grace_seconds: a new turn in the thread during the grace (suppressed/)
+    "digest",  # sent inside one digest notification (quiet hours or a burst); the digest's key in it
 )
 
 #: Terminal outcome of the turn a candidate describes, when the evidence says so.
@@ -113,6 +116,9 @@ _RECEIPT_FIELDS = (
     "sequence_id",
     "attempts",
     "origin",
+    "policy",
+    "members",
+    "digest_of",
 )
 
 

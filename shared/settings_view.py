@@ -99,6 +99,15 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("wake_codex_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_claude_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_allow_unauthenticated", "bool", False),
+    FieldSpec("host_tag", "bool", False),
+    FieldSpec("desk_grace_seconds", "float", 0.0, ge=0),
+    FieldSpec("desk_grace_failures", "bool", False),
+    FieldSpec("min_task_seconds", "float", 0.0, ge=0),
+    FieldSpec("quiet_hours", "str", "", rule="quiet_hours"),
+    FieldSpec("quiet_hours_tz", "str", "", rule="quiet_hours_tz"),
+    FieldSpec("quiet_hours_mode", "choice", "digest", choices=("digest", "silent")),
+    FieldSpec("burst_digest_threshold", "int", 0, ge=0),
+    FieldSpec("burst_window_seconds", "float", 60.0, gt=0),
 )
 
 
@@ -240,6 +249,33 @@ class SettingsLike(Protocol):
     @property
     def wake_allow_unauthenticated(self) -> bool: ...
 
+    @property
+    def host_tag(self) -> bool: ...
+
+    @property
+    def desk_grace_seconds(self) -> float: ...
+
+    @property
+    def desk_grace_failures(self) -> bool: ...
+
+    @property
+    def min_task_seconds(self) -> float: ...
+
+    @property
+    def quiet_hours(self) -> str: ...
+
+    @property
+    def quiet_hours_tz(self) -> str: ...
+
+    @property
+    def quiet_hours_mode(self) -> Literal["digest", "silent"]: ...
+
+    @property
+    def burst_digest_threshold(self) -> int: ...
+
+    @property
+    def burst_window_seconds(self) -> float: ...
+
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         """Every key; in ``json`` mode secrets are masked and watch root objects are dicts."""
         ...
@@ -339,6 +375,24 @@ class SettingsView(SettingsViewBase):
     wake_claude_args: list[str] = field(default_factory=list)
     #: Allow wake_enabled on a server without an access token (doctor warns).
     wake_allow_unauthenticated: bool = False
+    #: Add the machine name (origin) as an ntfy tag, to filter many machines.
+    host_tag: bool = False
+    #: Hold a done notification this long; a new turn in the thread meanwhile drops it.
+    desk_grace_seconds: float = 0.0
+    #: Hold failed and stopped notifications for the desk grace too.
+    desk_grace_failures: bool = False
+    #: Drop a done notification of a task that took less (agent timestamps); 0 = off.
+    min_task_seconds: float = 0.0
+    #: Hold notifications inside this local-time window, e.g. '22:00-07:30'.
+    quiet_hours: str = ""
+    #: IANA time zone of quiet_hours (default: the machine's local zone).
+    quiet_hours_tz: str = ""
+    #: digest: one notification at the window's end; silent: send at once with priority 1.
+    quiet_hours_mode: Literal["digest", "silent"] = "digest"
+    #: This many notifications ready within burst_window_seconds go as one digest; 0 = off.
+    burst_digest_threshold: int = 0
+    #: The window of burst_digest_threshold.
+    burst_window_seconds: float = 60.0
 
 
 @dataclass(frozen=True)

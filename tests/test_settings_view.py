@@ -177,11 +177,16 @@ SPECIAL_VALID: dict[str, tuple[Any, Any]] = {
     "server": ("http://ntfy.local/", "http://ntfy.local/"),
     "topic": ("abc-123", "abc-123"),
     "wake_topic": ("abc-123", "abc-123"),
+    "quiet_hours": ("22:00-07:30", "22:00-07:30"),
+    "quiet_hours_tz": ("Europe/Berlin", "Europe/Berlin"),
+    "quiet_hours_mode": ("silent", "silent"),
 }
 SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {
     "server": ("ftp://x", "ftp://x"),
     "topic": ("a b", "a b"),
     "wake_topic": ("a b", "a b"),
+    "quiet_hours": ("22:00", "25:00-07:00"),
+    "quiet_hours_tz": ("Mars/Olympus", "Mars/Olympus"),
 }
 
 

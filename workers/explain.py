@@ -115,6 +115,27 @@ def waiting_text(record: dict[str, Any], now: float) -> str | None:
     return f"waiting: {reason}: {last.get('evidence')}"
 
 
+#: What the notification policies wrote into a record or its receipt (docs/delivery.md).
+POLICY_FIELDS = ("policy", "policy_evidence", "task_seconds", "digest", "digest_of", "members")
+
+
+def policy_text(item: dict[str, Any]) -> str | None:
+    """One line on what a notification policy did with this record, or None."""
+    parts = []
+    if item.get("policy_evidence"):
+        parts.append(f"{item.get('reason')}: {item['policy_evidence']}")
+    if item.get("digest"):
+        parts.append(f"sent in {item.get('digest_of') or ''} digest {str(item['digest'])[:12]}")
+    if item.get("members"):
+        parts.append(f"digest of {len(item['members'])} task(s) ({item.get('digest_of')})")
+    policy = item.get("policy") or {}
+    if isinstance(policy, dict) and isinstance(policy.get("quiet_until"), (int, float)):
+        parts.append(f"held by quiet hours until {_clock(policy['quiet_until'])}")
+    if isinstance(policy, dict) and policy.get("silent"):
+        parts.append("sent silently (quiet hours, priority 1)")
+    return "; ".join(parts) or None
+
+
 def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]:
     """The JSON form of one candidate's story."""
     probe = record.get("probe") or {}
@@ -134,6 +155,7 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
     if folder in ("outbox", "sent"):
         out["verdict"] = record.get("verdict")
         out["promoted_at"] = record.get("promoted_at")
+    out.update({k: record[k] for k in POLICY_FIELDS if record.get(k) is not None})
     if folder == "outbox":
         out.update({k: record.get(k) for k in ("attempts", "next_attempt_at", "last_error")})
     if folder == "pending":
@@ -165,6 +187,8 @@ def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | No
                 f"    {_clock(entry.get('at'))}  {entry.get('decision', '?'):<8} {entry.get('reason', '?')}: "
                 f"{entry.get('evidence', '')}{repeat}"
             )
+        if policy_text(item):
+            lines.append(f"  policy: {policy_text(item)}")
         if item["folder"] == "outbox":
             lines.append(
                 f"  in the outbox: {item.get('attempts') or 0} attempt(s); last error {item.get('last_error') or '-'}"

@@ -19,6 +19,9 @@ from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, n
 from donebell.workers import pass_control
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
+from donebell.workers.policies import send as policy_send
+from donebell.workers.policies.digest import is_digest
+from donebell.workers.policies.sweep import plan as policy_plan
 from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
 from donebell.workers.server_backoff import ServerBackoff
 
@@ -71,7 +74,13 @@ class OutboxSender:
         for name in self.state.stray_files("outbox"):  # not <key>.json: never deliverable, set aside
             self.state.dead_letter_invalid("outbox", name, "not a <key>.json record file")
             summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
-        keys = self.state.keys("outbox")
+        held = policy_plan(self.state, self.settings, at)  # docs/delivery.md "Notification policies"
+        summary.next_due = held.next_due
+        outbox_keys = self.state.keys("outbox")
+        keys = [k for k in outbox_keys if k not in held.skip]
+        summary.left += len(outbox_keys) - len(keys)
+        for name, value in held.counters.items():
+            summary.counters[name] = value
         backoff, cap = self.backoff, self.settings.retry_max_seconds
         was_clear = not backoff.kind
         if backoff.head_key in keys:  # rate-limited: the record that met the 429 goes first
@@ -125,10 +134,17 @@ class OutboxSender:
         if self.config_problem is not None:
             return SendOutcome("blocked")
         try:
-            payload = render(record, self.settings)
+            if is_digest(record):
+                what, digest = policy_send.payload_of(self.state, record, self.settings)
+                if what is not None or digest is None:
+                    return SendOutcome(what or "gone")
+                payload = digest
+            else:
+                payload = policy_send.silence(record, render(record, self.settings))
         except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record
             self.state.dead_letter_invalid("outbox", f"{key}.json", f"cannot render: {type(exc).__name__}")
             return SendOutcome("invalid")
+        policy_send.before_post(self.state, record, self.settings)
         decision = self.client.publish(self.settings.server, payload, self.auth)
         return self._apply(record, decision)
 
@@ -166,6 +182,16 @@ class OutboxSender:
                                             self.settings.retry_max_seconds, self.rng)
         if decision.verdict == "sent":
             reason = "test" if record.get("test") is True else "sent"
+            reason = policy_send.receipt_members(
+                self.state,
+                record,
+                "sent",
+                reason,
+                attempts=attempts,
+                sent_at=done_at,
+                http_status=decision.status,
+                message_id=decision.message_id,
+            )
             receipt = new_receipt(
                 record,
                 status="sent",
@@ -190,6 +216,16 @@ class OutboxSender:
         max_attempts = self.settings.max_attempts
         if decision.verdict == "permanent" or (max_attempts > 0 and attempts >= max_attempts):
             reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
+            policy_send.receipt_members(
+                self.state,
+                record,
+                "dead",
+                reason,
+                attempts=attempts,
+                failed_at=done_at,
+                http_status=decision.status,
+                last_error=error,
+            )
             receipt = new_receipt(
                 record,
                 status="dead",

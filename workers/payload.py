@@ -31,6 +31,7 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.message_redaction import redact
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.short_id import short_id
+from donebell.workers.claude_title import claude_title
 from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
 from donebell.workers.thread_title import thread_title
 
@@ -64,6 +65,9 @@ def render(
         task_title = _one_line(title_lookup(record) or "")
         if task_title:
             title = task_title
+    elif settings.include_thread_title and provider == "claude":
+        task_title = _one_line(claude_title(record) or "")
+        title = task_title or title
     # The outcome leads: "failed: …" must be readable before a long final message is cut.
     lead: list[str] = []
     outcome = record.get("outcome")
@@ -103,7 +107,7 @@ def render(
         "topic": settings.topic,
         "title": cut_utf8(cut_chars(title, TITLE_MAX_CHARS), TITLE_MAX_BYTES),
         "message": body(MESSAGE_MAX_BYTES),
-        "tags": _tags(outcome, settings),
+        "tags": _tags(outcome, settings) + ([tag] if (tag := host_tag(record, settings)) else []),
     }
     if settings.priority != 3:
         payload["priority"] = settings.priority
@@ -185,6 +189,14 @@ def origin_label(record: dict[str, Any], settings: SettingsLike) -> str:
     if recorded and (record.get("source") == "remote-scanner" or "remote-scanner" in sources):
         return recorded
     return _one_line(settings.origin) or recorded or short_host_name()
+
+
+def host_tag(record: dict[str, Any], settings: SettingsLike) -> str | None:
+    """``host_tag``: the origin label as one ntfy tag (lower case, ``[a-z0-9._-]``), or None."""
+    if not settings.host_tag:
+        return None
+    tag = re.sub(r"[^a-z0-9._-]+", "-", origin_label(record, settings).lower()).strip("-")
+    return tag[:64] or None
 
 
 def short_host_name() -> str:
