@@ -105,7 +105,9 @@ def assert_all_agree(path: Path, key: str) -> tuple[str, Any]:
 
 
 @pytest.mark.parametrize("key, file_value, env_value", VALUES, ids=[f"{k}={v!r}" for k, v, _ in VALUES])
-def test_every_reader_agrees(cfg: Path, monkeypatch: pytest.MonkeyPatch, key: str, file_value: Any, env_value: str | None) -> None:
+def test_every_reader_agrees(
+    cfg: Path, monkeypatch: pytest.MonkeyPatch, key: str, file_value: Any, env_value: str | None
+) -> None:
     """One raw value, from the file and from DONEBELL_<KEY>: the CLI, the roles and the hook read the same."""
     cfg.write_text(json.dumps({key: file_value}), encoding="utf-8")
     cfg.chmod(0o600)

@@ -66,7 +66,8 @@ ALLOWED_DONEBELL = {
     "donebell.shared.settings_coerce",
     "donebell.shared.keys",
     "donebell.shared.statedir",
-    "donebell.shared.statedir._files",  # the package's hook-path layers (not _roles, _upkeep)
+    "donebell.shared.statedir._base",  # the package's hook-path layers (not _roles, _upkeep)
+    "donebell.shared.statedir._files",
     "donebell.shared.statedir._records",
     "donebell.shared.records",
     "donebell.shared.ingest",
