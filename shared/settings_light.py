@@ -1,9 +1,10 @@
-"""The engine of the light settings view: pydantic's lax validation of the config, stdlib only.
+"""The loader of the light settings view: the whole config validated with the one normalizer, stdlib only.
 
 Role processes load their configuration through :mod:`donebell.shared.settings_view` (generated
 from :class:`donebell.shared.config.Settings` by ``supervisor/gen_settings_view.py``), which holds
-one :class:`FieldSpec` per key and calls :func:`read_values` here. Importing pydantic-settings
-costs a process ~16-24 MiB of resident memory; this module costs well under one.
+one :class:`FieldSpec` per key (in :mod:`.config_fields`) and calls :func:`read_values` here; each
+value is normalized by :mod:`.config_schema`, the normalizer the hook and the CLI use too.
+Importing pydantic-settings costs a process ~16-24 MiB of resident memory; this costs well under one.
 
 What it must reproduce, value for value and error line for error line (``tests/test_settings_view.py``
 compares both loaders on a broad table of inputs):
@@ -28,15 +29,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from donebell.shared import configfile, secret_text
 from donebell.shared import config_schema as schema
+from donebell.shared import configfile, secret_text
 from donebell.shared import settings_coerce as coerce
-from donebell.shared.config_schema import FieldSpec as FieldSpec  # re-exported: settings_view uses it
 from donebell.shared.config_rules import BEFORE_RULES as BEFORE_RULES  # re-exported: the generator reads it here
 from donebell.shared.config_rules import RULES as RULES  # re-exported: the generator reads it here
-from donebell.shared.config_rules import split_tags as split_tags
 from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
 from donebell.shared.config_rules import file_holds_secret
+from donebell.shared.config_rules import split_tags as split_tags
+from donebell.shared.config_schema import FieldSpec as FieldSpec  # re-exported: settings_view uses it
 
 ENV_PREFIX = configfile.ENV_PREFIX
 MASK = "**********"  # what pydantic prints for a SecretStr
