@@ -1,7 +1,8 @@
-"""Generate ``shared/settings_view.py``, the pydantic-free settings of role processes, from the model.
+"""Generate ``shared/config_fields.py`` (the field table of every reader) and ``shared/settings_view.py``
+(the pydantic-free settings of role processes) from the model.
 
-    python -m donebell.supervisor.gen_settings_view          # rewrite the module
-    python -m donebell.supervisor.gen_settings_view --check  # exit 1 if it is out of date
+    python -m donebell.supervisor.gen_settings_view          # rewrite both modules
+    python -m donebell.supervisor.gen_settings_view --check  # exit 1 if one is out of date
 
 :class:`donebell.shared.config.Settings` stays the single source of every key, type, default,
 bound and rule; role processes load the generated view instead, because importing pydantic and
@@ -96,7 +97,7 @@ def check_watch_root_model() -> None:
     expected = {"path": (str, True, PydanticUndefined), "origin": (str | None, False, None)}
     expected["sqlite_path"] = (str | None, False, None)
     if shape != expected or WatchRoot.model_config.get("extra", "ignore") != "ignore":
-        raise UnsupportedModel(f"WatchRoot changed ({shape}): update settings_light.WatchRootEntry and _watch_root")
+        raise UnsupportedModel(f"WatchRoot changed ({shape}): update settings_light.WatchRootEntry and config_schema.watch_root")
 
 
 def default_of(name: str, info: FieldInfo) -> Any:
