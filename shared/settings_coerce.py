@@ -10,8 +10,6 @@ Each function raises :class:`Invalid` with pydantic's location and message.
 
 from __future__ import annotations
 
-import math
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and re cost the hook (which reads bools, strings, lists) milliseconds
     import re
@@ -76,9 +74,14 @@ def boolean(loc: str, value: Any) -> bool:
     if isinstance(value, float):
         if value in (0.0, 1.0):
             return bool(value)
-        if math.isfinite(value) and value == int(value) and abs(value) < _INT_MAX:  # read as an int first
+        if _finite(value) and value == int(value) and abs(value) < _INT_MAX:  # read as an int first
             raise Invalid(loc, "Input should be a valid boolean, unable to interpret input")
     raise Invalid(loc, "Input should be a valid boolean")
+
+
+def _finite(value: float) -> bool:
+    """``math.isfinite`` without importing ``math`` (an extension module: ~0.5 ms of a hook's start)."""
+    return value - value == 0.0  # inf - inf and nan - nan are nan
 
 
 def _without_underscores(text: str) -> str | None:
@@ -94,7 +97,7 @@ def integer(loc: str, value: Any) -> int:
     if isinstance(value, bool | int):
         return int(value)
     if isinstance(value, float):
-        if not math.isfinite(value):
+        if not _finite(value):
             raise Invalid(loc, "Input should be a finite number")
         if value != int(value):
             raise Invalid(loc, "Input should be a valid integer, got a number with a fractional part")
