@@ -50,7 +50,7 @@ class FieldSpec:
     def __init__(
         self,
         name: str,
-        kind: str,  # str | int | float | bool | choice | str_list | watch_roots | secret
+        kind: str,  # str | int | float | bool | choice | str_list | str_map_list | watch_roots | secret
         default: Any,
         *,
         optional: bool = False,  # None is accepted
@@ -124,6 +124,8 @@ def normalize(spec: FieldSpec, value: Any) -> Any:
         result = value
     elif kind == "str_list":
         result = [coerce.string(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
+    elif kind == "str_map_list":
+        result = [str_map(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
     elif kind == "watch_roots":
         result = [watch_root(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
     else:
@@ -137,6 +139,13 @@ def normalize(spec: FieldSpec, value: Any) -> Any:
         except ValueError as exc:
             raise Invalid(spec.name, f"Value error, {exc}") from None
     return result
+
+
+def str_map(loc: str, value: Any) -> dict[str, str]:
+    """One ``{"name": "text", ...}`` entry of a ``list[dict[str, str]]`` key."""
+    if not isinstance(value, dict):
+        raise Invalid(loc, "Input should be a valid dictionary")
+    return {k: coerce.string(f"{loc}.{k}", v) for k, v in value.items()}
 
 
 def watch_root(loc: str, value: Any) -> str | dict[str, str | None]:

@@ -151,3 +151,23 @@ def test_claude_hook_stores_the_message_with_include_message_1(tmp_path: Path, w
     payload = {**claude_event("print-tool", "Stop"), "last_assistant_message": "all done"}
     hooks.claude(payload, **env)
     assert hooks.only("pending").get("last_message") == "all done"
+
+
+@pytest.mark.parametrize("raw", [[{"label": "a", "prompt": "b"}], [], [1], [{"a": 1}], "x", [{"a": "b"}, None]])
+def test_str_map_list_kind_matches_pydantic(raw: Any) -> None:
+    """The normalizer's ``list[dict[str, str]]`` kind (the wake branch's wake_actions) refuses and
+    accepts as pydantic does, with its location and message."""
+    from donebell.shared.config_schema import FieldSpec, Invalid, normalize
+    from pydantic import TypeAdapter, ValidationError
+
+    spec = FieldSpec("k", "str_map_list", [], env_json="strict")
+    try:
+        expected: tuple[str, Any] = ("ok", TypeAdapter(list[dict[str, str]]).validate_python(raw))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        expected = ("refused", (".".join(["k", *(str(p) for p in err["loc"])]), err["msg"]))
+    try:
+        got: tuple[str, Any] = ("ok", normalize(spec, raw))
+    except Invalid as exc:
+        got = ("refused", (exc.loc, exc.msg))
+    assert got == expected
