@@ -168,11 +168,14 @@ def pick(spec: FieldSpec, data: dict[str, Any], env: dict[str, str]) -> Any:
     return data[spec.name] if spec.name in data else spec.fresh_default()
 
 
-def read_keys(specs: Iterable[FieldSpec], names: tuple[str, ...]) -> dict[str, Any]:
+def read_keys(
+    specs: Iterable[FieldSpec], names: tuple[str, ...], refused: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The named keys, normalized, from the config file and the environment; never raises.
 
     The hook reader: a missing, unreadable or broken file counts as empty, and a key whose value
-    is invalid reads as its default (see the module docstring).
+    is invalid reads as its default (see the module docstring); ``refused`` then gets the key and
+    the loaders' reason, so the hook can say why it ignored it.
     """
     from donebell.shared.configfile import ConfigFileError, read_object
     from donebell.shared.paths import RelativePathError, config_path_str
@@ -188,6 +191,12 @@ def read_keys(specs: Iterable[FieldSpec], names: tuple[str, ...]) -> dict[str, A
             continue
         try:
             out[spec.name] = normalize(spec, pick(spec, data, env))
-        except (Invalid, EnvNotJson):
+        except Invalid as exc:
             out[spec.name] = spec.fresh_default()
+            if refused is not None:
+                refused[spec.name] = f"{exc.loc}: {exc.msg}"
+        except EnvNotJson as exc:
+            out[spec.name] = spec.fresh_default()
+            if refused is not None:
+                refused[spec.name] = f"{exc.name}: not valid JSON"
     return out

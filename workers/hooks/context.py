@@ -35,6 +35,8 @@ class HookContext:
         self.command = command
         self._state: StateDir | None = None
         self._config: dict[str, Any] | None = None
+        #: Keys whose configured value the loaders refuse (read as the default), with the reason.
+        self.refused_config: dict[str, str] = {}
 
     @property
     def state(self) -> StateDir:
@@ -45,7 +47,7 @@ class HookContext:
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
-            self._config = read_keys(FIELDS, HOOK_KEYS)
+            self._config = read_keys(FIELDS, HOOK_KEYS, self.refused_config)
         return self._config
 
     @property
