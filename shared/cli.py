@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+#: The one place the version is written (pyproject.toml reads it: [tool.setuptools.dynamic]).
 VERSION = "0.1.0"
 #: Exit status of a configuration error (sysexits' EX_CONFIG), for every command.
 EXIT_CONFIG = 78
@@ -54,16 +55,10 @@ options: --version, --help
 
 def _resolve(spec: str) -> object:
     module_name, func_name = spec.split(":")
-    try:
-        # __import__ rather than importlib.import_module: the importlib package (and the
-        # warnings module it loads) would add to every hook's start-up.
-        __import__(module_name)
-        module = sys.modules[module_name]
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            return None  # this part of donebell is not built yet
-        raise
-    return getattr(module, func_name, None)
+    # __import__ rather than importlib.import_module: the importlib package (and the
+    # warnings module it loads) would add to every hook's start-up.
+    __import__(module_name)
+    return getattr(sys.modules[module_name], func_name)
 
 
 #: The exit status of a command whose reader closed the pipe (128 + SIGPIPE, as for `cat | head`).
@@ -110,13 +105,8 @@ def _dispatch(args: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001
             sys.stderr.write(f"donebell hook: internal error: {type(exc).__name__}: {exc}\n")
             return 0
-        if func is None:
-            return 0
     else:
         func = _resolve(spec)
-    if func is None:
-        sys.stderr.write(f"donebell {command}: not built yet in this version\n")
-        return 2
     from donebell.shared.paths import RelativePathError
 
     try:

@@ -1,17 +1,16 @@
 """The validated configuration (pydantic-settings): JSON file + ``DONEBELL_<KEY>`` overrides.
 
-The single source of every key: ``config init|check|show``, the supervisor's start-up check and
-doctor load this. Role processes load :mod:`donebell.shared.settings_view` instead, a stdlib-only
-view generated from this model (pydantic would cost each of them ~20 MiB); hooks read the few
-keys they need with :mod:`donebell.shared.configfile`.
+The single source of every key: the generator (``python -m donebell.supervisor.gen_settings_view``)
+renders the field table :mod:`donebell.shared.config_fields` from this model, and every reader
+normalizes with that table (:mod:`donebell.shared.config_schema`): hooks for their few keys, role
+processes through :mod:`donebell.shared.settings_view`, and ``config init|check|show``, the
+supervisor's start-up check and doctor through :func:`load` here, which then builds this model.
 A wrong value is refused with one line that names the key and the file (:class:`ConfigError`).
 """
 
 from __future__ import annotations
 
-import difflib
 import os
-import re
 import secrets
 from pathlib import Path
 from typing import Any, Literal
@@ -224,35 +223,33 @@ class Loaded(BaseModel):
 
 
 def load(path: Path | None = None) -> Loaded:
-    """Load and validate; raise :class:`ConfigError` with one clear line on any problem."""
+    """Load and validate; raise :class:`ConfigError` with one clear line on any problem.
+
+    The values come from the one normalizer every reader uses (:mod:`.config_schema` through
+    :func:`settings_light.read_values`: refusals, warnings and the loose-file check included);
+    pydantic is only the edge that gives the CLI its model, and it must accept them unchanged.
+    """
+    from donebell.shared.config_fields import FIELDS
+
+    raw = settings_light.read_values(FIELDS, LEGACY_UNUSED_KEYS, path)
+    values = {k: (v.get_secret_value() if isinstance(v, settings_light.Secret) else v) for k, v in raw.values.items()}
+    values["watch_roots"] = [r if isinstance(r, str) else vars_of(r) for r in values["watch_roots"]]
     try:
-        path, data = configfile.read_file(path)
-    except configfile.ConfigFileError as exc:
-        raise ConfigError(str(exc)) from None
-    data = data or {}
-    warnings: list[str] = []
-    unused = sorted(k for k in data if k in LEGACY_UNUSED_KEYS)
-    for key in sorted(k for k in data if k not in KNOWN_KEYS and k not in LEGACY_UNUSED_KEYS):
-        close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        warnings.append(f"{path}: unknown key '{key}' ignored{hint}")
-    known = {k: v for k, v in data.items() if k in KNOWN_KEYS}
-    try:
-        settings = Settings(**known)
-    except ValidationError as exc:
+        # pydantic-settings reads DONEBELL_<KEY> again over these values: it must agree with the normalizer
+        settings = Settings.model_validate(values)
+    except (ValidationError, SettingsError) as exc:  # the model and the field table disagree: regenerate
+        if isinstance(exc, SettingsError):
+            raise ConfigError(f"config error in the environment: {exc}") from None
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "?"
-        env_name = f"DONEBELL_{key.split('.')[0].upper()}"
-        origin = env_name if env_name in os.environ else str(path)
-        raise ConfigError(f"config error in {origin}: {key}: {err['msg']}") from None
-    except SettingsError as exc:  # a DONEBELL_<KEY> of a list key that is not JSON
-        field = re.search(r'field "(\w+)"', str(exc))
-        where = f"{configfile.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
-        raise ConfigError(f"config error in {where}: not valid JSON") from None
-    settings_light.refuse_loose_secret_file(path, data)
+        raise ConfigError(f"config error in {raw.path}: {key}: {err['msg']} (stale config_fields.py?)") from None
     return Loaded(
-        settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings
+        settings=settings, path=raw.path, exists=raw.exists, unused_legacy=raw.unused_legacy, warnings=raw.warnings
     )
+
+
+def vars_of(entry: settings_light.WatchRootEntry) -> dict[str, str | None]:
+    return {"path": entry.path, "origin": entry.origin, "sqlite_path": entry.sqlite_path}
 
 
 def random_topic() -> str:

@@ -1,9 +1,8 @@
 """Read the raw configuration (JSON file + ``DONEBELL_<KEY>`` overrides) with the stdlib only.
 
-The hook path uses this light reader for the few keys it needs. Role processes validate the whole
-configuration with :mod:`donebell.shared.settings_light` (stdlib, generated from the model), and
-``config``/``run``/``doctor`` with :mod:`donebell.shared.config` (pydantic-settings, the source of
-truth); both apply the same file and the same overrides.
+Every reader (hooks, role processes, the CLI) takes the file from :func:`read_object` and
+normalizes its values with :mod:`donebell.shared.config_schema`. :func:`env_overrides` is only
+for the raw, unvalidated reads that scrub secrets from output (a refused config is scrubbed too).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import json as json  # re-exported: config.py writes its template with configfile.json
 import os
 
-from donebell.shared.paths import RelativePathError, config_path, config_path_str
+from donebell.shared.paths import RelativePathError, config_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost the hook ~5 ms of start-up: annotations only
@@ -94,21 +93,3 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def load_light(keys: tuple[str, ...], defaults: dict[str, Any]) -> dict[str, Any]:
-    """The named keys from file + environment, falling back to ``defaults``; never raises.
-
-    Used by hooks, which must not fail the agent over a config problem: a broken file counts
-    as absent here (the worker's full validation reports it loudly).
-    """
-    try:
-        data = read_object(config_path_str())
-    except (ConfigFileError, RelativePathError):
-        data = None
-    merged = dict(defaults)
-    for source in (data or {}, env_overrides(set(keys))):
-        for key in keys:
-            if key in source:
-                merged[key] = source[key]
-    return merged

@@ -1,9 +1,10 @@
-"""The engine of the light settings view: pydantic's lax validation of the config, stdlib only.
+"""The loader of the light settings view: the whole config validated with the one normalizer, stdlib only.
 
 Role processes load their configuration through :mod:`donebell.shared.settings_view` (generated
 from :class:`donebell.shared.config.Settings` by ``supervisor/gen_settings_view.py``), which holds
-one :class:`FieldSpec` per key and calls :func:`read_values` here. Importing pydantic-settings
-costs a process ~16-24 MiB of resident memory; this module costs well under one.
+one :class:`FieldSpec` per key (in :mod:`.config_fields`) and calls :func:`read_values` here; each
+value is normalized by :mod:`.config_schema`, the normalizer the hook and the CLI use too.
+Importing pydantic-settings costs a process ~16-24 MiB of resident memory; this costs well under one.
 
 What it must reproduce, value for value and error line for error line (``tests/test_settings_view.py``
 compares both loaders on a broad table of inputs):
@@ -28,6 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
+from donebell.shared import config_schema as schema
 from donebell.shared import configfile, secret_text
 from donebell.shared import settings_coerce as coerce
 from donebell.shared.config_rules import BEFORE_RULES as BEFORE_RULES  # re-exported: the generator reads it here
@@ -35,6 +37,7 @@ from donebell.shared.config_rules import RULES as RULES  # re-exported: the gene
 from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
 from donebell.shared.config_rules import file_holds_secret
 from donebell.shared.config_rules import split_tags as split_tags
+from donebell.shared.config_schema import FieldSpec as FieldSpec  # re-exported: settings_view uses it
 
 ENV_PREFIX = configfile.ENV_PREFIX
 MASK = "**********"  # what pydantic prints for a SecretStr
@@ -115,24 +118,6 @@ class WatchRootEntry:
     sqlite_path: str | None = None
 
 
-@dataclass(frozen=True)
-class FieldSpec:
-    """One configuration key as the generator read it from the pydantic model."""
-
-    name: str
-    kind: str  # str | int | float | bool | choice | str_list | str_map_list | watch_roots | secret
-    default: Any
-    optional: bool = False  # None is accepted
-    ge: float | None = None
-    gt: float | None = None
-    le: float | None = None
-    lt: float | None = None
-    choices: tuple[str, ...] = ()
-    rule: str | None = None  # a key of RULES
-    before: str | None = None  # a key of BEFORE_RULES
-    env_json: str | None = None  # "strict": the variable must be JSON; "lenient": may be a plain string
-
-
 class SettingsViewBase:
     """Methods shared with the pydantic model, for the few callers that dump settings."""
 
@@ -210,30 +195,20 @@ def _unknown_key_warnings(path: Path, unknown: list[str], known: set[str]) -> li
 
 def _environment(specs: tuple[FieldSpec, ...]) -> dict[str, Any]:
     """``DONEBELL_<KEY>`` values, matched case-insensitively; list fields decoded from JSON."""
-    lowered = {name.lower(): value for name, value in os.environ.items()}  # later wins, as pydantic-settings
+    env = schema.environment()
     out: dict[str, Any] = {}
     for spec in specs:
-        raw = lowered.get(f"{ENV_PREFIX.lower()}{spec.name}")
-        if raw is None:
-            continue
-        if spec.env_json:
-            try:
-                decoded = configfile.json.loads(raw)
-            except ValueError:
-                if spec.env_json == "strict":
-                    env_name = f"{ENV_PREFIX}{spec.name.upper()}"
-                    raise ConfigError(f"config error in {env_name}: {spec.name}: not valid JSON") from None
-                out[spec.name] = raw  # lenient (a list | None key): validation refuses the string
-                continue
-            if decoded is not None:  # "null" counts as unset: pydantic-settings drops a None
-                out[spec.name] = decoded
-            continue
-        out[spec.name] = raw
+        try:
+            present, raw = schema.env_value(spec, env)
+        except schema.EnvNotJson as exc:
+            raise ConfigError(f"config error in {exc.name}: {spec.name}: not valid JSON") from None
+        if present:
+            out[spec.name] = raw
     return out
 
 
 def validate(data: dict[str, Any], env: dict[str, Any], specs: tuple[FieldSpec, ...]) -> dict[str, Any]:
-    """Every key's value (environment over file over default), validated in field order."""
+    """Every key's value (environment over file over default), normalized in field order."""
     values: dict[str, Any] = {}
     for spec in specs:
         if spec.name in env:
@@ -241,58 +216,15 @@ def validate(data: dict[str, Any], env: dict[str, Any], specs: tuple[FieldSpec, 
         elif spec.name in data:
             value = data[spec.name]
         else:
-            value = list(spec.default) if isinstance(spec.default, list) else spec.default
-        values[spec.name] = _field(spec, value)
+            value = spec.fresh_default()
+        values[spec.name] = _typed(spec, schema.normalize(spec, value))
     return values
 
 
-def _field(spec: FieldSpec, value: Any) -> Any:
-    if spec.before is not None:
-        value = BEFORE_RULES[spec.before](value)
-    if value is None and spec.optional:
-        return None
-    kind = spec.kind
-    if kind == "str" or kind == "secret":
-        result: Any = coerce.string(spec.name, value)
-    elif kind == "int":
-        result = coerce.integer(spec.name, value)
-    elif kind == "float":
-        result = coerce.number(spec.name, value)
-    elif kind == "bool":
-        result = coerce.boolean(spec.name, value)
-    elif kind == "choice":
-        if not (isinstance(value, str) and value in spec.choices):
-            raise coerce.Invalid(spec.name, f"Input should be {coerce.choices_text(spec.choices)}")
-        result = value
-    elif kind == "str_list":
-        result = [coerce.string(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
-    elif kind == "str_map_list":
-        result = [_str_map(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
-    elif kind == "watch_roots":
-        result = [_watch_root(f"{spec.name}.{i}", item) for i, item in enumerate(coerce.list_of(spec.name, value))]
-    else:
-        raise AssertionError(f"unknown field kind {kind!r}")
-    coerce.bounds(spec.name, result, gt=spec.gt, ge=spec.ge, lt=spec.lt, le=spec.le)
-    if spec.rule is not None:
-        try:
-            result = RULES[spec.rule](result)
-        except ValueError as exc:
-            raise coerce.Invalid(spec.name, f"Value error, {exc}") from None
-    return Secret(result) if kind == "secret" else result
-
-
-def _str_map(loc: str, value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        raise coerce.Invalid(loc, "Input should be a valid dictionary")
-    return {k: coerce.string(f"{loc}.{k}", v) for k, v in value.items()}
-
-
-def _watch_root(loc: str, value: Any) -> str | WatchRootEntry:
-    if isinstance(value, str):
-        return value
-    # pydantic tries str first, then WatchRoot, and reports the str attempt first.
-    if isinstance(value, dict) and isinstance(value.get("path"), str):
-        extra = [value.get(name) for name in ("origin", "sqlite_path")]
-        if all(v is None or isinstance(v, str) for v in extra):
-            return WatchRootEntry(value["path"], extra[0], extra[1])
-    raise coerce.Invalid(f"{loc}.str", "Input should be a valid string")
+def _typed(spec: FieldSpec, value: Any) -> Any:
+    """The view's types for a normalized value: :class:`Secret` and :class:`WatchRootEntry`."""
+    if spec.kind == "secret" and value is not None:
+        return Secret(value)
+    if spec.kind == "watch_roots":
+        return [v if isinstance(v, str) else WatchRootEntry(v["path"], v["origin"], v["sqlite_path"]) for v in value]
+    return value

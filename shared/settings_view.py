@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from donebell.shared.config_fields import FIELDS, LEGACY_UNUSED_KEYS
 from donebell.shared.settings_light import (
     ConfigError,
-    FieldSpec,
     Secret,
     SecretLike,
     SettingsViewBase,
@@ -39,76 +39,6 @@ __all__ = [
     "WatchRootLike",
     "load",
 ]
-
-#: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
-LEGACY_UNUSED_KEYS = frozenset(
-    {
-        "goal_poll_seconds",
-        "subagent_classification_grace_seconds",
-        "suppress_subagents",
-        "watch_cursor_batch_size",
-        "watch_discovery_seconds",
-        "worker_sqlite_path",
-    }
-)
-
-#: Every key in the model's order (errors are reported for the first bad key in this order).
-FIELDS: tuple[FieldSpec, ...] = (
-    FieldSpec("server", "str", "https://ntfy.sh", rule="server"),
-    FieldSpec("topic", "str", "", rule="topic"),
-    FieldSpec("token", "secret", None, optional=True, rule="token"),
-    FieldSpec("username", "str", None, optional=True, rule="username"),
-    FieldSpec("password", "secret", None, optional=True, rule="password"),
-    FieldSpec("allow_insecure_auth", "bool", False),
-    FieldSpec("priority", "int", 3, ge=1, le=5),
-    FieldSpec("tags", "str_list", ["white_check_mark"], env_json="strict", before="tags"),
-    FieldSpec("max_message_chars", "int", 180, ge=0),
-    FieldSpec("include_message", "bool", False),
-    FieldSpec("include_thread_title", "bool", False),
-    FieldSpec("include_task_link", "bool", False),
-    FieldSpec("include_task_link_action", "bool", False),
-    FieldSpec("markdown", "bool", False),
-    FieldSpec("include_full_path", "bool", False),
-    FieldSpec("include_stats", "bool", False),
-    FieldSpec("idle_detection_mode", "choice", "strict", choices=("strict", "balanced", "off")),
-    FieldSpec("idle_grace_seconds", "float", 2.0, ge=0),
-    FieldSpec("idle_probe_grace_seconds", "float", 120.0, ge=0),
-    FieldSpec("unknown_retry_max_seconds", "float", 60.0, ge=0),
-    FieldSpec("goal_aware", "bool", True),
-    FieldSpec("subagent_orphan_seconds", "float", 1800.0, ge=0),
-    FieldSpec("suppress_technical_turns", "bool", True),
-    FieldSpec("watch_rollouts", "bool", True),
-    FieldSpec("watch_scan_seconds", "float", 60.0, gt=0),
-    FieldSpec("watch_initial_replay_seconds", "float", 300.0, ge=0),
-    FieldSpec("watch_roots", "watch_roots", [], env_json="strict"),
-    FieldSpec("watch_remote_timeout_seconds", "float", 30.0, gt=0),
-    FieldSpec("timeout_seconds", "float", 10.0, gt=0),
-    FieldSpec("max_attempts", "int", 0, ge=0),
-    FieldSpec("retry_max_seconds", "float", 900.0, gt=0),
-    FieldSpec("sent_retention_days", "float", 14.0, ge=0),
-    FieldSpec("dead_retention_days", "float", 30.0, ge=0),
-    FieldSpec("enable_claude_code", "bool", True),
-    FieldSpec("watch_claude_transcripts", "bool", True),
-    FieldSpec("origin", "str", ""),
-    FieldSpec("chain_notify", "str_list", None, optional=True, env_json="lenient"),
-    FieldSpec("wake_enabled", "bool", False),
-    FieldSpec("wake_topic", "str", "", rule="wake_topic"),
-    FieldSpec("wake_token", "secret", None, optional=True, rule="wake_token"),
-    FieldSpec("wake_actions", "str_map_list", [{"label": "Continue", "prompt": "continue"}], rule="wake_actions", env_json="strict"),
-    FieldSpec("wake_ticket_ttl_seconds", "float", 86400.0, gt=0),
-    FieldSpec("wake_codex_args", "str_list", [], env_json="strict"),
-    FieldSpec("wake_claude_args", "str_list", [], env_json="strict"),
-    FieldSpec("wake_allow_unauthenticated", "bool", False),
-    FieldSpec("host_tag", "bool", False),
-    FieldSpec("desk_grace_seconds", "float", 0.0, ge=0),
-    FieldSpec("desk_grace_failures", "bool", False),
-    FieldSpec("min_task_seconds", "float", 0.0, ge=0),
-    FieldSpec("quiet_hours", "str", "", rule="quiet_hours"),
-    FieldSpec("quiet_hours_tz", "str", "", rule="quiet_hours_tz"),
-    FieldSpec("quiet_hours_mode", "choice", "digest", choices=("digest", "silent")),
-    FieldSpec("burst_digest_threshold", "int", 0, ge=0),
-    FieldSpec("burst_window_seconds", "float", 60.0, gt=0),
-)
 
 
 class SettingsLike(Protocol):

@@ -18,9 +18,9 @@ from donebell.shared.liveness import is_alive
 ROLE_NAMES = ("delivery", "local-scanner", "remote-scanner", "maintenance", "wake")
 
 #: Role health states that mean "up and has done its first unit of work".
-READY_STATES = frozenset({"ready", "degraded", "finished", "idle"})
+READY_STATES = frozenset({"ready", "degraded"})
 #: Role health states that mean "will not become ready by waiting" (still counts as settled).
-FAILED_STATES = frozenset({"error", "failed", "timed_out", "stopped"})
+FAILED_STATES = frozenset({"error", "stopped"})
 #: Supervisor-side role states after a failed run.
 RESTARTING_STATES = frozenset({"backoff", "throttled", "fatal"})
 

@@ -23,7 +23,7 @@ from donebell.supervisor.health import alive, did_work, same_process, settled
 from donebell.supervisor.policy import Intervals, RestartPolicy
 from donebell.supervisor.sdnotify import Notifier
 
-_EXIT_WORDS = {2: "not built yet or bad usage", 70: "injected start-up fault", 78: "configuration error"}
+_EXIT_WORDS = {2: "bad usage", 70: "injected start-up fault", 78: "configuration error"}
 
 
 class Slot:

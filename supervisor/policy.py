@@ -6,7 +6,7 @@ The rules, after supervisord, circus and Postfix's master:
   exponential delay: ``backoff_base``, twice that, ... capped at ``backoff_cap``. A run that lasted
   ``stable_after`` seconds resets the delay.
 * A role that dies **before its first unit of work** (bad config, missing module, an exit code 2
-  "not built yet" or 78 "config error") has a structural fault: it is throttled, restarted only
+  "bad usage" or 78 "config error") has a structural fault: it is throttled, restarted only
   after ``throttle`` seconds.
 * Every exit of a run shorter than ``stable_after`` (or without work) is a *fast failure*;
   ``flap_count`` of them within ``flap_window`` seconds put the role in **fatal**: it is retried

@@ -31,7 +31,7 @@ SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
 DEFAULT_RETRY_MAX_SECONDS = 900.0
 _PROBLEM_STATES = frozenset({"error", "degraded", "not-running", "stale", "fatal"}) | RESTARTING_STATES
-_SETTLED_STATES = frozenset({"ready", "idle", "finished", "running"})
+_SETTLED_STATES = frozenset({"ready", "running"})
 _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
     re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),

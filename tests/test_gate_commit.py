@@ -145,7 +145,7 @@ def _gate_in_child_crashing_at(state: StateDir, step: int) -> int:
     if pid == 0:  # pragma: no cover - runs in the child
         code = 1
         try:
-            statedir._crash_at, statedir._op_count = step, 0
+            statedir._base._crash_at, statedir._base._op_count = step, 0
             run_gate_pass(state, fast_settings(), time.time())
             code = 0
         finally:

@@ -77,6 +77,16 @@ def test_chain_that_points_at_donebell_itself_is_refused(hooks: HookEnv) -> None
     assert "refusing to loop" in hooks.log_messages()
 
 
+@pytest.mark.parametrize("value", ["notify-send", [1, 2]])
+def test_a_chain_notify_the_loaders_refuse_is_not_run_and_logged(hooks: HookEnv, value: object) -> None:
+    """A chain_notify that is not a list of strings reads as unset, and the hook logs why it ran nothing."""
+    hooks.write_config(chain_notify=value)
+    hooks.notify(notify_payload("simple--notify-1"))
+    assert "chain_notify not run" in hooks.log_messages()
+    assert [r for r in hooks.log() if r["msg"] == "chain_notify not run"][0]["reason"].startswith("chain_notify")
+    assert hooks.only("pending")["source"] == "codex-notify"  # donebell's own ingest went on
+
+
 def test_chain_argv_validation() -> None:
     """chain_argv: unset -> None; a list of strings -> argv + payload; anything else -> ValueError."""
     assert chain_argv(None, "{}") is None and chain_argv([], "{}") is None

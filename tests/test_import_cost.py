@@ -51,7 +51,7 @@ FORBIDDEN = {
     "logging",
     "traceback",
     "sqlite3",  # only when neither rollout file nor name lookup classified the thread
-    "donebell.shared.config",  # pydantic settings: hooks read config with configfile.load_light
+    "donebell.shared.config",  # pydantic settings: hooks read config with config_schema.read_keys
     *STDLIB_FORBIDDEN,
 }
 #: The donebell modules a hook may import (design.md "Hook path import budget").
@@ -62,9 +62,13 @@ ALLOWED_DONEBELL = {
     "donebell.shared.hook_signals",  # the builtin _signal only
     "donebell.shared.paths",
     "donebell.shared.configfile",
+    "donebell.shared.config_fields",  # the generated field table and the one normalizer of every reader
+    "donebell.shared.config_schema",
+    "donebell.shared.settings_coerce",
     "donebell.shared.keys",
     "donebell.shared.statedir",
-    "donebell.shared.statedir._files",  # the package's hook-path layers (not _roles, _upkeep)
+    "donebell.shared.statedir._base",  # the package's hook-path layers (not _roles, _upkeep)
+    "donebell.shared.statedir._files",
     "donebell.shared.statedir._records",
     "donebell.shared.records",
     "donebell.shared.ingest",

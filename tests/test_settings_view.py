@@ -20,14 +20,17 @@ from donebell.shared import config, settings_light, settings_view
 from donebell.shared.config import Settings
 from donebell.supervisor import gen_settings_view
 from pydantic import Field, field_validator
+from support import pydantic_config
 
 # --- staleness --------------------------------------------------------------------------------
 
 
 def test_committed_view_matches_the_model() -> None:
-    """shared/settings_view.py is exactly what the generator renders from the current model."""
+    """shared/settings_view.py and shared/config_fields.py are exactly what the generator renders from the current model."""
     current = gen_settings_view.MODULE.read_text(encoding="utf-8")
     assert current == gen_settings_view.render(), "run: python -m donebell.supervisor.gen_settings_view"
+    table = gen_settings_view.FIELDS_MODULE.read_text(encoding="utf-8")
+    assert table == gen_settings_view.render_fields(), "run: python -m donebell.supervisor.gen_settings_view"
 
 
 def test_a_changed_model_renders_a_different_view() -> None:
@@ -43,16 +46,23 @@ def test_a_changed_model_renders_a_different_view() -> None:
         priority: int = Field(3, ge=2, le=5)
 
     committed = gen_settings_view.MODULE.read_text(encoding="utf-8")
+    table = gen_settings_view.FIELDS_MODULE.read_text(encoding="utf-8")
+    assert gen_settings_view.render(WithNewKey) != committed
     for model in (WithNewKey, WithOtherDefault, WithOtherBound):
-        assert gen_settings_view.render(model) != committed
-    assert 'FieldSpec("brand_new_key", "int", 7, ge=1)' in gen_settings_view.render(WithNewKey)
+        assert gen_settings_view.render_fields(model) != table
+    assert 'FieldSpec("brand_new_key", "int", 7, ge=1)' in gen_settings_view.render_fields(WithNewKey)
 
 
 def test_check_mode_fails_on_a_stale_module(tmp_path: Path) -> None:
     """`--check` exits 0 on the rendered module and 1 on a stale one."""
     module = tmp_path / "settings_view.py"
     module.write_text(gen_settings_view.render(), encoding="utf-8")
+    table = tmp_path / "config_fields.py"
+    table.write_text(gen_settings_view.render_fields(), encoding="utf-8")
     assert gen_settings_view.main(["--check", "--output", str(module)]) == 0
+    table.write_text(table.read_text().replace('"strict"', '"lenient"', 1), encoding="utf-8")
+    assert gen_settings_view.main(["--check", "--output", str(module)]) == 1
+    table.write_text(gen_settings_view.render_fields(), encoding="utf-8")
     module.write_text(module.read_text().replace('"strict"', '"lenient"', 1), encoding="utf-8")
     assert gen_settings_view.main(["--check", "--output", str(module)]) == 1
 
@@ -123,7 +133,10 @@ def outcome(loader: Any, path: Path) -> tuple[Any, ...]:
 
 
 def both(path: Path) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    return outcome(config.load, path), outcome(settings_view.load, path)
+    """pydantic's own reading (the reference) and the roles' view; the CLI's loader must equal the reference."""
+    reference = outcome(pydantic_config.load, path)
+    assert outcome(config.load, path) == reference
+    return reference, outcome(settings_view.load, path)
 
 
 @pytest.fixture()

@@ -279,8 +279,8 @@ def test_one_crash_point_counter_counts_the_operations_of_every_layer(
     """Durable writes (_files), record removal (_records), dead letters and retention (_upkeep) advance one counter."""
     import donebell.shared.statedir as sd
 
-    monkeypatch.setattr(sd, "_crash_at", 1 << 30)  # armed, never reached: only counts
-    monkeypatch.setattr(sd, "_op_count", 0)
+    monkeypatch.setattr(sd._base, "_crash_at", 1 << 30)  # armed, never reached: only counts
+    monkeypatch.setattr(sd._base, "_op_count", 0)
     rec = _candidate(4)
     seen = [sd.operations_done()]
     state.create("pending", rec)

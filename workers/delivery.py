@@ -21,7 +21,6 @@ passes until ``pending/`` and ``outbox/`` are empty or all that is left waits mo
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +29,7 @@ from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.config_watch import ConfigWatch
+from donebell.workers.gate import run_gate_pass
 from donebell.workers.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
 from donebell.workers.outbox_sender import OutboxSender, SendOutcome
 from donebell.workers.role import PassResult, Role
@@ -55,18 +55,6 @@ class GateFunction(Protocol):
     def __call__(self, state: StateDir, settings: SettingsLike, now: float, /) -> GatePassLike: ...
 
 
-def load_gate() -> GateFunction | None:
-    """``workers.gate.run_gate_pass``, or None while the gate is not built in this version."""
-    try:
-        module = importlib.import_module("donebell.workers.gate")
-    except ModuleNotFoundError as exc:
-        if exc.name == "donebell.workers.gate":
-            return None
-        raise
-    gate: GateFunction = module.run_gate_pass
-    return gate
-
-
 class DeliveryRole(Role):
     """``donebell worker delivery [--once | --until-idle] [--debug]``."""
 
@@ -75,11 +63,11 @@ class DeliveryRole(Role):
     def __init__(self, state: StateDir, settings: SettingsLike, args: argparse.Namespace) -> None:
         super().__init__(state, settings, args)
         self.client: NtfyClient | None = None
-        self.gate = load_gate()
+        self.gate: GateFunction = run_gate_pass
         self.config = ConfigWatch()
         self.auth: Auth | None = None
         self.config_problem: str | None = None
-        self.gate_state = "ok" if self.gate is not None else "not-built"
+        self.gate_state = "ok"
         self._gate_watch: list[Path] = []
         self._gate_remote: list[dict[str, Any]] = []  # the gate's remote-root probe workers (docs/gate.md)
         self._last_pass_end = 0.0
@@ -224,9 +212,6 @@ class DeliveryRole(Role):
 
     def _gate_pass(self, at: float, counters: dict[str, int]) -> tuple[float | None, int, str | None]:
         """Run the gate; a gate failure degrades the role but never stops the outbox."""
-        if self.gate is None:
-            pending = self.state.count("pending")
-            return None, pending, ("gate not built: pending/ is not evaluated" if pending else None)
         try:
             result = self.gate(self.state, self.settings, at)
         except Exception as exc:  # noqa: BLE001 - the outbox must drain even if the gate breaks

@@ -22,13 +22,7 @@ def main(argv: list[str]) -> int:
         )
         return 2
     module_name, class_name = ROLES[argv[0]].split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            sys.stderr.write(f"donebell worker {argv[0]}: not built yet in this version\n")
-            return 2
-        raise
+    module = importlib.import_module(module_name)
     from donebell.workers.role import run_role
 
     return run_role(getattr(module, class_name), argv[1:])

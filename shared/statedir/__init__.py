@@ -16,9 +16,9 @@ here, dead letters, locks, health and the log. Role locks (``_roles``) and reten
 (``_upkeep``) are loaded on first use: workers and maintenance only. Every public name is
 imported from this package, never from its parts.
 
-For crash testing, ``DONEBELL_CRASH_AT=N`` makes the process ``os._exit(86)`` at the N-th
-filesystem operation (see :func:`_step`): one counter for every operation of the process, kept
-here so that tests can set ``statedir._crash_at`` / ``statedir._op_count`` directly.
+The layers import downward only: ``_base`` (constants, errors, encoding, clock and the
+``DONEBELL_CRASH_AT`` crash-point seam: tests set ``statedir._base._crash_at`` /
+``statedir._base._op_count``) at the bottom, then ``_files``, ``_records`` and this package.
 
 Standard library only: the hook path imports this package (but not ``_roles`` and ``_upkeep``).
 It works on ``os.path`` strings and imports neither ``pathlib`` nor ``typing`` nor ``contextlib``
@@ -31,9 +31,34 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 
 from donebell.shared.keys import is_event_key
+from donebell.shared.statedir._base import (
+    FOLDERS,
+    LOG_MAX_BYTES,
+    LOG_NAME,
+    MUTATION_LOCK_SHARDS,
+    PIPELINE,
+    RECEIPT_FOLDERS,
+    SCHEMA_VERSION,
+    InvalidRecord,
+    StateError,
+    UnsafeStateDir,
+    _step,
+    decode,
+    encode,
+    now,
+    operations_done,
+)
+from donebell.shared.statedir._files import (
+    _O_BINARY,
+    _O_NOFOLLOW,
+    _O_NONBLOCK,
+    MutationLock,
+    _rename,
+    _replace,
+)
+from donebell.shared.statedir._records import RecordStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,105 +85,7 @@ __all__ = [
     "operations_done",
 ]
 
-SCHEMA_VERSION = 1
-
-#: Folders in pipeline order: a key is looked up in this order (see :meth:`StateDir.locate`).
-PIPELINE = ("pending", "outbox", "sent", "suppressed", "dead")
-RECEIPT_FOLDERS = ("sent", "suppressed", "dead")
-FOLDERS = (*PIPELINE, "watch", "claude", "mutation-locks", "tmp", "health", "locks")
-MUTATION_LOCK_SHARDS = 64
-LOG_NAME = "notify.log"
-LOG_MAX_BYTES = 1 << 20
-
-
-class StateError(Exception):
-    """Base class of the errors this package raises on purpose."""
-
-
-class UnsafeStateDir(StateError):
-    """The state directory (or one of its folders) is a symlink or not a directory.
-
-    Raised instead of following the link: state is never written through a planted symlink.
-    """
-
-
-class InvalidRecord(StateError):
-    """A file in a record folder does not parse, is not UTF-8, or lacks ``schema``/``key``.
-
-    The caller moves it aside with :meth:`StateDir.dead_letter_invalid` and goes on.
-    """
-
-
-# --- deterministic crash points (test seam) -------------------------------------------
-
-_crash_at = int(os.environ.get("DONEBELL_CRASH_AT", "0") or 0)
-_op_count = 0
-
-
-def _step() -> None:
-    """Count one filesystem operation; die here if it is the one ``DONEBELL_CRASH_AT`` names."""
-    global _op_count
-    if _crash_at:
-        _op_count += 1
-        if _op_count == _crash_at:
-            os._exit(86)
-
-
-def operations_done() -> int:
-    """How many counted filesystem operations this process made (for crash-point tests)."""
-    return _op_count
-
-
-# --- encoding -----------------------------------------------------------------------------
-
-
-def encode(obj: dict[str, Any]) -> bytes:
-    """Compact UTF-8 JSON, the on-disk form of every record."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
-
-
-def decode(data: bytes, *, expect_key: str | None = None) -> dict[str, Any]:
-    """Parse a record; raise :class:`InvalidRecord` unless it is a complete one."""
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise InvalidRecord(f"not valid UTF-8 JSON: {type(exc).__name__}") from None
-    if not isinstance(obj, dict):
-        raise InvalidRecord("not a JSON object")
-    if not isinstance(obj.get("schema"), int):
-        raise InvalidRecord("missing schema version")
-    if obj["schema"] > SCHEMA_VERSION:
-        raise InvalidRecord(f"unknown schema version {obj['schema']}")
-    if expect_key is not None and obj.get("key") != expect_key:
-        raise InvalidRecord("key does not match the file name")
-    return obj
-
-
-def now() -> float:
-    """Wall-clock seconds; the one clock records are stamped with (tests may shift it)."""
-    return time.time() + _clock_offset()
-
-
-def _clock_offset() -> float:
-    raw = os.environ.get("DONEBELL_CLOCK_OFFSET")
-    try:
-        return float(raw) if raw else 0.0
-    except ValueError:
-        return 0.0
-
-
 # --- the directory ----------------------------------------------------------------------
-# The layers import the seam, the errors and the encoding above from this package: they come after.
-
-from donebell.shared.statedir._files import (  # noqa: E402
-    _O_BINARY,
-    _O_NOFOLLOW,
-    _O_NONBLOCK,
-    MutationLock,
-    _rename,
-    _replace,
-)
-from donebell.shared.statedir._records import RecordStore  # noqa: E402
 
 if TYPE_CHECKING:
     from donebell.shared.statedir._roles import RoleLock

@@ -8,7 +8,7 @@ the spirit of maildir:
   existing file wins (:meth:`~FileStore.create_file`), and the folder is fsynced;
 * a read never follows a symlink, never blocks on a FIFO and accepts only a regular file;
 * each counted filesystem operation first calls the package's crash-point seam
-  (``statedir._step``: one counter for every operation of the process).
+  (``statedir._base._step``: one counter for every operation of the process).
 
 :class:`MutationLock` holds one ``mutation-locks/`` shard file with ``flock`` (``msvcrt`` on
 Windows) for the length of a ``with`` block; the OS drops it when its holder dies.
@@ -24,7 +24,7 @@ import stat
 import sys
 import time
 
-from donebell.shared.statedir import InvalidRecord, StateError, _step
+from donebell.shared.statedir._base import InvalidRecord, StateError, _step
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

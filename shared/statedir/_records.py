@@ -16,7 +16,7 @@ import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.paths import make_private_dirs
-from donebell.shared.statedir import (
+from donebell.shared.statedir._base import (
     FOLDERS,
     PIPELINE,
     StateError,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from donebell.shared.statedir import encode, now
+from donebell.shared.statedir._base import encode, now
 from donebell.shared.statedir._files import _unlink_quietly
 
 TYPE_CHECKING = False

@@ -74,8 +74,8 @@ def _child(request: dict[str, object]) -> None:
         from donebell.shared import statedir
 
         # The seam is read at import time; this process imported it before the request came.
-        statedir._crash_at = int(os.environ.get("DONEBELL_CRASH_AT", "0") or 0)
-        statedir._op_count = 0
+        statedir._base._crash_at = int(os.environ.get("DONEBELL_CRASH_AT", "0") or 0)
+        statedir._base._op_count = 0
         stdin_file = request.get("stdin_file") or os.devnull
         fd = os.open(str(stdin_file), os.O_RDONLY)
         os.dup2(fd, 0)

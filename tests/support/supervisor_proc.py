@@ -7,7 +7,6 @@ killed at teardown, whatever the test did, so a failing test never leaves daemon
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import signal
@@ -20,7 +19,6 @@ from typing import Any, TypeVar
 
 from donebell.shared.liveness import is_alive, process_create_time
 from donebell.shared.statedir import StateDir
-from donebell.workers.roles import ROLES
 
 from support.codex_home import make_codex_home
 
@@ -37,11 +35,6 @@ FAST = {
     "DONEBELL_SUPERVISOR_FATAL_RETRY": "300",
     "DONEBELL_SUPERVISOR_HEARTBEAT": "0.5",
 }
-
-
-def built(role: str) -> bool:
-    """True if the role's module exists in this checkout (others are written concurrently)."""
-    return importlib.util.find_spec(ROLES[role].split(":")[0]) is not None
 
 
 def wait_for(predicate: Callable[[], T], timeout: float = 15.0, what: str = "condition") -> T:

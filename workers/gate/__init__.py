@@ -14,7 +14,7 @@ from donebell.shared.statedir import StateDir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the remote probe worker imports the gate without pydantic (docs/gate.md)
-    from donebell.shared.config import Settings
+    from donebell.shared.settings_view import SettingsLike
 
 
 @dataclass
@@ -35,7 +35,7 @@ class GatePass:
 _PERSISTENT: dict[str, dict[Any, Any]] = {}
 
 
-def run_gate_pass(state: StateDir, settings: Settings, now: float) -> GatePass:
+def run_gate_pass(state: StateDir, settings: SettingsLike, now: float) -> GatePass:
     """Evaluate every due ``pending/`` candidate once; promote, suppress, remove or keep waiting."""
     from donebell.workers.gate.runner import run_pass
 

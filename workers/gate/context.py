@@ -9,7 +9,7 @@ from donebell.shared.statedir import StateDir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the same fields
-    from donebell.shared.config import Settings
+    from donebell.shared.settings_view import SettingsLike
 
 
 @dataclass
@@ -22,7 +22,7 @@ class GateContext:
     """
 
     state: StateDir
-    settings: Settings
+    settings: SettingsLike
     now: float
     cache: dict[Any, Any] = field(default_factory=dict)
     persistent: dict[Any, Any] = field(default_factory=dict)

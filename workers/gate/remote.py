@@ -25,7 +25,7 @@ from donebell.workers.gate.verdict import Verdict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from donebell.shared.config import Settings
+    from donebell.shared.settings_view import SettingsLike
 
 REMOTE_SOURCE = "remote-scanner"
 #: Wait reasons of a remote candidate whose evidence could not be read (``docs/gate.md``).
@@ -53,7 +53,7 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix.rstrip(os.sep) + os.sep)
 
 
-def configured_roots(settings: Settings) -> list[RootSpec]:
+def configured_roots(settings: SettingsLike) -> list[RootSpec]:
     """The ``watch_roots`` entries as :class:`RootSpec` (string or ``{"path", "sqlite_path"}`` form)."""
     specs: list[RootSpec] = []
     for entry in settings.watch_roots:
@@ -95,7 +95,7 @@ def mark(verdict: Verdict, root: str) -> Verdict:
 
 
 def offline_verdict(
-    record: dict[str, Any], settings: Settings, now: float, reason: str, evidence: str, **detail: Any
+    record: dict[str, Any], settings: SettingsLike, now: float, reason: str, evidence: str, **detail: Any
 ) -> Verdict:
     """The decision for a remote candidate whose root could not be read this time.
 
@@ -166,7 +166,7 @@ def from_wire(data: dict[str, Any]) -> Verdict:
     )
 
 
-def settings_wire(settings: Settings) -> dict[str, Any]:
+def settings_wire(settings: SettingsLike) -> dict[str, Any]:
     """The settings a probe worker evaluates with: everything but secrets (sent over a pipe).
 
     Duck-typed (``model_dump`` and ``get_secret_value``), so a pydantic-free settings view works too.

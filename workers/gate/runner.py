@@ -26,7 +26,7 @@ from donebell.workers.gate.verdict import Verdict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from donebell.shared.config import Settings
+    from donebell.shared.settings_view import SettingsLike
 
 #: Folders that mean "this key already moved on": its pending copy is crash debris.
 _LATER = ("outbox", "sent", "suppressed", "dead")
@@ -140,7 +140,7 @@ def _order(record: dict[str, Any], verdict: Verdict) -> tuple[float, float, str]
     )
 
 
-def _coalesce(judged: Judged, settings: Settings) -> Judged:
+def _coalesce(judged: Judged, settings: SettingsLike) -> Judged:
     """Coalescing per root thread: only the newest candidate of a root may become a notification."""
     promotable = [(r, v) for r, v in judged if v.action == "promote"]
     if settings.idle_detection_mode == "off" or len(promotable) <= 1:
@@ -150,7 +150,7 @@ def _coalesce(judged: Judged, settings: Settings) -> Judged:
     return [(r, v if v.action != "promote" or r is newest else superseded) for r, v in judged]
 
 
-def run_pass(state: StateDir, settings: Settings, now: float, persistent: dict[Any, Any]) -> GatePass:
+def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: dict[Any, Any]) -> GatePass:
     result = GatePass()
     ctx = GateContext(state, settings, now, {}, persistent)
     roots = configured_roots(settings)

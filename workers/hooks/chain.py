@@ -55,6 +55,8 @@ def run_chain(ctx: HookContext, payload_arg: str | None) -> None:
 def _run_chain(ctx: HookContext, payload_arg: str | None) -> None:
     try:
         argv = chain_argv(ctx.config.get("chain_notify"), payload_arg)
+        if "chain_notify" in ctx.refused_config:  # a value the loaders refuse (read as unset)
+            raise ValueError(ctx.refused_config["chain_notify"])
     except ValueError as exc:
         ctx.log("warning", "chain_notify not run", reason=str(exc))
         return

@@ -1,27 +1,24 @@
 """What every hook invocation shares: its state directory, the few config keys it reads, its log.
 
-The hook path reads the configuration with :func:`configfile.load_light` (stdlib, never raises)
-instead of the validated pydantic settings, which would triple the start-up time.
+The hook path reads its few config keys with :func:`config_schema.read_keys`: the same field table
+and normalizer as role processes and the CLI (so ``"include_message": 1`` means true everywhere),
+but it never raises: a broken file reads as absent and an invalid value as the key's default.
 """
 
 from __future__ import annotations
 
 import sys
 
-from donebell.shared.configfile import load_light
+from donebell.shared.config_fields import FIELDS
+from donebell.shared.config_schema import read_keys
 from donebell.shared.statedir import StateDir, open_state_dir
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-#: The config keys a hook reads, and their defaults (the same as ``shared.config.Settings``).
-HOOK_DEFAULTS: dict[str, Any] = {
-    "enable_claude_code": True,
-    "include_message": False,
-    "chain_notify": None,
-    "origin": "",
-}
+#: The config keys a hook reads (their defaults and types come from the field table).
+HOOK_KEYS = ("enable_claude_code", "include_message", "chain_notify", "origin")
 #: Longest final-message text stored in a candidate (the rendered message is 3,500 bytes at most).
 STORED_MESSAGE_LIMIT = 4000
 #: How much of it a hook reads: redaction runs before the cut to STORED_MESSAGE_LIMIT, so a key
@@ -38,6 +35,8 @@ class HookContext:
         self.command = command
         self._state: StateDir | None = None
         self._config: dict[str, Any] | None = None
+        #: Keys whose configured value the loaders refuse (read as the default), with the reason.
+        self.refused_config: dict[str, str] = {}
 
     @property
     def state(self) -> StateDir:
@@ -48,13 +47,13 @@ class HookContext:
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
-            self._config = load_light(tuple(HOOK_DEFAULTS), HOOK_DEFAULTS)
+            self._config = read_keys(FIELDS, HOOK_KEYS, self.refused_config)
         return self._config
 
     @property
     def include_message(self) -> bool:
-        """Store the final message only on an explicit ``true`` (the privacy default is off)."""
-        return self.config.get("include_message") is True
+        """Store the final message only when ``include_message`` is on (the privacy default is off)."""
+        return self.config["include_message"] is True
 
     def excerpt(self, text: str | None) -> str | None:
         """``text`` as a candidate may store it: only with ``include_message``, secrets redacted."""
@@ -66,13 +65,13 @@ class HookContext:
 
     @property
     def claude_enabled(self) -> bool:
-        """Claude hooks are on unless ``enable_claude_code`` is explicitly false."""
-        return self.config.get("enable_claude_code") is not False
+        """Claude hooks are on unless ``enable_claude_code`` is off."""
+        return self.config["enable_claude_code"] is True
 
     @property
     def origin(self) -> str | None:
         """The configured machine label, or None (the sender then names this host)."""
-        value = self.config.get("origin")
+        value = self.config["origin"]
         return value if isinstance(value, str) and value else None
 
     def log(self, level: str, message: str, **fields: Any) -> None:
