@@ -14,6 +14,7 @@ Run: ``python benchmarks/bench_backlog.py`` (``DONEBELL_BENCH_BACKLOG=100,10000`
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -115,4 +116,6 @@ def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -16,6 +16,7 @@ CPU is ``time.process_time``; memory is tracemalloc's peak. Targets (issue 13): 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -147,6 +148,8 @@ def _rows(what: str, cpu: float, peak: float, *, target: bool = True) -> list[di
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     for row in main():
         print(row)
     sys.exit(0)

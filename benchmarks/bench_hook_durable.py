@@ -22,17 +22,22 @@ Installs as in ``bench_hook``: a throwaway wheel install (``installed``) and thi
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_hook import interpreters
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_hook import interpreters  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EVENTS = REPO / "tests" / "fixtures" / "hooks" / "claude" / "print-apierror529" / "hooks.jsonl"
@@ -172,4 +177,6 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

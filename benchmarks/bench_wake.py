@@ -17,6 +17,7 @@ Run: ``python benchmarks/bench_wake.py`` or ``python -m benchmarks wake``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -170,5 +171,7 @@ def _wait(predicate: Any, timeout: float) -> None:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start a run that takes minutes.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     for row in main():
         print(row)

@@ -7,11 +7,15 @@ from donebell.supervisor.doctor_local import OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
 
+#: agent -> the name of its doctor check (tests/test_docs_match_code.py reads this table).
+CHECK_NAMES: dict[str, str] = {"codex": "codex_version", "claude": "claude_version"}
+
+
 def agent_version_checks(runner: Runner) -> list[Check]:
     """``codex_version`` / ``claude_version``: the installed release against the tested range."""
     checks = []
     for found in agent_versions.probe_all(runner):
-        name = f"{found.agent}_version"
+        name = CHECK_NAMES[found.agent]
         details = found.as_json()
         if found.state == "not-found":
             checks.append(Check(name, SKIP, agent_versions.summary(found), details=details))

@@ -30,7 +30,10 @@ def _documented_checks() -> set[str]:
 def _checks_in_code() -> set[str]:
     found: set[str] = set()
     for path in (ROOT / "supervisor").glob("*.py"):
-        found.update(re.findall(r'Check\(\s*"([a-z_]+)"', path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        found.update(re.findall(r'Check\(\s*"([a-z_]+)"', text))
+        for table in re.findall(r"^CHECK_NAMES[^=]*= \{([^}]*)\}", text, re.M):  # names built from a table
+            found.update(re.findall(r':\s*"([a-z_]+)"', table))
     return found
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from delivery_kit import THREAD, outbox_record
 from donebell.shared.config import Settings
+from donebell.shared.short_id import short_id
 from donebell.workers.markdown_text import cut_utf8, reduce_markdown
 from donebell.workers.payload import MESSAGE_MAX_BYTES, render, short_host_name
 
@@ -44,7 +45,7 @@ def test_unicode_title_and_byte_budget() -> None:
     assert len(raw) <= MESSAGE_MAX_BYTES
     assert len(raw) > MESSAGE_MAX_BYTES - 8  # cut at the budget, not far below it
     excerpt, context = p["message"].split("\n\n")
-    assert excerpt.endswith("…") and context == "laptop · #019a22be"  # the context is kept whole
+    assert excerpt.endswith("…") and context == f"laptop · #{short_id(THREAD)}"  # the context is kept whole
     assert len(json.dumps(p, ensure_ascii=False).encode()) < 8192
 
 
@@ -227,7 +228,7 @@ def test_escapes_and_surrogates_stay_within_ntfy_limits() -> None:
     p = render(rec, settings(include_message=True, max_message_chars=100000, markdown=True))
     body = json.dumps(p, ensure_ascii=False).encode("utf-8")
     assert len(body) < 8192
-    assert p["message"].endswith("…\n\nlaptop · #019a22be")  # the shrink cuts the excerpt, not the context
+    assert p["message"].endswith(f"…\n\nlaptop · #{short_id(THREAD)}")  # the shrink cuts the excerpt, not the context
 
 
 def test_test_record_wording() -> None:

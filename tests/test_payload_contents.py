@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from donebell.shared.short_id import short_id
 from hooks_harness import HookEnv, claude_event, claude_events
 from payload_kit import ORIGIN, Pipeline
 from support.ntfy_standin import NtfyStandin
 
-ERR_SESSION8 = "ff6390f8"  # the recorded 529 run's session id, as the body shows it
+ERR_SESSION8 = "f7bd4ca5"  # short id of the recorded 529 run (session ff6390f8-de8d-4904-a4d4-bbcff7bd4ca5)
 TASK_URL = "https://chatgpt.com/codex/tasks/01a22be2-8ff4-7060-90c7-45d2cf0697b5"
 #: Unicode's bidirectional formatting characters: ALM, LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -125,7 +126,7 @@ def test_long_excerpt_is_cut_so_the_context_arrives(pipe: Pipeline, markdown: bo
     answer = "完了しました。" * 572
     stop = _claude_stop(pipe, last_assistant_message=answer[:4000])
     text = pipe.only_message()["message"]
-    context = f"{stop['cwd']} · {ORIGIN} · #{stop['session_id'][:8]}"
+    context = f"{stop['cwd']} · {ORIGIN} · #{short_id(stop['session_id'])}"
     sep = "\n\n" if markdown else " · "
     assert text.endswith(sep + context)
     excerpt = text[: -len(sep + context)]

@@ -49,14 +49,16 @@ def test_once_run_submits_candidates_and_writes_health(state: StateDir, isolated
     assert {"last_scan_at", "last_scan_seconds", "last_full_scan_at", "hot_folders"} <= set(health)
 
 
-def test_once_run_without_index_is_degraded_but_scans(state: StateDir, isolated_env: dict[str, Path]) -> None:
-    """With no state_5.sqlite the role says degraded (index missing) and still reads the hot folders."""
+def test_once_run_without_index_is_ready_with_a_note_and_scans(state: StateDir, isolated_env: dict[str, Path]) -> None:
+    """With no state_5.sqlite (Codex has not written its index yet) the role is not degraded: it
+    says what it waits for and still reads the hot folders."""
     home = isolated_env["codex_home"]
     rollout_path(home, "abort-sigint-turn_aborted").write_bytes(b"".join(fixture_lines("abort-sigint-turn_aborted")))
     done = subprocess.run([*WORKER, "--once"], capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     health = _health(state)
-    assert health["index_status"] == "missing" and "thread index missing" in health["degraded_reason"]
+    assert health["index_status"] == "missing" and health["degraded_reason"] is None
+    assert "waiting for Codex's first run" in health["note"]
     assert [r["outcome"] for r in records(state, "pending")] == ["stopped"]
 
 
@@ -82,7 +84,7 @@ def test_running_worker_wakes_on_append_and_stops_on_sigterm(state: StateDir, is
     proc = subprocess.Popen([*WORKER], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert _wait(lambda: _health(state).get("passes", 0) >= 1, 30), _health(state)
-        assert _health(state)["state"] == "degraded" and _health(state)["index_status"] == "missing"
+        assert _health(state)["state"] == "ready" and _health(state)["index_status"] == "missing"
         appended = time.monotonic()
         append(path, lines[-1])  # the heartbeat pass is ~10 s away: only inotify can be this quick
         assert _wait(lambda: len(records(state, "pending")) == 1, 5)
