@@ -6,7 +6,6 @@ from donebell.supervisor import agent_versions
 from donebell.supervisor.doctor_local import OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
-
 #: agent -> the name of its doctor check (tests/test_docs_match_code.py reads this table).
 CHECK_NAMES: dict[str, str] = {"codex": "codex_version", "claude": "claude_version"}
 

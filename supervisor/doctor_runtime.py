@@ -75,7 +75,7 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
     linux_systemctl = sys.platform.startswith("linux") and runner.which("systemctl") is not None
     no_manager = service_manager.systemd_user_problem(runner) if linux_systemctl else None
     if no_manager:  # `donebell install` cannot help here: say the ways that do
-        return Check("service", WARN, f"the supervisor is not running and {no_manager}",
+        return Check("service", WARN, f"the supervisor is not running and {no_manager}; {no_service.SENTENCE}",
                      service_manager.ways_on_text(), details)
     if installed == "missing":
         return Check("service", WARN, no_service.SENTENCE, no_service.FIX, details)

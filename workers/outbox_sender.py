@@ -93,6 +93,7 @@ class OutboxSender:
                 break
             if backoff.holds(max(at, now()) if index else at, cap):  # the server, not the record
                 summary.left += len(keys) - index
+                self._clamp_waiting(keys[index:], at)
                 summary.next_due = backoff.until if summary.next_due is None else min(summary.next_due, backoff.until)
                 break
             outcome = self.deliver_record(key, max(at, now()) if index else at)
@@ -147,6 +148,20 @@ class OutboxSender:
         policy_send.before_post(self.state, record, self.settings)
         decision = self.client.publish(self.settings.server, payload, self.auth)
         return self._apply(record, decision)
+
+    def _clamp_waiting(self, keys: list[str], at: float) -> None:
+        """While the server holds the outbox, still clamp a record's time a backward clock jump
+        pushed past the cap (as :meth:`_due` does), so no record waits longer than one cap after
+        the server-wide wait ends."""
+        cap = self.settings.retry_max_seconds
+        for key in keys:
+            try:
+                record = self.state.read("outbox", key)
+            except InvalidRecord:
+                continue  # set aside by the pass that gets to send it
+            raw = record.get("next_attempt_at") if record is not None else None
+            if record is not None and isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > at + cap + 1.0:
+                self._due(record, at)
 
     def _due(self, record: dict[str, Any], at: float) -> float | None:
         """``next_attempt_at`` if in the future, else None (due now).
