@@ -175,7 +175,10 @@ def test_secrets_never_reach_state_logs_or_health(tmp_path: Path) -> None:
         env.queue()
         run = env.run_cli("worker", "delivery", "--once")
         assert run.returncode == 0, run.stderr
-        assert [r.status for r in srv.requests] == [403] * 3  # valid users without write access
+        # Valid users without write access. An earlier record's retry may fall due during a later
+        # run on a slow machine (a 4th 403), which changes nothing about what is checked here.
+        statuses = [r.status for r in srv.requests]
+        assert len(statuses) >= 3 and set(statuses) == {403}, statuses
         text = env.all_state_text() + run.stdout + run.stderr
         assert "403" in text  # the failures were recorded...
         for secret in (TOKEN, PASSWORD, base64.b64encode(f"phil:{PASSWORD}".encode()).decode()):
