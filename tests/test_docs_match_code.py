@@ -15,7 +15,7 @@ from donebell.shared.cli import COMMANDS
 ROOT = Path(__file__).resolve().parents[1]
 #: What a pointer outside the repository looks like: the project's seed documents, the shared facts
 #: folder, the developers' brief (the facts themselves are in docs/agent-facts.md).
-OUTSIDE = re.compile(r"\bseed 00\d|\bseeds/|facts/|\.\./shared|/work/shared|\bthe brief\b")
+OUTSIDE = re.compile(r"\bseed 00\d|\bseeds/|facts/|\.\./shared|/work/shared|\bthe\sbrief\b")
 SOURCES = ("*.py", "*.md", "*.toml", "*.json", "*.service", "*.xml", "*.plist")
 
 
