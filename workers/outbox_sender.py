@@ -197,26 +197,10 @@ class OutboxSender:
                                             self.settings.retry_max_seconds, self.rng)
         if decision.verdict == "sent":
             reason = "test" if record.get("test") is True else "sent"
-            reason = policy_send.receipt_members(
-                self.state,
-                record,
-                "sent",
-                reason,
-                attempts=attempts,
-                sent_at=done_at,
-                http_status=decision.status,
-                message_id=decision.message_id,
-            )
-            receipt = new_receipt(
-                record,
-                status="sent",
-                reason=reason,
-                attempts=attempts,
-                sent_at=done_at,
-                http_status=decision.status,
-                message_id=decision.message_id,
-                server=server,
-            )
+            outcome = {"attempts": attempts, "sent_at": done_at, "http_status": decision.status,
+                       "message_id": decision.message_id}  # the same on the digest's members and on it
+            reason = policy_send.receipt_members(self.state, record, "sent", reason, **outcome)
+            receipt = new_receipt(record, status="sent", reason=reason, server=server, **outcome)
             self.state.finish("outbox", "sent", receipt)
             self.state.log(
                 "info",
@@ -231,27 +215,11 @@ class OutboxSender:
         max_attempts = self.settings.max_attempts
         if decision.verdict == "permanent" or (max_attempts > 0 and attempts >= max_attempts):
             reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
-            policy_send.receipt_members(
-                self.state,
-                record,
-                "dead",
-                reason,
-                attempts=attempts,
-                failed_at=done_at,
-                http_status=decision.status,
-                last_error=error,
-            )
-            receipt = new_receipt(
-                record,
-                status="dead",
-                reason=reason,
-                attempts=attempts,
-                failed_at=done_at,
-                http_status=decision.status,
-                ntfy_code=decision.ntfy_code,
-                last_error=error,
-                server=server,
-            )
+            outcome = {"attempts": attempts, "failed_at": done_at, "http_status": decision.status,
+                       "last_error": error}
+            policy_send.receipt_members(self.state, record, "dead", reason, **outcome)
+            receipt = new_receipt(record, status="dead", reason=reason, ntfy_code=decision.ntfy_code,
+                                  server=server, **outcome)
             self.state.finish("outbox", "dead", receipt)
             self.state.log(
                 "error",
