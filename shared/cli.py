@@ -18,15 +18,15 @@ EXIT_CONFIG = 78
 COMMANDS: dict[str, str] = {
     "run": "donebell.supervisor.run:main",
     "worker": "donebell.workers.roles:main",
-    "status": "donebell.supervisor.status:main",
+    "status": "donebell.supervisor.commands.status:main",
     "hook": "donebell.workers.hooks:main",
-    "install": "donebell.supervisor.install:main_install",
-    "uninstall": "donebell.supervisor.install:main_uninstall",
-    "doctor": "donebell.supervisor.doctor:main",
-    "test": "donebell.workers.sendtest:main",
-    "explain": "donebell.workers.explain:main",
-    "config": "donebell.shared.config_cli:main",
-    "log": "donebell.workers.log_command:main",
+    "install": "donebell.supervisor.install.command:main_install",
+    "uninstall": "donebell.supervisor.install.command:main_uninstall",
+    "doctor": "donebell.supervisor.doctor.command:main",
+    "test": "donebell.supervisor.commands.sendtest:main",
+    "explain": "donebell.supervisor.commands.explain:main",
+    "config": "donebell.supervisor.commands.config_cli:main",
+    "log": "donebell.supervisor.commands.log_command:main",
 }
 
 USAGE = """usage: donebell <command> [options]

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
-from donebell.supervisor import agent_versions, doctor, doctor_agents, status
+from donebell.supervisor.commands import status
+from donebell.supervisor.doctor import agent_versions
+from donebell.supervisor.doctor import agents as doctor_agents
+from donebell.supervisor.doctor import command as doctor
 from donebell.supervisor.runner import SubprocessRunner
 from support import npm_clis
 

@@ -29,7 +29,7 @@ def _documented_checks() -> set[str]:
 
 def _checks_in_code() -> set[str]:
     found: set[str] = set()
-    for path in (ROOT / "supervisor").glob("*.py"):
+    for path in (ROOT / "supervisor").rglob("*.py"):  # doctor/, install/, commands/ too
         text = path.read_text(encoding="utf-8")
         found.update(re.findall(r'Check\(\s*"([a-z_]+)"', text))
         for table in re.findall(r"^CHECK_NAMES[^=]*= \{([^}]*)\}", text, re.M):  # names built from a table

@@ -17,10 +17,10 @@ import pytest
 from donebell.shared import records
 from donebell.shared.liveness import current_process_identity
 from donebell.shared.statedir import StateDir, now
-from donebell.supervisor.doctor import main
-from donebell.supervisor.install import main_install
+from donebell.supervisor.doctor.command import main
+from donebell.supervisor.install.command import main_install
+from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 from donebell.supervisor.runner import Completed
-from donebell.supervisor.trust_hash import donebell_stop_hooks
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 TOKEN = "tk_doctorsecret0123456789"
@@ -135,7 +135,7 @@ def test_wiring_of_both_agents_is_checked(env: dict[str, Path]) -> None:
 
 def test_nothing_wired_blocks_notifications(env: dict[str, Path]) -> None:
     """After uninstalling the hooks, doctor fails: nothing would ever trigger a notification."""
-    from donebell.supervisor.install import main_uninstall
+    from donebell.supervisor.install.command import main_uninstall
 
     main_uninstall(["--service", "none"], runner=RecordingRunner(), out=io.StringIO(), stdin=io.StringIO())
     code, doc, _ = doctor()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from donebell.shared import keys
 from donebell.shared.statedir import StateDir
-from donebell.workers.explain import main
+from donebell.supervisor.commands.explain import main
 from fixtures.gate.kit import (
     CHILD_THREAD,
     PARENT_THREAD,

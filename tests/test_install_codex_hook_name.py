@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install import main_install
-from donebell.supervisor.managed import CODEX_HOOK_LABEL
+from donebell.supervisor.install.command import main_install
+from donebell.supervisor.install.managed import CODEX_HOOK_LABEL
 from support import npm_clis
 from support.install_env import RecordingRunner, isolate
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.supervisor.install import main_install
-from donebell.supervisor.trust_hash import donebell_stop_hooks, hook_hash, state_key
+from donebell.supervisor.install.command import main_install
+from donebell.supervisor.install.trust_hash import donebell_stop_hooks, hook_hash, state_key
 from support import npm_clis
 from support.install_env import RecordingRunner, copy_fixture, isolate
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install_service import render_systemd
+from donebell.supervisor.install.service import render_systemd
 from support.install_env import isolate
 
 

@@ -11,8 +11,8 @@ import contextlib
 from pathlib import Path
 
 from donebell.shared.statedir import StateDir, UnsafeStateDir
-from donebell.supervisor.edits import BACKUP_INFIX
-from donebell.supervisor.own_config import record_path
+from donebell.supervisor.install.edits import BACKUP_INFIX
+from donebell.supervisor.install.own_config import record_path
 
 
 class PurgeRefused(Exception):

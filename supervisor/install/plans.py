@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.edits import EditError, FileChange, read_text, split_bom
-from donebell.supervisor.jsonedit import JsonDocument, JsonEditError
-from donebell.supervisor.own_config import KEEP
+from donebell.supervisor.install.edits import EditError, FileChange, read_text, split_bom
+from donebell.supervisor.install.jsonedit import JsonDocument, JsonEditError
+from donebell.supervisor.install.own_config import KEEP
 
 
 @dataclass

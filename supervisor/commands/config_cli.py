@@ -80,7 +80,7 @@ def _load_or_report() -> config.Loaded | None:
 
 
 def _add_set_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``config set KEY VALUE`` and ``config unset KEY`` (supervisor/config_set.py)."""
+    """``config set KEY VALUE`` and ``config unset KEY`` (supervisor/commands/config_set.py)."""
     put = sub.add_parser("set", help="set one key (validated, atomic, 0600); prints the old and new value")
     put.add_argument("key")
     put.add_argument("value", help="the value; a list as JSON or comma-separated; a secret as '-' (read from stdin)")
@@ -89,7 +89,7 @@ def _add_set_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _run_set(args: argparse.Namespace) -> int:
-    from donebell.supervisor.config_set import main_set
+    from donebell.supervisor.commands.config_set import main_set
 
     return main_set(args.key, getattr(args, "value", None), unset=args.action == "unset")
 

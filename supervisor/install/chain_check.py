@@ -12,7 +12,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from donebell.supervisor.doctor_local import Check
+    from donebell.supervisor.doctor.local import Check
 
 
 def chain_program_problem(argv: object) -> str | None:
@@ -31,7 +31,7 @@ def chain_program_problem(argv: object) -> str | None:
 
 def check_chain_notify(chain: list[str] | None) -> Check:
     """The doctor line for ``chain_notify`` (the user's previous notify, run before donebell's)."""
-    from donebell.supervisor.doctor_local import OK, SKIP, WARN, Check  # doctor_local imports install_codex
+    from donebell.supervisor.doctor.local import OK, SKIP, WARN, Check  # doctor_local imports install_codex
 
     if not chain:
         return Check("chain_notify", SKIP, "no previous Codex notify to run first")

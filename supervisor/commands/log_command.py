@@ -22,7 +22,7 @@ from typing import Any
 from donebell.shared.paths import state_dir_path
 from donebell.shared.short_id import short_id
 from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
-from donebell.workers.explain import waiting_text
+from donebell.supervisor.commands.explain import waiting_text
 
 FOLLOW_POLL_SECONDS = 1.0
 LOG_TAIL_BYTES = 256 << 10

@@ -20,7 +20,7 @@ from donebell.shared import secret_text
 from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
-from donebell.workers.explain_ids import matches, normalize
+from donebell.supervisor.commands.explain_ids import matches, normalize
 from donebell.workers.wake.history import render_wakes, wake_history
 
 

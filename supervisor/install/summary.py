@@ -7,10 +7,10 @@ from typing import TextIO
 
 from donebell.shared import paths
 from donebell.shared.subscribe_qr import qr_text
-from donebell.supervisor.install_codex import REVIEW_HINT
-from donebell.supervisor.install_service import ServicePlan
-from donebell.supervisor.plans import AgentPlan
-from donebell.supervisor.trust_hash import donebell_stop_hooks
+from donebell.supervisor.install.codex import REVIEW_HINT
+from donebell.supervisor.install.plans import AgentPlan
+from donebell.supervisor.install.service import ServicePlan
+from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 
 NO_SERVICE = (
     "no background service: a notification still goes out after each hook (an on-demand worker), "

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.agent_versions import parse_version
-from donebell.supervisor.edits import EditError, FileChange, target_of
-from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
-from donebell.supervisor.managed import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
-from donebell.supervisor.plans import (
+from donebell.supervisor.doctor.agent_versions import parse_version
+from donebell.supervisor.install.edits import EditError, FileChange, target_of
+from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
+from donebell.supervisor.install.managed import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
+from donebell.supervisor.install.plans import (
     AgentPlan,
     created_containers,
     created_files,

@@ -1,6 +1,6 @@
 """Codex wiring: the managed Stop hook in ``hooks.json`` and ``notify`` in ``config.toml``.
 
-Both are planned as :class:`~donebell.supervisor.edits.FileChange` objects (nothing is written
+Both are planned as :class:`~donebell.supervisor.install.edits.FileChange` objects (nothing is written
 here). ``config.toml`` is edited with tomlkit, which keeps comments, order and the formatting of
 every other key; the user's previous ``notify`` moves to donebell's ``chain_notify`` (the hook runs
 it first) and its exact TOML text goes to the install record so uninstall can put it back verbatim.
@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from donebell.supervisor.chain_check import chain_program_problem
-from donebell.supervisor.edits import EditError, FileChange, read_text, split_bom, target_of
-from donebell.supervisor.hookjson import HookShapeError, ensure_group, remove_managed
-from donebell.supervisor.managed import (
+from donebell.supervisor.install.chain_check import chain_program_problem
+from donebell.supervisor.install.edits import EditError, FileChange, read_text, split_bom, target_of
+from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
+from donebell.supervisor.install.managed import (
     CODEX_NOTIFY_ARGS,
     CODEX_STOP_ARGS,
     codex_notify,
     codex_stop_group,
     is_managed_argv,
 )
-from donebell.supervisor.plans import (
+from donebell.supervisor.install.plans import (
     AgentPlan,
     created_containers,
     created_files,
@@ -31,8 +31,8 @@ from donebell.supervisor.plans import (
     load_json,
     remember_containers,
 )
-from donebell.supervisor.tidy import drop_trust_entries, dumps_like
-from donebell.supervisor.trust_hash import donebell_stop_hooks
+from donebell.supervisor.install.tidy import drop_trust_entries, dumps_like
+from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from donebell.shared.config import Settings
-from donebell.supervisor.doctor_local import FAIL, OK, WARN, Check
+from donebell.supervisor.doctor.local import FAIL, OK, WARN, Check
 from donebell.workers.wake.policy import config_problem
 
 

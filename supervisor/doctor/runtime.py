@@ -19,8 +19,10 @@ from typing import Any
 from donebell.shared import config
 from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
-from donebell.supervisor import install_service, no_service, service_manager
-from donebell.supervisor.doctor_local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
+from donebell.supervisor.doctor import no_service
+from donebell.supervisor.doctor.local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
+from donebell.supervisor.install import service as install_service
+from donebell.supervisor.install import service_manager
 from donebell.supervisor.runner import Runner
 
 SERVER_TIMEOUT = 5.0
@@ -33,7 +35,7 @@ _OLDEST_SANE_CLOCK = 1735689600.0  # 2025-01-01: a clock before this date is cer
 def status_document(state: StateDir) -> dict[str, Any] | None:
     """``donebell status``'s document, or None if that part of donebell is not available."""
     try:
-        from donebell.supervisor.status import collect
+        from donebell.supervisor.commands.status import collect
     except ImportError:
         return None
     try:

@@ -17,16 +17,19 @@ from typing import Any, TextIO
 
 from donebell.shared import paths
 from donebell.shared.statedir import StateDir
-from donebell.supervisor import install_claude, install_codex, install_service, service_manager, stop_running
-from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp
-from donebell.supervisor.install_service import SERVICES, ServicePlan, Step
-from donebell.supervisor.managed import ExecutableNotFound, donebell_executable
-from donebell.supervisor.own_config import KEEP, current_chain, plan_config, plan_record, read_record
-from donebell.supervisor.plans import AgentPlan
-from donebell.supervisor.purge import PurgeRefused, purge
+from donebell.supervisor.install import claude as install_claude
+from donebell.supervisor.install import codex as install_codex
+from donebell.supervisor.install import service as install_service
+from donebell.supervisor.install import service_manager, stop_running
+from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp
+from donebell.supervisor.install.managed import ExecutableNotFound, donebell_executable
+from donebell.supervisor.install.own_config import KEEP, current_chain, plan_config, plan_record, read_record
+from donebell.supervisor.install.plans import AgentPlan
+from donebell.supervisor.install.purge import PurgeRefused, purge
+from donebell.supervisor.install.service import SERVICES, ServicePlan, Step
+from donebell.supervisor.install.summary import print_install_summary
+from donebell.supervisor.install.tidy import prune_backups
 from donebell.supervisor.runner import Runner, SubprocessRunner
-from donebell.supervisor.summary import print_install_summary
-from donebell.supervisor.tidy import prune_backups
 
 
 def _parser(command: str) -> argparse.ArgumentParser:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from donebell.supervisor import agent_versions
-from donebell.supervisor.doctor_local import OK, SKIP, UNKNOWN, WARN, Check
+from donebell.supervisor.doctor import agent_versions
+from donebell.supervisor.doctor.local import OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
 #: agent -> the name of its doctor check (tests/test_docs_match_code.py reads this table).

@@ -14,8 +14,8 @@ from typing import Any
 from donebell.shared import config, paths
 from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import FOLDERS
-from donebell.supervisor.install_codex import REVIEW_STEP, codex_hooks_problem
-from donebell.supervisor.managed import (
+from donebell.supervisor.install.codex import REVIEW_STEP, codex_hooks_problem
+from donebell.supervisor.install.managed import (
     CLAUDE_ARGS,
     CLAUDE_EVENTS,
     CODEX_NOTIFY_ARGS,
@@ -24,7 +24,7 @@ from donebell.supervisor.managed import (
     is_managed_argv,
     is_managed_handler,
 )
-from donebell.supervisor.trust_hash import donebell_stop_hooks
+from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 
 OK, WARN, FAIL, UNKNOWN, SKIP = "ok", "warn", "fail", "unknown", "skip"
 

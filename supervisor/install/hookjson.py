@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from donebell.supervisor.jsonedit import JsonDocument
-from donebell.supervisor.managed import is_managed_handler
+from donebell.supervisor.install.jsonedit import JsonDocument
+from donebell.supervisor.install.managed import is_managed_handler
 
 
 class HookShapeError(ValueError):

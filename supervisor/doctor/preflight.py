@@ -3,7 +3,7 @@
 The supervisor must refuse a broken configuration (one clear line, exit 78) and must write the
 embedded default on a first run, but validating means importing pydantic-settings, which costs
 ~20 MiB of resident memory that an idle supervisor would then carry for ever. So the check runs
-here, in ``python -m donebell.supervisor.preflight``, which prints one JSON object on stdout:
+here, in ``python -m donebell.supervisor.doctor.preflight``, which prints one JSON object on stdout:
 
 ``{"ok": true, "config_path", "created", "subscribe_url" (only when created), "watch_roots",
 "warnings": [...]}`` or ``{"ok": false, "error": "<one line>"}`` (exit code 78).
@@ -54,7 +54,7 @@ def run_in_child(timeout: float = 60.0) -> dict[str, Any]:
     """Run :func:`check` in a child interpreter and return its answer."""
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "donebell.supervisor.preflight"],
+            [sys.executable, "-m", "donebell.supervisor.doctor.preflight"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,

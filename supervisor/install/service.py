@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from donebell.supervisor.edits import FileChange, read_text
+from donebell.supervisor.install.edits import FileChange, read_text
+from donebell.supervisor.install.service_manager import systemd_user_problem
 from donebell.supervisor.runner import Runner
-from donebell.supervisor.service_manager import systemd_user_problem
 
 SERVICES = ("systemd", "launchd", "task-scheduler", "none")
 UNIT_NAME = "donebell.service"
@@ -73,7 +73,7 @@ def template(name: str) -> str:
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
         pass
     try:
-        return (Path(__file__).resolve().parent.parent / "ops" / name).read_text(encoding="utf-8")
+        return (Path(__file__).resolve().parents[2] / "ops" / name).read_text(encoding="utf-8")
     except OSError:
         raise ValueError(f"the launcher template {name} is not part of this installation (ops/)") from None
 

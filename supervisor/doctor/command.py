@@ -22,8 +22,10 @@ from typing import Any, TextIO
 
 from donebell.shared import paths, secret_text
 from donebell.shared.statedir import StateDir
-from donebell.supervisor import chain_check, doctor_local, doctor_runtime
-from donebell.supervisor.doctor_local import FAIL, OK, SKIP, WARN, Check
+from donebell.supervisor.doctor import local as doctor_local
+from donebell.supervisor.doctor import runtime as doctor_runtime
+from donebell.supervisor.doctor.local import FAIL, OK, SKIP, WARN, Check
+from donebell.supervisor.install import chain_check
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
@@ -33,12 +35,12 @@ def run_checks(runner: Runner) -> list[Check]:
     config_check, settings = doctor_local.check_config()
     checks = [config_check, doctor_local.check_state_dir()]
     agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
-    from donebell.supervisor.doctor_agents import agent_version_checks  # (kept apart from the wiring checks)
+    from donebell.supervisor.doctor.agents import agent_version_checks  # (kept apart from the wiring checks)
 
     checks += agents + agent_version_checks(runner)
     checks.append(chain_check.check_chain_notify(settings.chain_notify if settings else None))
     if settings is not None and settings.wake_enabled:
-        from donebell.supervisor.doctor_wake import check_wake
+        from donebell.supervisor.doctor.wake import check_wake
 
         checks.append(check_wake(settings))
     if not any(c.details.get("wired") for c in agents):

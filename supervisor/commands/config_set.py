@@ -24,8 +24,8 @@ from typing import Any
 
 from donebell.shared import config, configfile
 from donebell.shared.paths import config_path
-from donebell.supervisor.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
-from donebell.supervisor.own_config import parse_config_document
+from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
+from donebell.supervisor.install.own_config import parse_config_document
 from pydantic import ValidationError
 
 SECRET_KEYS = frozenset({"token", "password"})

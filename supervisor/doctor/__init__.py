@@ -1,0 +1,1 @@
+"""donebell.supervisor.doctor: the checks of `donebell doctor` (and the preflight of `donebell run`)."""

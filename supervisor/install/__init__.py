@@ -1,0 +1,1 @@
+"""donebell.supervisor.install: `donebell install` and `uninstall`, and every file edit they plan."""
