@@ -54,10 +54,10 @@ IMPORTS = (
     "donebell.shared.config",
     "donebell.workers.role",
     "donebell.supervisor.run",
-    "donebell.workers.maintenance",
-    "donebell.workers.local_scanner",
-    "donebell.workers.remote_scanner",
-    "donebell.workers.delivery",
+    "donebell.workers.maintenance.role",
+    "donebell.workers.scanners.local",
+    "donebell.workers.scanners.remote",
+    "donebell.workers.delivery.role",
 )
 
 

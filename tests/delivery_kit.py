@@ -16,7 +16,7 @@ from donebell.shared.config import Settings, load
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, to_outbox
 from donebell.shared.statedir import StateDir
-from donebell.workers.delivery import DeliveryRole
+from donebell.workers.delivery.role import DeliveryRole
 
 TOPIC = "donebell-tests"
 THREAD = "019a22be-06d2-7621-bea7-5b13dfa14a99"

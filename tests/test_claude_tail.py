@@ -1,4 +1,4 @@
-"""Claude transcript recovery in the local scanner (workers/claude_tail.py), on real transcripts.
+"""Claude transcript recovery in the local scanner (workers/scanners/claude_tail.py), on real transcripts.
 
 The engine runs over a real state dir and real files in a Claude config dir; "quiet" is made by
 setting a transcript's mtime into the past, as time would. Transcripts are the recorded 2.1.332
@@ -19,8 +19,8 @@ from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
-from donebell.workers.claude_tail import FOLDER, ClaudeTail
 from donebell.workers.hooks.claude_outcome import KILLED_NOTE
+from donebell.workers.scanners.claude_tail import FOLDER, ClaudeTail
 from hooks_harness import HookEnv
 
 GATE_FIXTURES = Path(__file__).parent / "fixtures" / "gate" / "claude"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.codex_meta import classify_rollout, read_first_line
+from donebell.shared.turn_status import read_tail, reverse_lines
 from donebell.workers.gate.rollout import TailCache
-from donebell.workers.turn_status import read_tail, reverse_lines
 
 
 def _fifo(tmp_path: Path) -> Path:

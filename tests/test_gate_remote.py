@@ -25,10 +25,10 @@ from donebell.shared.config import Settings, WatchRoot
 from donebell.shared.keys import event_key
 from donebell.shared.short_id import short_id
 from donebell.shared.statedir import StateDir
+from donebell.workers.delivery.thread_title import thread_title
 from donebell.workers.gate import _PERSISTENT, run_gate_pass
 from donebell.workers.gate.remote import configured_roots, offline_verdict, remote_root
 from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS
-from donebell.workers.thread_title import thread_title
 from fixtures.gate.kit import (
     PARENT_THREAD,
     PARENT_TURN,
@@ -155,7 +155,7 @@ def test_probe_worker_runs_without_pydantic(tmp_path: Path) -> None:
     import sys
 
     code = (
-        "import sys, donebell.workers.gate.remote_worker, donebell.workers.thread_title;"
+        "import sys, donebell.workers.gate.remote_worker, donebell.workers.delivery.thread_title;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_settings', 'httpx')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from donebell.workers.hooks.transcript import complete_lines_region, newest_goal_marker, utf8_boundary
+from donebell.shared.transcript import complete_lines_region, newest_goal_marker, utf8_boundary
 
 
 def _marker_line(uuid: str, **attachment: object) -> bytes:

@@ -75,6 +75,7 @@ ALLOWED_DONEBELL = {
     "donebell.shared.codex_meta",
     "donebell.shared.liveness",
     "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
+    "donebell.shared.transcript",  # the Claude hook's bounded transcript tail (goal marker, outcome)
     "donebell.workers",
 }
 

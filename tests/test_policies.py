@@ -12,9 +12,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from donebell.shared.statedir import now
-from donebell.workers.payload import MESSAGE_MAX_BYTES
-from donebell.workers.policies.digest import digest_key
-from donebell.workers.policies.quiet_hours import window_end
+from donebell.workers.delivery.payload import MESSAGE_MAX_BYTES
+from donebell.workers.delivery.policies.digest import digest_key
+from donebell.workers.delivery.policies.quiet_hours import window_end
 from policy_kit import pending, policy_env, receipt, wire_bodies
 from support.ntfy_standin import NtfyStandin
 

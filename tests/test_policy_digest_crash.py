@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from donebell.workers.policies.digest import digest_key
+from donebell.workers.delivery.policies.digest import digest_key
 from policy_kit import pending, policy_env, wire_bodies
 from support.ntfy_standin import NtfyStandin
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.workers.turn_status import UNKNOWN, TurnStatus, read_tail, reverse_lines, status_of_lines, turn_status
+from donebell.shared.turn_status import UNKNOWN, TurnStatus, read_tail, reverse_lines, status_of_lines, turn_status
 
 TABLE = Path(__file__).parent / "fixtures" / "turn_status_truth_table.json"
 CASES: list[dict[str, Any]] = json.loads(TABLE.read_text(encoding="utf-8"))["cases"]

@@ -7,10 +7,10 @@ import sys
 
 #: role name -> "module:RoleClass". Each module defines one Role subclass.
 ROLES: dict[str, str] = {
-    "delivery": "donebell.workers.delivery:DeliveryRole",
-    "local-scanner": "donebell.workers.local_scanner:LocalScannerRole",
-    "remote-scanner": "donebell.workers.remote_scanner:RemoteScannerRole",
-    "maintenance": "donebell.workers.maintenance:MaintenanceRole",
+    "delivery": "donebell.workers.delivery.role:DeliveryRole",
+    "local-scanner": "donebell.workers.scanners.local:LocalScannerRole",
+    "remote-scanner": "donebell.workers.scanners.remote:RemoteScannerRole",
+    "maintenance": "donebell.workers.maintenance.role:MaintenanceRole",
     "wake": "donebell.workers.wake.role:WakeRole",
 }
 

@@ -24,7 +24,7 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.records import base
 from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.subscribe_qr import qr_text
-from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
+from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.role import EXIT_CONFIG
 
 PROVIDER = "test"
@@ -104,7 +104,7 @@ def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> 
 
 def _deliver_here(state: StateDir, settings: Settings, key: str) -> None:
     """Attempt the record with the delivery role's own code (this process holds the role lock)."""
-    from donebell.workers.delivery import DeliveryRole
+    from donebell.workers.delivery.role import DeliveryRole
 
     role = DeliveryRole(state, settings, argparse.Namespace(once=True, until_idle=False, debug=False))
     try:

@@ -57,7 +57,7 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
     for name, role in roles.items():
         if role["state"] in _PROBLEM_STATES and (sup_alive or role["alive"]):
             reasons.append(f"{name} is {role['state']}")
-    backoff = (state.read_health("delivery") or {}).get("server_backoff")  # workers/server_backoff.py
+    backoff = (state.read_health("delivery") or {}).get("server_backoff")  # workers/delivery/server_backoff.py
     if isinstance(backoff, dict) and isinstance(backoff.get("until"), (int, float)) and backoff["until"] > at:
         reasons.append(_scrub(backoff.get("text"), secrets) or "the server is backing the outbox off")
     if queue["dead"]:

@@ -93,8 +93,8 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     import httpx
-    from donebell.workers.ntfy_client import ConfigProblem, auth_for, check_sendable
-    from donebell.workers.proxy_policy import ProxyRefused, route_for
+    from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable
+    from donebell.workers.delivery.proxy_policy import ProxyRefused, route_for
 
     # Without any user:password@ part: the health check sends no credentials at all.
     shown = _public_url(f"{settings.server}/v1/health")

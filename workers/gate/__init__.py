@@ -37,7 +37,7 @@ _PERSISTENT: dict[str, dict[Any, Any]] = {}
 
 def run_gate_pass(state: StateDir, settings: SettingsLike, now: float) -> GatePass:
     """Evaluate every due ``pending/`` candidate once; promote, suppress, remove or keep waiting."""
-    from donebell.workers.gate.runner import run_pass
+    from donebell.workers.gate.gate_pass import run_pass
 
     persistent = _PERSISTENT.setdefault(str(state.root), {})
     return run_pass(state, settings, now, persistent)

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.workers.hooks.transcript import marker_of
-from donebell.workers.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line, reverse_lines
+from donebell.shared.transcript import marker_of
+from donebell.shared.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line, reverse_lines
 
 SCAN_CAP = 16 << 20
 INDEX_SLACK = 64 << 10  # read a little before the index's offset: its last line is then seen too

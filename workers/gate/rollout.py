@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.workers.turn_status import (
+from donebell.shared.turn_status import (
     CODEX_DONE,
     CODEX_START,
     is_real_codex_user_message,

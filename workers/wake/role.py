@@ -19,7 +19,7 @@ import signal
 import sys
 from typing import Any, ClassVar
 
-from donebell.workers.ntfy_client import auth_for
+from donebell.workers.delivery.ntfy_client import auth_for
 from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem

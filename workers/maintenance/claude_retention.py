@@ -13,7 +13,7 @@ happens under the record's mutation lock after a re-read, so a hook that just re
 from __future__ import annotations
 
 from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.workers.cursor_retention import _updated_at
+from donebell.workers.maintenance.cursor_retention import _updated_at
 
 DAY = 86400.0
 SESSION_MAX_AGE_DAYS = 30.0

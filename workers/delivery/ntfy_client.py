@@ -19,9 +19,9 @@ import httpx
 from donebell.shared import secret_text
 from donebell.shared.cli import VERSION
 from donebell.shared.settings_view import SettingsLike
-from donebell.workers.attempt_deadline import AttemptDeadline
-from donebell.workers.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
-from donebell.workers.retry_policy import Decision, classify_exception, classify_response
+from donebell.workers.delivery.attempt_deadline import AttemptDeadline
+from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
+from donebell.workers.delivery.retry_policy import Decision, classify_exception, classify_response
 
 USER_AGENT = f"donebell/{VERSION}"
 #: Connecting should never take long; the configured timeout bounds the whole exchange.

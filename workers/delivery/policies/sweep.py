@@ -15,10 +15,10 @@ from typing import Any
 from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
-from donebell.workers.policies import quiet_hours
-from donebell.workers.policies.desk import user_returned
-from donebell.workers.policies.digest import claimed_keys, is_digest, new_digest
-from donebell.workers.policies.task_time import task_seconds
+from donebell.workers.delivery.policies import quiet_hours
+from donebell.workers.delivery.policies.desk import user_returned
+from donebell.workers.delivery.policies.digest import claimed_keys, is_digest, new_digest
+from donebell.workers.delivery.policies.task_time import task_seconds
 
 QUIET = "quiet-hours"
 

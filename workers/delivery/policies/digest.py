@@ -22,8 +22,8 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, SCHEMA_VERSION, InvalidRecord, StateDir, now
-from donebell.workers.markdown_text import cut_utf8
-from donebell.workers.payload import FAILED_TAG, MESSAGE_MAX_BYTES, render
+from donebell.workers.delivery.markdown_text import cut_utf8
+from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES, render
 
 KIND = "digest"
 #: One task's line in a digest (its title and message, cut).
@@ -119,7 +119,7 @@ def render_digest(digest: dict[str, Any], members: list[dict[str, Any]], setting
     if failed:
         tags = [FAILED_TAG, *tags]
     if settings.host_tag:
-        from donebell.workers.payload import host_tag
+        from donebell.workers.delivery.payload import host_tag
 
         tag = host_tag(ordered[0] if ordered else {}, settings)
         if tag:

@@ -20,8 +20,8 @@ from typing import IO, Any
 import orjson
 from donebell.shared.codex_meta import classify_threads_source, parse_session_meta, read_first_line
 from donebell.shared.statedir import StateDir, now
-from donebell.workers.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
-from donebell.workers.rollout_tail import (
+from donebell.workers.scanners.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
+from donebell.workers.scanners.rollout_tail import (
     Cursor,
     CursorStore,
     FileStat,
@@ -31,7 +31,7 @@ from donebell.workers.rollout_tail import (
     line_fingerprint,
     open_rollout,
 )
-from donebell.workers.scan_discovery import (
+from donebell.workers.scanners.scan_discovery import (
     HotFolders,
     IndexResult,
     ThreadIndex,

@@ -28,10 +28,10 @@ from typing import Any, Protocol
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.workers import pass_control
-from donebell.workers.config_watch import ConfigWatch
+from donebell.workers.delivery.config_watch import ConfigWatch
+from donebell.workers.delivery.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
+from donebell.workers.delivery.outbox_sender import OutboxSender, SendOutcome
 from donebell.workers.gate import run_gate_pass
-from donebell.workers.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
-from donebell.workers.outbox_sender import OutboxSender, SendOutcome
 from donebell.workers.role import PassResult, Role
 
 IDLE_HORIZON_SECONDS = 30.0

@@ -31,9 +31,15 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.message_redaction import redact
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.short_id import short_id
-from donebell.workers.claude_title import claude_title
-from donebell.workers.markdown_text import cut_chars, cut_utf8, fold_whitespace, reduce_markdown, strip_controls
-from donebell.workers.thread_title import thread_title
+from donebell.workers.delivery.claude_title import claude_title
+from donebell.workers.delivery.markdown_text import (
+    cut_chars,
+    cut_utf8,
+    fold_whitespace,
+    reduce_markdown,
+    strip_controls,
+)
+from donebell.workers.delivery.thread_title import thread_title
 
 MESSAGE_MAX_BYTES = 3500
 TITLE_MAX_CHARS = 120

@@ -38,10 +38,10 @@ from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
 from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.shared.transcript import complete_lines_region, parse_record, read_tail
 from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import MESSAGE_LIMIT
-from donebell.workers.hooks.transcript import complete_lines_region, parse_record, read_tail
-from donebell.workers.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
+from donebell.workers.scanners.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
 
 FOLDER = claude_outcome.INDEX_FOLDER
 SOURCE = "claude-transcript"

@@ -4,7 +4,7 @@
 
 Remote Codex homes (WSL distributions seen from Windows, network shares, sshfs/NFS mounts, other
 users' homes) can be slow or hang outright. This process never touches them itself: for each root
-it starts :mod:`donebell.workers.remote_scan_child` every ``watch_scan_seconds`` and gives it
+it starts :mod:`donebell.workers.scanners.remote_scan_child` every ``watch_scan_seconds`` and gives it
 ``watch_remote_timeout_seconds``, counted from the moment the child process exists. A child over
 budget is killed with its whole process group and the root is recorded ``timed_out`` in
 ``health/remote-scanner.json``; a child stuck in an unkillable wait (a dead NFS server) is left to
@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 from donebell.shared.settings_view import WatchRootEntry, WatchRootLike
 from donebell.shared.statedir import now
-from donebell.workers.remote_scan_child import root_hash
 from donebell.workers.role import PassResult, Role
+from donebell.workers.scanners.remote_scan_child import root_hash
 
 POLL_SECONDS = 0.1
 #: A pass that started children waits this long for them (polling every SETTLE_POLL_SECONDS): an
@@ -241,7 +241,7 @@ class RemoteScannerRole(Role):
         return [
             sys.executable,
             "-m",
-            "donebell.workers.remote_scan_child",
+            "donebell.workers.scanners.remote_scan_child",
             "--state-dir",
             str(self.state.root),
             "--spec",

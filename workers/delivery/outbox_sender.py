@@ -17,13 +17,13 @@ from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers import pass_control
-from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
-from donebell.workers.payload import render
-from donebell.workers.policies import send as policy_send
-from donebell.workers.policies.digest import is_digest
-from donebell.workers.policies.sweep import plan as policy_plan
-from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
-from donebell.workers.server_backoff import ServerBackoff
+from donebell.workers.delivery.ntfy_client import Auth, NtfyClient, public_server, scrub
+from donebell.workers.delivery.payload import render
+from donebell.workers.delivery.policies import send as policy_send
+from donebell.workers.delivery.policies.digest import is_digest
+from donebell.workers.delivery.policies.sweep import plan as policy_plan
+from donebell.workers.delivery.retry_policy import Decision, backoff_seconds, clean_text
+from donebell.workers.delivery.server_backoff import ServerBackoff
 
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Literal
 
-from donebell.workers.hooks.transcript import parse_record
+from donebell.shared.transcript import parse_record
 
 #: Synchronous-path cap of a tail read (hook-path transcript scans are capped at 1 MiB, docs/agent-facts.md).
 TAIL_BYTES = 1 << 20

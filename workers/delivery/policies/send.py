@@ -1,6 +1,6 @@
 """The sender's side of the policies: a digest's payload and receipts, quiet-hours silent priority.
 
-:class:`~donebell.workers.outbox_sender.OutboxSender` calls these few functions; all the
+:class:`~donebell.workers.delivery.outbox_sender.OutboxSender` calls these few functions; all the
 decisions are here and in :mod:`.sweep`.
 """
 
@@ -11,7 +11,13 @@ from typing import Any, Literal
 from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir
-from donebell.workers.policies.digest import already_posted, finish_members, is_digest, live_members, render_digest
+from donebell.workers.delivery.policies.digest import (
+    already_posted,
+    finish_members,
+    is_digest,
+    live_members,
+    render_digest,
+)
 
 #: ntfy's lowest priority: no sound, no vibration (quiet_hours_mode "silent").
 SILENT_PRIORITY = 1

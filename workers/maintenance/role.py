@@ -19,9 +19,9 @@ its first cleanup only when both hold (the start-up gate):
 * ``mutation-locks/`` files outside the current 64-shard set;
 * rollout cursors whose local rollout is gone, or that were not updated for 30 days (remote
   roots: ``max(30, sent_retention_days)`` days, never by looking at the remote path), see
-  :mod:`donebell.workers.cursor_retention`;
+  :mod:`donebell.workers.maintenance.cursor_retention`;
 * Claude session records (``claude/``) not updated for 30 days whose session has nothing left in
-  ``pending/`` or ``outbox/``, see :mod:`donebell.workers.claude_retention`;
+  ``pending/`` or ``outbox/``, see :mod:`donebell.workers.maintenance.claude_retention`;
 * ``notify.log`` rotated to ``notify.log.1`` (one generation) once it passes 1 MiB.
 
 Every deletion goes through :class:`donebell.shared.statedir.StateDir`.
@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import LOG_MAX_BYTES, now
 from donebell.supervisor.health import alive, settled
-from donebell.workers.claude_retention import expire_claude_sessions
-from donebell.workers.cursor_retention import CursorRetention
+from donebell.workers.maintenance.claude_retention import expire_claude_sessions
+from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.role import PassResult, Role
 
 DAY = 86400.0

@@ -1,6 +1,6 @@
 """One bounded scan of one remote Codex home, run as its own short-lived process.
 
-``python -m donebell.workers.remote_scan_child --state-dir DIR --spec JSON``
+``python -m donebell.workers.scanners.remote_scan_child --state-dir DIR --spec JSON``
 
 The ``remote-scanner`` role starts this for each ``watch_roots`` entry and kills it when it
 outlives ``watch_remote_timeout_seconds``: a hung share or a suspended WSL distribution can stall
@@ -11,7 +11,7 @@ one JSON line: ``{"status": "ok"|"unavailable"|"failed", "mode": "quick"|"full",
 
 It starts once a minute per root, so its start-up is kept small: standard library and StateDir
 only until a full scan is needed. A *quick* run compares the root with the summary its last
-clean full scan left (stats only; :mod:`donebell.workers.remote_root_summary`) and ends there
+clean full scan left (stats only; :mod:`donebell.workers.scanners.remote_root_summary`) and ends there
 when nothing changed; only otherwise are the scan engine, orjson and sqlite3 imported.
 
 Belt and braces against orphans: the child arms ``SIGALRM`` a little past its budget, and on
@@ -28,13 +28,19 @@ import time
 
 from donebell.shared.orphans import die_with_parent
 from donebell.shared.statedir import StateDir, now
-from donebell.workers.remote_root_summary import SUMMARY_KEY, quick_result, read_summary, summary_record, why_full
+from donebell.workers.scanners.remote_root_summary import (
+    SUMMARY_KEY,
+    quick_result,
+    read_summary,
+    summary_record,
+    why_full,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = "usage: python -m donebell.workers.remote_scan_child --state-dir DIR --spec JSON"
+USAGE = "usage: python -m donebell.workers.scanners.remote_scan_child --state-dir DIR --spec JSON"
 
 
 def root_hash(path: str) -> str:
@@ -79,7 +85,7 @@ def full_scan(state: StateDir, folder: str, spec: dict[str, Any]) -> dict[str, A
     """Run the scan engine over the root, then leave the summary the next quick run compares with."""
     from pathlib import Path
 
-    from donebell.workers.scan_engine import ScanEngine, ScanOptions
+    from donebell.workers.scanners.scan_engine import ScanEngine, ScanOptions
 
     at = now()
     engine = ScanEngine(

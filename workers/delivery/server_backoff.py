@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from donebell.shared.statedir import InvalidRecord, StateDir, encode
-from donebell.workers.retry_policy import Decision, backoff_seconds
+from donebell.workers.delivery.retry_policy import Decision, backoff_seconds
 
 FILE = "server-backoff.json"
 RATE_LIMIT_FLOOR_SECONDS = 5.0

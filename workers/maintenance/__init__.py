@@ -1,0 +1,1 @@
+"""donebell.workers.maintenance: the maintenance role and its retention rules (receipts, cursors, Claude sessions)."""
