@@ -54,7 +54,7 @@ def _drain(n: int) -> dict[str, float]:
         rig.backlog(n)
         sent_dir = rig.state_dir / "sent"
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "donebell.shared.cli", "worker", "delivery"],
+        proc = subprocess.Popen([sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery"],
                                 env=rig.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         worst_gap, last_beat, elapsed = 0.0, None, float("inf")
         try:

@@ -110,7 +110,7 @@ def measure(archived: int) -> dict[str, Any]:
         env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config), CODEX_HOME=str(codex))
         env.update(CLAUDE_CONFIG_DIR=str(base / "claude"))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "donebell.shared.cli", "run"],
+            [sys.executable, "-m", "donebell.supervisor.cli", "run"],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

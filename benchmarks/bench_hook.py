@@ -105,9 +105,9 @@ class Setup:
         script = python.parent / "donebell"
         self.commands = {
             "codex-stop (console script)": [str(script), "hook", "codex-stop"],
-            "codex-stop (python -m)": [str(python), "-m", "donebell.shared.cli", "hook", "codex-stop"],
+            "codex-stop (python -m)": [str(python), "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
             "claude Stop (console script)": [str(script), "hook", "claude"],
-            "claude Stop (python -m)": [str(python), "-m", "donebell.shared.cli", "hook", "claude"],
+            "claude Stop (python -m)": [str(python), "-m", "donebell.supervisor.cli", "hook", "claude"],
         }
 
     def record_live_delivery_owner(self) -> None:

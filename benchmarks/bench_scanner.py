@@ -149,7 +149,7 @@ def _worker_start(home: Path, state_root: Path) -> float:
     env.pop("CODEX_SQLITE_HOME", None)
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "worker", "local-scanner", "--once"],
+        [sys.executable, "-m", "donebell.supervisor.cli", "worker", "local-scanner", "--once"],
         env=env,
         check=True,
         capture_output=True,

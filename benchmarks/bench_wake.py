@@ -95,7 +95,7 @@ def main() -> list[dict[str, Any]]:
             BENCH_ROLLOUT=str(rollout),
         )
         role = subprocess.Popen(
-            [sys.executable, "-m", "donebell.shared.cli", "worker", "wake"],
+            [sys.executable, "-m", "donebell.supervisor.cli", "worker", "wake"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """The validated configuration (pydantic-settings): JSON file + ``DONEBELL_<KEY>`` overrides.
 
-The single source of every key: the generator (``python -m donebell.supervisor.gen_settings_view``)
+The single source of every key: the generator (``python -m tools.gen_settings_view``)
 renders the field table :mod:`donebell.shared.config_fields` from this model, and every reader
 normalizes with that table (:mod:`donebell.shared.config_schema`): hooks for their few keys, role
 processes through :mod:`donebell.shared.settings_view`, and ``config init|check|show``, the

@@ -2,7 +2,7 @@
 
 Each key is a :class:`FieldSpec` in the generated table :data:`donebell.shared.config_fields.FIELDS`
 (rendered from :class:`donebell.shared.config.Settings` by ``python -m
-donebell.supervisor.gen_settings_view``). :func:`normalize` turns one raw value (from the JSON file,
+tools.gen_settings_view``). :func:`normalize` turns one raw value (from the JSON file,
 or :func:`env_value` of a ``DONEBELL_<KEY>`` string) into the value every reader sees, with pydantic's
 lax coercions (:mod:`.settings_coerce`), bounds, choices and the shared rules (:mod:`.config_rules`);
 it raises :class:`Invalid` otherwise.

@@ -1,7 +1,7 @@
 """The loader of the light settings view: the whole config validated with the one normalizer, stdlib only.
 
 Role processes load their configuration through :mod:`donebell.shared.settings_view` (generated
-from :class:`donebell.shared.config.Settings` by ``supervisor/gen_settings_view.py``), which holds
+from :class:`donebell.shared.config.Settings` by ``tools/gen_settings_view.py``), which holds
 one :class:`FieldSpec` per key (in :mod:`.config_fields`) and calls :func:`read_values` here; each
 value is normalized by :mod:`.config_schema`, the normalizer the hook and the CLI use too.
 Importing pydantic-settings costs a process ~16-24 MiB of resident memory; this costs well under one.

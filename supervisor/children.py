@@ -1,6 +1,6 @@
 """Role processes: spawn one, notice its exit, stop it, and kill it with all its children.
 
-Each role runs as ``python -m donebell.shared.cli worker <role>`` in a process group of its own
+Each role runs as ``python -m donebell.supervisor.cli worker <role>`` in a process group of its own
 (POSIX: a new session; Windows: ``CREATE_NEW_PROCESS_GROUP``), so that a signal to the
 supervisor's terminal does not reach the roles directly and the supervisor can kill a role's
 whole group. On POSIX an exit is noticed with ``waitid(WNOWAIT)``: the dead leader stays a
@@ -97,7 +97,7 @@ class Child:
 
 def worker_command(role: str) -> list[str]:
     """The argv that runs one role (the same as ``donebell worker <role>``)."""
-    return [sys.executable, "-m", "donebell.shared.cli", "worker", role]
+    return [sys.executable, "-m", "donebell.supervisor.cli", "worker", role]
 
 
 def spawn(role: str) -> Child:

@@ -16,10 +16,10 @@ import sys
 import time
 from typing import Any
 
+from donebell.shared.health import alive, did_work, same_process, settled
 from donebell.shared.statedir import RoleLock, StateDir, now
 from donebell.supervisor import state_dir_guard
 from donebell.supervisor.children import Child, spawn, stop_pid
-from donebell.supervisor.health import alive, did_work, same_process, settled
 from donebell.supervisor.policy import Intervals, RestartPolicy
 from donebell.supervisor.sdnotify import Notifier
 

@@ -23,10 +23,10 @@ import argparse
 import os
 import sys
 
+from donebell.shared.health import ROLE_NAMES
 from donebell.shared.statedir import StateError, open_state_dir
 from donebell.supervisor.commands.first_run import next_steps
 from donebell.supervisor.doctor import preflight
-from donebell.supervisor.health import ROLE_NAMES
 from donebell.supervisor.loop import Slot, Supervisor
 from donebell.supervisor.policy import Intervals
 from donebell.supervisor.sdnotify import Notifier

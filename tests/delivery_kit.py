@@ -65,11 +65,11 @@ class Env:
         return rec
 
     def run_cli(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "donebell.shared.cli", *args], env=self.environ(),
+        return subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], env=self.environ(),
                               capture_output=True, text=True, timeout=timeout)
 
     def popen_cli(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-m", "donebell.shared.cli", *args], env=self.environ(),
+        return subprocess.Popen([sys.executable, "-m", "donebell.supervisor.cli", *args], env=self.environ(),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def all_state_text(self) -> str:

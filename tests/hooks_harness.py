@@ -147,7 +147,7 @@ class HookEnv:
     # running -------------------------------------------------------------------------------
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "donebell.shared.cli", "hook", *args]
+        return [sys.executable, "-m", "donebell.supervisor.cli", "hook", *args]
 
     def run(
         self, *args: str, stdin: bytes | dict[str, Any] = b"", **extra_env: str

@@ -31,7 +31,7 @@ class Pipeline:
         self.hooks.write_config(server=self.srv.url, topic=TOPIC, origin=ORIGIN, idle_detection_mode="off", **config)
 
     def worker(self, role: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "donebell.shared.cli", "worker", role, "--once"]
+        argv = [sys.executable, "-m", "donebell.supervisor.cli", "worker", role, "--once"]
         done = subprocess.run(argv, env=self.hooks.env(), capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
         return done

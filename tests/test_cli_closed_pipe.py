@@ -38,7 +38,7 @@ def test_closed_pipe_is_not_a_traceback(isolated_env: dict[str, Path], argv: lis
     os.close(read_end)  # the reader is gone before the command writes its first line
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "donebell.shared.cli", *argv],
+            [sys.executable, "-m", "donebell.supervisor.cli", *argv],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

@@ -23,7 +23,7 @@ def _write(path: Path, data: dict[str, object], mode: int = 0o600) -> None:
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", *args], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "donebell.supervisor.cli", *args], capture_output=True, text=True, env=env, timeout=60
     )
 
 

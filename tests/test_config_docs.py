@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from donebell.shared.config import Settings
-from donebell.supervisor import gen_config_docs
 from pydantic import Field
+
+from tools import gen_config_docs
 
 
 def test_configuration_page_matches_the_settings_model() -> None:
     """The committed page is exactly what the generator renders from the current model."""
     page = gen_config_docs.PAGE.read_text(encoding="utf-8")
-    assert page == gen_config_docs.render(), "run: python -m donebell.supervisor.gen_config_docs"
+    assert page == gen_config_docs.render(), "run: python -m tools.gen_config_docs"
 
 
 def test_every_key_appears_with_its_default_and_description() -> None:

@@ -17,7 +17,7 @@ USER_FILE = '{\n    "topic": "donebell-mine",\n    "server":"https://ntfy.exampl
 
 
 def _config(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", "config", *args]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "config", *args]
     return subprocess.run(cmd, capture_output=True, text=True, input=stdin, timeout=60)
 
 

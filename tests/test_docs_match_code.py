@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from donebell.shared.cli import COMMANDS
+from donebell.supervisor.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What a pointer outside the repository looks like: the project's seed documents, the shared facts
@@ -38,7 +38,7 @@ def _checks_in_code() -> set[str]:
 
 
 def test_troubleshooting_lists_exactly_the_doctor_checks(isolated_env: dict[str, Path]) -> None:
-    res = subprocess.run([sys.executable, "-m", "donebell.shared.cli", "doctor", "--json"], capture_output=True,
+    res = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "doctor", "--json"], capture_output=True,
                          text=True, timeout=120, env=dict(os.environ))
     ran = {c["name"] for c in json.loads(res.stdout)["checks"]}
     documented = _documented_checks()

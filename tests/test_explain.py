@@ -88,7 +88,7 @@ def test_cli_routes_explain(isolated_env: dict[str, Path], state: StateDir) -> N
     """`donebell explain ID --json` runs through the real command dispatcher."""
     env = {**os.environ, "DONEBELL_STATE_DIR": str(isolated_env["state"])}
     proc = subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "explain", "nothing-here", "--json"],
+        [sys.executable, "-m", "donebell.supervisor.cli", "explain", "nothing-here", "--json"],
         env=env,
         capture_output=True,
         text=True,

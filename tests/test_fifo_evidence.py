@@ -52,7 +52,7 @@ def test_codex_stop_hook_with_a_fifo_transcript_returns_fast(tmp_path: Path, iso
     env = {**os.environ, "DONEBELL_KICK_COMMAND": "off"}
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "hook", "codex-stop"],
+        [sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=env,

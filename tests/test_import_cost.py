@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import donebell.shared
+import donebell.supervisor
 import donebell.workers
 import pytest
 from hooks_harness import HookEnv, claude_event, notify_payload
@@ -58,7 +59,8 @@ FORBIDDEN = {
 ALLOWED_DONEBELL = {
     "donebell",
     "donebell.shared",
-    "donebell.shared.cli",
+    "donebell.supervisor",  # the package of the CLI (an empty __init__)
+    "donebell.supervisor.cli",
     "donebell.shared.hook_signals",  # the builtin _signal only
     "donebell.shared.paths",
     "donebell.shared.configfile",
@@ -98,7 +100,7 @@ PROBE = (
     "import atexit, sys\n"
     "out = sys.argv.pop(1)\n"
     "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
-    "from donebell.shared.cli import main\n"
+    "from donebell.supervisor.cli import main\n"
     "sys.exit(main())\n"
 )
 
@@ -107,7 +109,7 @@ def package_root(tmp: Path) -> Path:
     """A folder holding only ``donebell/``: links to the folders this test imports donebell from."""
     root = tmp / "only-donebell"
     (root / "donebell").mkdir(parents=True)
-    for package in (donebell.shared, donebell.workers):
+    for package in (donebell.shared, donebell.workers, donebell.supervisor):
         name = package.__name__.rsplit(".", 1)[1]
         os.symlink(list(package.__path__)[0], root / "donebell" / name)
     return root
@@ -219,10 +221,10 @@ def test_importtime_parser_sees_nested_modules() -> None:
 def test_bare_interpreter_preloads_no_forbidden_module(hooks: HookEnv) -> None:
     """The hook's interpreter (-S, donebell's folders only) starts without pathlib, typing... so a hook importing one is caught."""
     python, environment = bare_python(hooks)
-    code = "import sys, donebell.shared.cli; print('\\n'.join(sys.modules))"
+    code = "import sys, donebell.supervisor.cli; print('\\n'.join(sys.modules))"
     result = subprocess.run([*python, "-c", code], capture_output=True, env=environment, timeout=60, check=True)
     preloaded = set(result.stdout.decode().split())
-    assert "donebell.shared.cli" in preloaded
+    assert "donebell.supervisor.cli" in preloaded
     assert not preloaded & STDLIB_FORBIDDEN, sorted(preloaded & STDLIB_FORBIDDEN)
     # and a plain pathlib import in that interpreter is seen by the same checks:
     result = subprocess.run([*python, "-X", "importtime", "-c", "import pathlib"], capture_output=True, env=environment)

@@ -13,7 +13,7 @@ from support.install_env import isolate
 
 
 def _donebell(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", *args]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 

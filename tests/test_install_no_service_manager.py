@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(shutil.which("systemctl") is None, reason="needs
 
 
 def _donebell(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", *args]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 

@@ -38,7 +38,7 @@ def _config(isolated_env: dict[str, Path], **values: Any) -> None:
 
 def _worker(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "worker", "maintenance", *args],
+        [sys.executable, "-m", "donebell.supervisor.cli", "worker", "maintenance", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -132,7 +132,7 @@ def test_gate_waits_for_the_delay_and_for_delivery_and_scanners(
     state.write_health("supervisor", {"role": "supervisor", **sleeper, "started_at": now(), "roles": roles})
     state.write_health("delivery", {"role": "delivery", **sleeper, "state": "starting", "passes": 0})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "donebell.shared.cli", "worker", "maintenance"],
+        [sys.executable, "-m", "donebell.supervisor.cli", "worker", "maintenance"],
         env={**os.environ, "DONEBELL_MAINTENANCE_DELAY_SECONDS": "1.5"},
     )
     try:

@@ -32,7 +32,7 @@ def _config(isolated_env: dict[str, Path], **values: Any) -> None:
 def _worker(role: str, *args: str, offset_days: float = 0.0) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DONEBELL_CLOCK_OFFSET": str(offset_days * DAY)}
     res = subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "worker", role, "--once", *args],
+        [sys.executable, "-m", "donebell.supervisor.cli", "worker", role, "--once", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -37,7 +37,7 @@ def test_wheel_contains_only_the_donebell_package(tmp_path: Path) -> None:
     assert "donebell/workers/hooks/__init__.py" in names and "donebell/workers/gate/__init__.py" in names
     assert "donebell/shared/statedir/__init__.py" in names and "donebell/shared/statedir/_roles.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "donebell = donebell.shared.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "donebell = donebell.supervisor.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_console_script_reports_its_version() -> None:
@@ -50,6 +50,6 @@ def test_console_script_reports_its_version() -> None:
 def test_unknown_command_is_a_clear_error() -> None:
     """An unknown subcommand exits 2 with the usage text."""
     result = subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "frobnicate"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "donebell.supervisor.cli", "frobnicate"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and "unknown command" in result.stderr

@@ -21,7 +21,7 @@ MAX_POINTS = 200
 
 
 def _worker(env_vars: dict[str, str]) -> int:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", "worker", "delivery", "--once"]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery", "--once"]
     return subprocess.run(cmd, env=env_vars, capture_output=True, timeout=60).returncode
 
 

@@ -28,7 +28,7 @@ PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 def _run(env: Env, proxies: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in env.environ().items() if k.lower() not in PROXY_VARS}
-    return subprocess.run([sys.executable, "-m", "donebell.shared.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], capture_output=True, text=True,
                           env={**environ, **proxies}, timeout=60)
 
 

@@ -34,7 +34,7 @@ from donebell.workers.scanners.remote_root_summary import SUMMARY_KEY
 from donebell.workers.scanners.remote_scan_child import root_hash
 from test_scanner_support import IDS, fixture_lines, make_index, records, rollout_path, today_folder
 
-WORKER = [sys.executable, "-m", "donebell.shared.cli", "worker", "remote-scanner"]
+WORKER = [sys.executable, "-m", "donebell.supervisor.cli", "worker", "remote-scanner"]
 
 
 class HungMount:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import donebell.supervisor
 import donebell.workers
-from donebell.shared import cli
-from donebell.supervisor import health
+from donebell.shared import health
+from donebell.supervisor import cli
 
 REPO = Path(donebell.workers.__file__).resolve().parents[1]
 
@@ -37,10 +37,10 @@ def test_health_states_are_ones_a_role_writes() -> None:
 
 
 def test_the_version_has_one_source() -> None:
-    """pyproject.toml reads the version from shared/cli.py; the installed metadata agrees."""
+    """pyproject.toml reads the version from supervisor/cli.py; the installed metadata agrees."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "donebell.shared.cli.VERSION"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "donebell.supervisor.cli.VERSION"}
     assert version("donebell") == cli.VERSION
 
 

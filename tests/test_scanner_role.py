@@ -15,7 +15,7 @@ from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
 from test_scanner_support import IDS, append, fixture_lines, make_index, records, rollout_path
 
-WORKER = [sys.executable, "-m", "donebell.shared.cli", "worker", "local-scanner"]
+WORKER = [sys.executable, "-m", "donebell.supervisor.cli", "worker", "local-scanner"]
 
 
 def _health(state: StateDir) -> dict[str, Any]:

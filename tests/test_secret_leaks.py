@@ -43,7 +43,7 @@ def test_a_token_with_a_trailing_newline_is_a_config_error_not_a_leak(srv: NtfyS
         import sys
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "donebell.shared.cli", *args], capture_output=True,
+            return subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], capture_output=True,
                                   text=True, env={**env.environ(), **environ_extra}, timeout=30)
     else:
         run = env.run_cli

@@ -18,9 +18,10 @@ from typing import Any, Literal
 import pytest
 from donebell.shared import config, settings_light, settings_view
 from donebell.shared.config import Settings
-from donebell.supervisor import gen_settings_view
 from pydantic import Field, field_validator
 from support import pydantic_config
+
+from tools import gen_settings_view
 
 # --- staleness --------------------------------------------------------------------------------
 
@@ -28,9 +29,9 @@ from support import pydantic_config
 def test_committed_view_matches_the_model() -> None:
     """shared/settings_view.py and shared/config_fields.py are exactly what the generator renders from the current model."""
     current = gen_settings_view.MODULE.read_text(encoding="utf-8")
-    assert current == gen_settings_view.render(), "run: python -m donebell.supervisor.gen_settings_view"
+    assert current == gen_settings_view.render(), "run: python -m tools.gen_settings_view"
     table = gen_settings_view.FIELDS_MODULE.read_text(encoding="utf-8")
-    assert table == gen_settings_view.render_fields(), "run: python -m donebell.supervisor.gen_settings_view"
+    assert table == gen_settings_view.render_fields(), "run: python -m tools.gen_settings_view"
 
 
 def test_a_changed_model_renders_a_different_view() -> None:

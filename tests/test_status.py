@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from donebell.shared.health import ROLE_NAMES
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
-from donebell.supervisor.health import ROLE_NAMES
 
 TOKEN = "tk_abcdefghijklmnopqrstuvwxyz123"
 
 
 def _status(*args: str) -> tuple[int, str]:
     res = subprocess.run(
-        [sys.executable, "-m", "donebell.shared.cli", "status", *args],
+        [sys.executable, "-m", "donebell.supervisor.cli", "status", *args],
         capture_output=True,
         text=True,
         timeout=30,

@@ -18,7 +18,7 @@ from support.supervisor_proc import FAST, Harness, wait_for
 
 
 def _status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", "status", *args]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "status", *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
 
 

@@ -29,7 +29,7 @@ def _environ(home: Path) -> dict[str, str]:
 
 
 def _under_umask_000(home: Path, *args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    command = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "donebell.shared.cli", *args))
+    command = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "donebell.supervisor.cli", *args))
     return subprocess.run(["sh", "-c", f"umask 000 && exec {command}"], input=stdin, capture_output=True, text=True,
                           env=_environ(home), timeout=timeout)
 
@@ -61,7 +61,7 @@ def test_every_file_and_folder_is_owner_only_under_umask_000(srv: NtfyStandin, t
         assert run.returncode == 0, (args, run.stdout, run.stderr)
     assert len(srv.messages()) >= 1  # `donebell test` went through
     # the supervisor and the roles it spawns, each taking its own lock
-    command = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "donebell.shared.cli", "run"))
+    command = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "donebell.supervisor.cli", "run"))
     proc = subprocess.Popen(["sh", "-c", f"umask 000 && exec {command}"], env=_environ(home),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     locks = home / ".local" / "state" / "donebell" / "locks"

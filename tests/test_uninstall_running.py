@@ -17,7 +17,7 @@ from support.supervisor_proc import FAST, Harness, wait_for
 
 
 def _uninstall(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", "uninstall", "--service", "none", *args]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "uninstall", "--service", "none", *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 

@@ -20,7 +20,7 @@ def test_the_unit_prevents_restarts_on_the_config_error_exit(tmp_path: Path, mon
     monkeypatch.setenv("DONEBELL_CONFIG", str(paths["config"]))
     paths["config"].parent.mkdir(parents=True)
     paths["config"].write_text(json.dumps({"topic": "donebell-x", "priority": 9}))
-    run = subprocess.run([sys.executable, "-m", "donebell.shared.cli", "run"], capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "run"], capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 78 and "priority" in run.stderr
     unit = render_systemd("/opt/donebell/bin/donebell", {})

@@ -131,11 +131,11 @@ class WakeWorld:
         assert reply.status_code == 200, reply.text
 
     def worker(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "donebell.shared.cli", "worker", "wake", *args]
+        cmd = [sys.executable, "-m", "donebell.supervisor.cli", "worker", "wake", *args]
         return subprocess.run(cmd, env={**self.env, **env}, capture_output=True, text=True, timeout=60, check=False)
 
     def start(self, **env: str) -> subprocess.Popen[str]:
-        cmd = [sys.executable, "-m", "donebell.shared.cli", "worker", "wake"]
+        cmd = [sys.executable, "-m", "donebell.supervisor.cli", "worker", "wake"]
         return subprocess.Popen(cmd, env={**self.env, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def records(self) -> list[dict[str, Any]]:
@@ -196,7 +196,7 @@ def test_a_tap_starts_one_turn_in_the_same_thread_and_is_confirmed(world: WakeWo
     assert "continue please" not in json.dumps(record)  # the prompt never enters a record
     world.worker("--once")  # a third run: the cursor says the reply was handled
     assert len(world.records()) == 1 and len(world.codex_calls()) == 1
-    cmd = [sys.executable, "-m", "donebell.shared.cli", "explain", THREAD]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "explain", THREAD]
     explained = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=30, check=False)
     assert explained.returncode == 0 and ": confirmed; new turn" in explained.stdout, explained.stdout
 
@@ -341,7 +341,7 @@ def test_refused_without_an_access_token_unless_explicitly_allowed(world: WakeWo
 
 
 def test_doctor_warns_on_every_run_when_unauthenticated_wake_is_allowed(world: WakeWorld) -> None:
-    cmd = [sys.executable, "-m", "donebell.shared.cli", "doctor", "--json"]
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "doctor", "--json"]
     for _ in range(2):
         out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
         [check] = [c for c in json.loads(out.stdout)["checks"] if c["name"] == "wake"]
@@ -377,6 +377,6 @@ def test_install_and_config_check_refuse_wake_without_an_access_token(world: Wak
     world.settings_data["wake_allow_unauthenticated"] = False
     world.write_config()
     for args in (["config", "check"], ["install", "--service", "none", "--dry-run"]):
-        cmd = [sys.executable, "-m", "donebell.shared.cli", *args]
+        cmd = [sys.executable, "-m", "donebell.supervisor.cli", *args]
         out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
         assert out.returncode == 1 and "needs an access token" in out.stdout, (args, out.stdout, out.stderr)

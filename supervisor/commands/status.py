@@ -20,11 +20,11 @@ import sys
 from typing import Any
 
 from donebell.shared import configfile, secret_text
+from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
 from donebell.supervisor.doctor import agent_versions, no_service
 from donebell.supervisor.doctor.agent_versions import AgentVersion
-from donebell.supervisor.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
 SCHEMA = 1

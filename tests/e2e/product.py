@@ -40,7 +40,7 @@ from e2e.agent_proc import base_env
 from e2e.harness import ClaudeHome, CodexHome, make_claude_home, make_codex_home
 
 JSON = dict[str, Any]
-DONEBELL = [sys.executable, "-m", "donebell.shared.cli"]
+DONEBELL = [sys.executable, "-m", "donebell.supervisor.cli"]
 ORIGIN = "e2e"
 DONE_TAGS = ["white_check_mark"]
 FAILED_TAGS = ["x"]

@@ -1,6 +1,6 @@
 """A pre-imported fork server: hundreds of real ``donebell`` processes at the cost of a ``fork``.
 
-Starting ``python -m donebell.shared.cli worker delivery`` takes ~0.35 s, nearly all of it imports
+Starting ``python -m donebell.supervisor.cli worker delivery`` takes ~0.35 s, nearly all of it imports
 (httpx, pydantic). The crash-point walk and the storms start a process for every crash point and
 every recovery, so this server imports the CLI and the roles once and forks one child per request.
 The child takes the request's environment, stdin and ``DONEBELL_CRASH_AT`` and runs
@@ -91,7 +91,7 @@ def _child(request: dict[str, object]) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         argv = request["argv"]
         assert isinstance(argv, list)
-        from donebell.shared import cli
+        from donebell.supervisor import cli
 
         try:
             rc = int(cli.main([str(a) for a in argv]) or 0)

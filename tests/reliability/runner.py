@@ -3,7 +3,7 @@
 Both spawners return :class:`Proc` handles for real OS processes (a pid that signals reach, an exit
 status, stdout+stderr in a file). The fork server (``forkserver.py``) is the default because the
 walks start hundreds of processes; ``DONEBELL_FULL_STORMS=1`` or ``DONEBELL_RELIABILITY_SPAWN=exec``
-starts every one as ``python -m donebell.shared.cli ...`` instead.
+starts every one as ``python -m donebell.supervisor.cli ...`` instead.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class Spawner:
 
 
 class ExecSpawner(Spawner):
-    """Every process is a fresh ``python -m donebell.shared.cli`` (the real command line)."""
+    """Every process is a fresh ``python -m donebell.supervisor.cli`` (the real command line)."""
 
     def __init__(self, scratch: Path) -> None:
         super().__init__(scratch)
@@ -108,7 +108,7 @@ class ExecSpawner(Spawner):
         stdin_file, out = self._files(stdin)
         with open(stdin_file or os.devnull, "rb") as fin, open(out, "wb") as fout:
             popen = subprocess.Popen(
-                [sys.executable, "-m", "donebell.shared.cli", *argv],
+                [sys.executable, "-m", "donebell.supervisor.cli", *argv],
                 env=dict(env),
                 stdin=fin,
                 stdout=fout,

@@ -1,6 +1,6 @@
 """``donebell run`` for a rig: start it, find its processes, stop it, and prove nothing is left behind.
 
-The supervisor is started as a real ``python -m donebell.shared.cli run`` (its own session), with
+The supervisor is started as a real ``python -m donebell.supervisor.cli run`` (its own session), with
 the supervisor's fast test intervals. Every process of the installation is found by its
 environment (``DONEBELL_STATE_DIR`` names this rig's private state dir), so cleanup only ever
 signals processes this test started, by pid.
@@ -65,7 +65,7 @@ class Service:
     def _start(self) -> subprocess.Popen[bytes]:
         with open(self.log, "ab") as out:
             return subprocess.Popen(
-                [sys.executable, "-m", "donebell.shared.cli", "run"],
+                [sys.executable, "-m", "donebell.supervisor.cli", "run"],
                 env=self.environment(),
                 stdin=subprocess.DEVNULL,
                 stdout=out,

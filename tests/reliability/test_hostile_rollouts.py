@@ -60,7 +60,7 @@ def _peak_rss_scan(rig: Rig) -> int:
         str(out),
         sys.executable,
         "-m",
-        "donebell.shared.cli",
+        "donebell.supervisor.cli",
         "worker",
         "local-scanner",
         "--once",

@@ -68,7 +68,7 @@ class Harness:
     def start(self, **extra_env: str) -> subprocess.Popen[bytes]:
         n = len(self.procs)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "donebell.shared.cli", "run"],
+            [sys.executable, "-m", "donebell.supervisor.cli", "run"],
             env={**self.env, **extra_env},
             stdin=subprocess.DEVNULL,
             stdout=open(self.log_dir / f"run{n}.out", "wb"),  # noqa: SIM115 - closed with the process
@@ -83,7 +83,7 @@ class Harness:
 
     def status(self) -> tuple[int, dict[str, Any]]:
         res = subprocess.run(
-            [sys.executable, "-m", "donebell.shared.cli", "status", "--json"],
+            [sys.executable, "-m", "donebell.supervisor.cli", "status", "--json"],
             env=self.env,
             capture_output=True,
             timeout=30,

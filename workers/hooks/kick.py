@@ -32,7 +32,7 @@ KICK_RECORD = "delivery.kick.json"
 
 def worker_argv() -> list[str]:
     """The on-demand worker's command line: this interpreter, this package, no shell."""
-    return [sys.executable, "-m", "donebell.shared.cli", "worker", "delivery", "--until-idle"]
+    return [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery", "--until-idle"]
 
 
 def kick_argv() -> list[str] | None:

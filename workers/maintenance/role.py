@@ -7,7 +7,7 @@ its first cleanup only when both hold (the start-up gate):
   (``health/supervisor.json`` ``started_at``; without a live supervisor, after this process
   started), and
 * delivery and the scanners have settled: each reported a pass, is failing (throttled/fatal), or
-  is disabled, as recorded by the supervisor (:func:`donebell.supervisor.health.settled`).
+  is disabled, as recorded by the supervisor (:func:`donebell.shared.health.settled`).
 
 ``--once`` (an operator's explicit run) skips the gate. After the first cleanup it repeats every
 ``DONEBELL_MAINTENANCE_INTERVAL_SECONDS`` (default 3600). One cleanup:
@@ -32,9 +32,9 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
+from donebell.shared.health import alive, settled
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import LOG_MAX_BYTES, now
-from donebell.supervisor.health import alive, settled
 from donebell.workers.maintenance.claude_retention import expire_claude_sessions
 from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.role import PassResult, Role

@@ -20,7 +20,7 @@ def write_or_check(
     if args.check:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
         if current != text:
-            sys.stderr.write(f"{args.output} is out of date: run python -m donebell.supervisor.{prog}\n")
+            sys.stderr.write(f"{args.output} is out of date: run python -m tools.{prog} (from the repository root)\n")
             return 1
         return 0
     args.output.write_text(text, encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Developer tools: the generators of checked-in files. Never imported by donebell at run time."""
