@@ -1,26 +1,34 @@
-"""Reading health files: which process wrote one, whether it is alive, stale, or settled.
+"""The health contract: what a role writes to ``health/<role>.json`` and how readers judge it.
 
-Shared by the supervisor (``READY=1``, hang detection), ``donebell status`` and the maintenance
-role's start-up gate, so all three agree on what "ready" and "stale" mean. Standard library only.
+One module for both sides, so the writer (every role process, :class:`HealthWriter`) and the
+readers (the supervisor's ``READY=1`` and hang detection, ``donebell status``, the maintenance
+role's start-up gate) agree on the states and on what "ready" and "stale" mean. Standard library
+only. The file itself is read and written through :class:`~donebell.shared.statedir.StateDir`
+(``read_health``/``write_health``), like every state file.
 
-A health file (``health/<role>.json``, written by ``workers.role``) names its writer by ``pid``
-and ``create_time``; ``health/supervisor.json`` adds a ``roles`` map with the supervisor's view of
-each role (its pid and create time, state, restarts, last exit code, next restart, fatal flag).
+A health file names its writer by ``pid`` and ``create_time``; ``health/supervisor.json`` adds a
+``roles`` map with the supervisor's view of each role (its pid and create time, state, restarts,
+last exit code, next restart, fatal flag).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
 
-from donebell.shared.liveness import is_alive
+from donebell.shared.liveness import current_process_identity, is_alive
+from donebell.shared.statedir import StateDir, now
+
+#: Every state a role writes to its own health file.
+RoleState = Literal["starting", "waiting-lock", "scanning", "ready", "degraded", "error", "stopped"]
 
 #: The role names ``donebell run`` supervises, in start order.
 ROLE_NAMES = ("delivery", "local-scanner", "remote-scanner", "maintenance", "wake")
 
 #: Role health states that mean "up and has done its first unit of work".
-READY_STATES = frozenset({"ready", "degraded"})
+READY_STATES: frozenset[RoleState] = frozenset({"ready", "degraded"})
 #: Role health states that mean "will not become ready by waiting" (still counts as settled).
-FAILED_STATES = frozenset({"error", "stopped"})
+FAILED_STATES: frozenset[RoleState] = frozenset({"error", "stopped"})
 #: Supervisor-side role states after a failed run.
 RESTARTING_STATES = frozenset({"backoff", "throttled", "fatal"})
 
@@ -82,3 +90,55 @@ def settled(entry: dict[str, Any] | None, health: dict[str, Any] | None) -> bool
         return False
     assert health is not None
     return did_work(health) or health.get("state") in READY_STATES | FAILED_STATES
+
+
+class PassFacts(Protocol):
+    """What the health file records of one finished pass (a role's ``PassResult``)."""
+
+    @property
+    def counters(self) -> Mapping[str, int]: ...
+
+    @property
+    def degraded(self) -> str | None: ...
+
+
+class HealthWriter:
+    """A role's ``health/<role>.json``; written atomically, never fsynced."""
+
+    def __init__(self, state: StateDir, role: str, heartbeat_seconds: float) -> None:
+        self.state = state
+        self.guard: Callable[[], bool] | None = None
+        self.data: dict[str, Any] = {
+            "role": role,
+            **current_process_identity(),
+            "state": "starting",
+            "heartbeat_seconds": heartbeat_seconds,  # status calls the role stale after 3x this
+            "started_at": now(),
+            "heartbeat_at": now(),
+            "last_success": None,
+            "last_error": None,
+            "passes": 0,
+            "counters": {},
+        }
+
+    def update(self, state: RoleState | None = None, **fields: Any) -> None:
+        if state is not None:
+            self.data["state"] = state
+        self.data.update(fields)
+        self.data["heartbeat_at"] = now()
+        if self.guard is not None and not self.guard():
+            return  # our lock file is gone: health/<role>.json may be another worker's now
+        try:
+            self.state.write_health(self.data["role"], self.data)
+        except OSError:
+            pass  # a full disk must not stop the role; status will show the heartbeat aging
+
+    def record_pass(self, result: PassFacts, seconds: float, extra: dict[str, Any]) -> None:
+        counters = self.data["counters"]
+        for name, value in result.counters.items():
+            counters[name] = counters.get(name, 0) + value
+        self.data["passes"] += 1
+        self.data["last_pass_seconds"] = round(seconds, 4)
+        self.data.update(extra)
+        state: RoleState = "degraded" if result.degraded else "ready"
+        self.update(state=state, degraded_reason=result.degraded, last_success=now())

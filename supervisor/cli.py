@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import sys
 
-#: The one place the version is written (pyproject.toml reads it: [tool.setuptools.dynamic]).
-VERSION = "0.1.0"
 #: Exit status of a configuration error (sysexits' EX_CONFIG), for every command.
 EXIT_CONFIG = 78
 
 #: subcommand -> "module:function"; each function takes the remaining argv and returns an exit code.
 COMMANDS: dict[str, str] = {
     "run": "donebell.supervisor.run:main",
-    "worker": "donebell.workers.roles:main",
+    "worker": "donebell.workers.role:main",
     "status": "donebell.supervisor.commands.status:main",
     "hook": "donebell.workers.hooks:main",
     "install": "donebell.supervisor.install.command:main_install",
@@ -86,6 +84,8 @@ def _dispatch(args: list[str]) -> int:
         sys.stdout.write(USAGE)
         return 0 if args else 2
     if args[0] == "--version":
+        from donebell.shared.version import VERSION
+
         sys.stdout.write(f"donebell {VERSION}\n")
         return 0
     command = args[0]

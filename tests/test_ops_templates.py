@@ -7,6 +7,7 @@ import os
 import plistlib
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -103,3 +104,15 @@ def test_launchd_plist_parses_with_keepalive_and_the_environment() -> None:
     assert plist["RunAtLoad"] is True and plist["KeepAlive"] == {"SuccessfulExit": False}
     assert plist["EnvironmentVariables"] == TRICKY_ENV
     assert plist["StandardErrorPath"] == "/Users/ana/Library/Logs/donebell.log"
+
+
+def test_a_task_written_before_the_cli_moved_still_starts() -> None:
+    """A Windows task from an earlier install runs `-m donebell.shared.cli`: that module still starts the CLI."""
+    old = subprocess.run(
+        [sys.executable, "-m", "donebell.shared.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
+    new = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert old.returncode == 0 and old.stdout.startswith("donebell "), old.stderr
+    assert old.stdout == new.stdout

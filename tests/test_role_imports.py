@@ -22,6 +22,7 @@ from delivery_kit import outbox_record
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
+from donebell.workers.role import ROLES as ROLE_MODULES
 from support.codex_home import make_codex_home
 from support.ntfy_standin import NtfyStandin
 from test_import_cost import PROBE, imported_modules
@@ -101,7 +102,7 @@ def test_role_process_imports_no_pydantic(rig: dict[str, Any], role: str) -> Non
             assert state.create("pending", pending)
         done, modules = run_probed(["worker", role, "--once"], rig["env"], rig["tmp"])
         assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
-        assert f"donebell.workers.{role.replace('-', '_')}" in modules  # the probe saw the role's own module
+        assert ROLE_MODULES[role].split(":")[0] in modules  # the probe saw the role's own module
         assert forbidden(modules) == [], f"{role} imported {forbidden(modules)}"
         report = health(state, role)
         assert report["passes"] >= 1 and report["last_error"] is None, report

@@ -11,21 +11,27 @@ import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
+import donebell.shared
 import donebell.supervisor
 import donebell.workers
 from donebell.shared import health
+from donebell.shared import version as version_module
 from donebell.supervisor import cli
 
 REPO = Path(donebell.workers.__file__).resolve().parents[1]
 
 
 def role_written_states() -> set[str]:
-    """The ``state=`` values the role runner writes to a health file (read from its source)."""
-    source = (Path(donebell.workers.__file__).with_name("role.py")).read_text(encoding="utf-8")
+    """The ``state=`` values the role runner writes to a health file (read from its source: the
+    role loop in workers/role.py and the writer it uses in shared/health.py)."""
+    source = "\n".join(
+        Path(path).read_text(encoding="utf-8")
+        for path in (Path(donebell.workers.__file__).with_name("role.py"), health.__file__)
+    )
     found = set(re.findall(r'state="([a-z-]+)"', source)) | set(re.findall(r'"state": "([a-z-]+)"', source))
     for left, right in re.findall(r'state="([a-z-]+)" if .+? else "([a-z-]+)"', source):
         found |= {left, right}
-    found |= set(re.findall(r'state = "([a-z-]+)" if result\.degraded else "([a-z-]+)"', source)[0])
+    found |= set(re.findall(r'state(?:: RoleState)? = "([a-z-]+)" if result\.degraded else "([a-z-]+)"', source)[0])
     return found
 
 
@@ -37,11 +43,11 @@ def test_health_states_are_ones_a_role_writes() -> None:
 
 
 def test_the_version_has_one_source() -> None:
-    """pyproject.toml reads the version from supervisor/cli.py; the installed metadata agrees."""
+    """pyproject.toml reads the version from shared/version.py; the installed metadata agrees."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "donebell.supervisor.cli.VERSION"}
-    assert version("donebell") == cli.VERSION
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "donebell.shared.version.VERSION"}
+    assert version("donebell") == version_module.VERSION
 
 
 def test_no_not_built_yet_branches() -> None:
@@ -49,7 +55,7 @@ def test_no_not_built_yet_branches() -> None:
     folders = [
         Path(donebell.workers.__file__).parent,
         Path(donebell.supervisor.__file__).parent,
-        Path(cli.__file__).parent,
+        Path(donebell.shared.__file__).parent,
     ]
     offenders = [
         str(path)

@@ -1,4 +1,5 @@
-"""What every role process shares: its lock, its health file, its loop, its debug run.
+"""What every role process shares: its lock, its health file, its loop, its debug run; and the
+table of roles behind ``donebell worker <role> [--once] [--debug]``.
 
 A role subclasses :class:`Role` and implements :meth:`Role.run_pass` (one unit of work) and,
 optionally, :meth:`Role.watch_paths` (what should wake it early). :func:`run_role` does the rest:
@@ -21,19 +22,19 @@ taking its lock and before its first pass: a start-up failure, as the supervisor
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from donebell.shared import secret_text
 from donebell.shared.faults import injected_fault
-from donebell.shared.liveness import current_process_identity
+from donebell.shared.health import HealthWriter
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.wake import Waker
@@ -125,7 +126,7 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logger.addHandler(handler)
 
-    health = _Health(state, role_cls.name, role_cls.heartbeat_seconds)
+    health = HealthWriter(state, role_cls.name, role_cls.heartbeat_seconds)
     try:
         settings = load().settings
     except ConfigError as exc:
@@ -195,7 +196,7 @@ _MAX_HANDOVER_RECHECKS = 5
 
 
 def _serve(
-    role: Role, health: _Health, waker: Waker, stopping: dict[str, bool], logger: logging.Logger, held: list[Any]
+    role: Role, health: HealthWriter, waker: Waker, stopping: dict[str, bool], logger: logging.Logger, held: list[Any]
 ) -> tuple[int | str, float]:
     """Run passes until stopped or ``--once`` (0), a bounded run is idle ("idle"), a bounded pass
     fails (1), or the role lock was lost (:data:`EXIT_LOCK_LOST`); also return the wall-clock start
@@ -238,46 +239,6 @@ def _serve(
     return 0, pass_started_at
 
 
-class _Health:
-    """The role's ``health/<role>.json``; written atomically, never fsynced."""
-
-    def __init__(self, state: StateDir, role: str, heartbeat_seconds: float) -> None:
-        self.state = state
-        self.guard: Callable[[], bool] | None = None
-        self.data: dict[str, Any] = {
-            "role": role,
-            **current_process_identity(),
-            "state": "starting",
-            "heartbeat_seconds": heartbeat_seconds,  # status calls the role stale after 3x this
-            "started_at": now(),
-            "heartbeat_at": now(),
-            "last_success": None,
-            "last_error": None,
-            "passes": 0,
-            "counters": {},
-        }
-
-    def update(self, **fields: Any) -> None:
-        self.data.update(fields)
-        self.data["heartbeat_at"] = now()
-        if self.guard is not None and not self.guard():
-            return  # our lock file is gone: health/<role>.json may be another worker's now
-        try:
-            self.state.write_health(self.data["role"], self.data)
-        except OSError:
-            pass  # a full disk must not stop the role; status will show the heartbeat aging
-
-    def record_pass(self, result: PassResult, seconds: float, extra: dict[str, Any]) -> None:
-        counters = self.data["counters"]
-        for name, value in result.counters.items():
-            counters[name] = counters.get(name, 0) + value
-        self.data["passes"] += 1
-        self.data["last_pass_seconds"] = round(seconds, 4)
-        self.data.update(extra)
-        state = "degraded" if result.degraded else "ready"
-        self.update(state=state, degraded_reason=result.degraded, last_success=now())
-
-
 def _set_title(title: str) -> None:
     try:
         import setproctitle
@@ -285,3 +246,25 @@ def _set_title(title: str) -> None:
         setproctitle.setproctitle(title)
     except Exception:  # noqa: BLE001 - a cosmetic failure must not stop a role
         pass
+
+
+#: role name -> "module:RoleClass". Each module defines one Role subclass.
+ROLES: dict[str, str] = {
+    "delivery": "donebell.workers.delivery.role:DeliveryRole",
+    "local-scanner": "donebell.workers.scanners.local:LocalScannerRole",
+    "remote-scanner": "donebell.workers.scanners.remote:RemoteScannerRole",
+    "maintenance": "donebell.workers.maintenance.role:MaintenanceRole",
+    "wake": "donebell.workers.wake.role:WakeRole",
+}
+
+
+def main(argv: list[str]) -> int:
+    """``donebell worker <role> ...``: import only the named role's module, then run it."""
+    if not argv or argv[0] not in ROLES:
+        sys.stderr.write(
+            f"usage: donebell worker {{{'|'.join(ROLES)}}} [--once] [--debug] (delivery: [--until-idle])\n"
+        )
+        return 2
+    module_name, class_name = ROLES[argv[0]].split(":")
+    module = importlib.import_module(module_name)
+    return run_role(getattr(module, class_name), argv[1:])

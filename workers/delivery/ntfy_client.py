@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 from donebell.shared import secret_text
 from donebell.shared.settings_view import SettingsLike
-from donebell.supervisor.cli import VERSION
+from donebell.shared.version import VERSION
 from donebell.workers.delivery.attempt_deadline import AttemptDeadline
 from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
 from donebell.workers.delivery.retry_policy import Decision, classify_exception, classify_response

@@ -1,0 +1,112 @@
+"""The folders import one way only: supervisor -> workers -> shared (design.md, the map).
+
+``shared/`` is the floor every process stands on (the hook path included), ``workers/`` holds the
+role processes and ``supervisor/`` supervision and the commands a user types. An import against
+that direction is how a folder starts to lie about what it holds (the maintenance role once
+imported the supervisor's health module), so every import of every module is read here with
+``ast``: function-level and ``TYPE_CHECKING`` imports count too. ``tools/`` (the generators of
+checked-in files) is never imported at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import donebell.shared
+import donebell.supervisor
+import donebell.workers
+
+#: Which top-level folders each folder may import from (besides itself).
+MAY_IMPORT = {
+    "shared": set(),
+    "workers": {"shared"},
+    "supervisor": {"workers", "shared"},
+}
+#: Named exceptions: (importing module, imported module) -> why.
+EXCEPTIONS = {
+    ("donebell.shared.cli", "donebell.supervisor.cli"): (
+        "the pre-move `python -m donebell.shared.cli` entry point that installed Windows tasks still name"
+    ),
+}
+
+
+def module_name(folder: str, path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("donebell", folder, *parts))
+
+
+def imported_names(source: str) -> set[str]:
+    """Every module name an ``import`` or ``from ... import`` statement in ``source`` names."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def violations(folder: str, module: str, source: str) -> list[str]:
+    """The imports of one module against the allowed direction, as ``module -> imported`` lines."""
+    found = []
+    for name in sorted(imported_names(source)):
+        parts = name.split(".")
+        if parts[0] == "tools":
+            found.append(f"{module} -> {name} (a dev tool)")
+            continue
+        if parts[0] != "donebell" or len(parts) < 2 or parts[1] == folder:
+            continue
+        if parts[1] not in MAY_IMPORT[folder] and (module, name) not in EXCEPTIONS:
+            found.append(f"{module} -> {name}")
+    return found
+
+
+def all_modules() -> list[tuple[str, str, str]]:
+    modules = []
+    for package in (donebell.shared, donebell.workers, donebell.supervisor):
+        folder = package.__name__.rsplit(".", 1)[1]
+        root = Path(list(package.__path__)[0])
+        for path in sorted(root.rglob("*.py")):
+            modules.append((folder, module_name(folder, path, root), path.read_text(encoding="utf-8")))
+    return modules
+
+
+def test_imports_point_only_downward() -> None:
+    """No module of shared/ imports workers/ or supervisor/, and no module of workers/ imports supervisor/."""
+    modules = all_modules()
+    assert len(modules) > 100  # the walk really found the code
+    bad = [line for folder, module, source in modules for line in violations(folder, module, source)]
+    assert not bad, "imports against supervisor -> workers -> shared:\n" + "\n".join(bad)
+
+
+def test_every_named_exception_is_still_needed() -> None:
+    """An exception whose import is gone is removed from the list, so the list stays the truth."""
+    imports = {module: imported_names(source) for _folder, module, source in all_modules()}
+    stale = [pair for pair in EXCEPTIONS if pair[1] not in imports.get(pair[0], set())]
+    assert not stale
+
+
+def test_the_check_sees_upward_and_hidden_imports() -> None:
+    """A function-level, a TYPE_CHECKING and a from-import against the direction are all caught."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from donebell.supervisor import health\n"
+        "def f():\n    import donebell.workers.role\n"
+        "from donebell.shared import keys\n"
+        "import tools.generated\n"
+    )
+    assert violations("shared", "donebell.shared.x", source) == [
+        "donebell.shared.x -> donebell.supervisor",
+        "donebell.shared.x -> donebell.workers.role",
+        "donebell.shared.x -> tools.generated (a dev tool)",
+    ]
+    assert violations("workers", "donebell.workers.x", source) == [
+        "donebell.workers.x -> donebell.supervisor",
+        "donebell.workers.x -> tools.generated (a dev tool)",
+    ]
+    assert violations("supervisor", "donebell.supervisor.x", source) == [
+        "donebell.supervisor.x -> tools.generated (a dev tool)"
+    ]
