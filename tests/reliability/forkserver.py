@@ -28,7 +28,7 @@ import traceback
 
 #: Packages whose every module is imported before the first fork, and third-party modules the
 #: roles import lazily (missing or broken ones are skipped: parts may not be built yet).
-PRELOAD_PACKAGES = ("donebell.shared", "donebell.workers")
+PRELOAD_PACKAGES = ("donebell.shared", "donebell.workers", "donebell.supervisor.commands")
 PRELOAD = (
     "httpx",
     "httpcore",
