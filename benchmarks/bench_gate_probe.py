@@ -118,9 +118,70 @@ def full_parse(path: Path, turn: str) -> bool:
     return found
 
 
+def _gate_pass(
+    state_root: Path, home: Path, rollout: Path, turn: str, settings: Settings, *, traced: bool
+) -> tuple[float, float]:
+    """One strict gate pass with cold caches over a fresh state directory: (CPU s, peak traced MiB)."""
+    state = StateDir(state_root).ensure()
+    _PERSISTENT.clear()
+    key = _candidate(state, home, rollout, turn)
+    if traced:
+        tracemalloc.start()
+    cpu = time.process_time()
+    run_gate_pass(state, settings, time.time() + 1)
+    cpu = time.process_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1] / MIB if traced else 0.0
+    if traced:
+        tracemalloc.stop()
+    assert state.locate(key) == "outbox", "the probe must promote the completed turn"
+    return cpu, peak
+
+
+def _measure_resume(tmp: Path, home: Path, rollout: Path, turn: str, settings: Settings) -> float:
+    """Growth: one more turn appended; the cached summary is extended by the new bytes only."""
+    state = StateDir(tmp / "state-resume").ensure()
+    _PERSISTENT.clear()
+    _candidate(state, home, rollout, turn)
+    run_gate_pass(state, settings, time.time() + 1)
+    template = [json.loads(x) for x in FIXTURE.read_text().splitlines() if x.strip()]
+    with open(rollout, "ab") as f:
+        f.write(_turn_lines(template, "turn-grown", "y" * 6000))
+    key = _candidate(state, home, rollout, "turn-grown")
+    cpu = time.process_time()
+    run_gate_pass(state, settings, time.time() + 1)
+    cpu = time.process_time() - cpu
+    assert state.locate(key) == "outbox"
+    return cpu
+
+
+def _measure_long_turn(tmp: Path, home: Path, rollout: Path, settings: Settings, size_mb: int) -> dict[str, float]:
+    """The worst case in the rollout's place (the regular one is set aside, then put back)."""
+    day = rollout.parent
+    long_rollout = day / f"rollout-2026-11-30T09-56-46-{THREAD}.jsonl"
+    rollout.rename(day / "moved.jsonl.bak")
+    long_turn = build_one_long_turn(long_rollout, size_mb)
+    cpu = _gate_pass(tmp / "state-long-False", home, long_rollout, long_turn, settings, traced=False)[0]
+    peak = _gate_pass(tmp / "state-long-True", home, long_rollout, long_turn, settings, traced=True)[1]
+    long_rollout.unlink()
+    (day / "moved.jsonl.bak").rename(rollout)
+    return {"long_cpu_s": cpu, "long_peak_mib": peak}
+
+
+def _measure_full_parse(rollout: Path, turn: str) -> dict[str, float]:
+    cpu = time.process_time()
+    assert full_parse(rollout, turn)
+    cpu = time.process_time() - cpu
+    tracemalloc.start()
+    full_parse(rollout, turn)
+    peak = tracemalloc.get_traced_memory()[1] / MIB
+    tracemalloc.stop()
+    return {"full_cpu_s": cpu, "full_peak_mib": peak}
+
+
 def measure(size_mb: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="donebell-bench-gate-") as tmp:
-        home = Path(tmp) / "codex"
+    with tempfile.TemporaryDirectory(prefix="donebell-bench-gate-") as tmp_name:
+        tmp = Path(tmp_name)
+        home = tmp / "codex"
         day = home / "sessions" / time.strftime("%Y/%m/%d", time.gmtime())
         day.mkdir(parents=True)
         rollout = day / f"rollout-2026-11-30T09-56-45-{THREAD}.jsonl"
@@ -129,67 +190,16 @@ def measure(size_mb: int) -> dict[str, float]:
         results: dict[str, float] = {"size_mib": rollout.stat().st_size / MIB}
 
         def one_pass(traced: bool) -> tuple[float, float]:
-            state = StateDir(Path(tmp) / f"state-{time.monotonic_ns()}").ensure()
-            _PERSISTENT.clear()
-            key = _candidate(state, home, rollout, turn)
-            if traced:
-                tracemalloc.start()
-            cpu = time.process_time()
-            run_gate_pass(state, settings, time.time() + 1)
-            cpu = time.process_time() - cpu
-            peak = tracemalloc.get_traced_memory()[1] / MIB if traced else 0.0
-            if traced:
-                tracemalloc.stop()
-            assert state.locate(key) == "outbox", "the probe must promote the completed turn"
-            return cpu, peak
+            return _gate_pass(tmp / f"state-{time.monotonic_ns()}", home, rollout, turn, settings, traced=traced)
 
         rss_before = _rss_mib()
         cpus = [one_pass(False)[0] for _ in range(5)]
         results["gate_cpu_s"] = sorted(cpus)[len(cpus) // 2]
         results["gate_peak_mib"] = one_pass(True)[1]
         results["gate_rss_delta_mib"] = _rss_mib() - rss_before
-
-        # Growth: one more turn appended; the cached summary is extended by the new bytes only.
-        state = StateDir(Path(tmp) / "state-resume").ensure()
-        _PERSISTENT.clear()
-        _candidate(state, home, rollout, turn)
-        run_gate_pass(state, settings, time.time() + 1)
-        template = [json.loads(x) for x in FIXTURE.read_text().splitlines() if x.strip()]
-        with open(rollout, "ab") as f:
-            f.write(_turn_lines(template, "turn-grown", "y" * 6000))
-        key = _candidate(state, home, rollout, "turn-grown")
-        cpu = time.process_time()
-        run_gate_pass(state, settings, time.time() + 1)
-        results["resume_cpu_s"] = time.process_time() - cpu
-        assert state.locate(key) == "outbox"
-
-        long_rollout = day / f"rollout-2026-11-30T09-56-46-{THREAD}.jsonl"
-        rollout.rename(day / "moved.jsonl.bak")
-        long_turn = build_one_long_turn(long_rollout, size_mb)
-        for traced in (False, True):
-            state = StateDir(Path(tmp) / f"state-long-{traced}").ensure()
-            _PERSISTENT.clear()
-            key = _candidate(state, home, long_rollout, long_turn)
-            if traced:
-                tracemalloc.start()
-            cpu = time.process_time()
-            run_gate_pass(state, settings, time.time() + 1)
-            if traced:
-                results["long_peak_mib"] = tracemalloc.get_traced_memory()[1] / MIB
-                tracemalloc.stop()
-            else:
-                results["long_cpu_s"] = time.process_time() - cpu
-            assert state.locate(key) == "outbox"
-        long_rollout.unlink()
-        (day / "moved.jsonl.bak").rename(rollout)
-
-        cpu = time.process_time()
-        assert full_parse(rollout, turn)
-        results["full_cpu_s"] = time.process_time() - cpu
-        tracemalloc.start()
-        full_parse(rollout, turn)
-        results["full_peak_mib"] = tracemalloc.get_traced_memory()[1] / MIB
-        tracemalloc.stop()
+        results["resume_cpu_s"] = _measure_resume(tmp, home, rollout, turn, settings)
+        results.update(_measure_long_turn(tmp, home, rollout, settings, size_mb))
+        results.update(_measure_full_parse(rollout, turn))
         return results
 
 

@@ -25,11 +25,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
+from donebell.shared.config import Settings
+from donebell.shared.keys import event_key
+from donebell.shared.records import new_candidate, new_receipt, to_outbox
+from donebell.shared.statedir import StateDir
+from donebell.workers.wake.actions import wake_actions
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:
@@ -57,83 +63,103 @@ def _turn(rollout: Path, turn: str) -> None:
 
 
 def main() -> list[dict[str, Any]]:
-    from donebell.shared.config import Settings
-    from donebell.shared.keys import event_key
-    from donebell.shared.records import new_candidate, new_receipt, to_outbox
-    from donebell.shared.statedir import StateDir
-    from donebell.workers.wake.actions import wake_actions
-
     with tempfile.TemporaryDirectory(prefix="donebell-bench-wake-") as tmp_name, NtfyStandin() as srv:
-        tmp = Path(tmp_name)
-        state = StateDir(tmp / "state").ensure()
-        data = {
-            "server": srv.url,
-            "topic": "bench-notes",
-            "wake_enabled": True,
-            "wake_topic": "bench-replies",
-            "wake_allow_unauthenticated": True,
-        }
-        config = tmp / "config.json"
-        config.write_text(json.dumps(data))
-        config.chmod(0o600)
-        settings = Settings(**data)
-        rollout = tmp / "codex" / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T10-00-00-{THREAD}.jsonl"
-        rollout.parent.mkdir(parents=True)
-        rollout.write_text(_line({"type": "session_meta", "payload": {"id": THREAD, "cwd": str(tmp)}}))
-        bin_dir = tmp / "bin"
-        bin_dir.mkdir()
-        (bin_dir / "codex").write_text(FAKE_CODEX)
-        (bin_dir / "codex").chmod(0o755)
-        spawns = tmp / "spawns.log"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
-        env.update(
-            PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-            DONEBELL_STATE_DIR=str(state.root),
-            DONEBELL_CONFIG=str(config),
-            CODEX_HOME=str(tmp / "codex"),
-            BENCH_SPAWNS=str(spawns),
-            BENCH_ROLLOUT=str(rollout),
-        )
+        bench = _setup(Path(tmp_name), srv.url)
         role = subprocess.Popen(
             [sys.executable, "-m", "donebell.supervisor.cli", "worker", "wake"],
-            env=env,
+            env=bench.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         try:
-            _wait(lambda: (state.read_health("wake") or {}).get("subscription") == "subscribed", 30)
-            latencies = []
-            with httpx.Client(timeout=10) as client:
-                for i in range(TAPS):
-                    turn = f"bench-turn-{i}"
-                    _turn(rollout, turn)
-                    candidate = new_candidate(
-                        key=event_key("codex", THREAD, turn),
-                        provider="codex",
-                        source="bench",
-                        thread_id=THREAD,
-                        turn_id=turn,
-                    )
-                    state.create(
-                        "sent", new_receipt(to_outbox(candidate, verdict="idle"), status="sent", reason="sent")
-                    )
-                    (button,) = wake_actions(candidate, settings, state=state)
-                    before = len(spawns.read_text().splitlines()) if spawns.exists() else 0
-                    tapped = time.time()
-                    client.post(button["url"], content=button["body"].encode())
-                    _wait(lambda n=before: spawns.exists() and len(spawns.read_text().splitlines()) > n, 10)
-                    latencies.append((float(spawns.read_text().splitlines()[-1]) - tapped) * 1000)
-                    _wait(lambda n=i + 1: _confirmed(state) == n, 10)
-            proc = psutil.Process(role.pid)
-            time.sleep(3.0)
-            cpu0 = sum(proc.cpu_times()[:2])
-            time.sleep(SECONDS)
-            cpu = sum(proc.cpu_times()[:2]) - cpu0
-            rss = proc.memory_info().rss / (1 << 20)
+            _wait(lambda: (bench.state.read_health("wake") or {}).get("subscription") == "subscribed", 30)
+            latencies = _tap_latencies(bench)
+            cpu, rss = _idle_footprint(psutil.Process(role.pid))
         finally:
             role.terminate()
             role.wait(10)
-    latencies.sort()
+    return _rows(latencies, cpu, rss)
+
+
+@dataclass
+class _Bench:
+    state: StateDir
+    settings: Settings
+    rollout: Path  # the notified thread's rollout; the fake codex appends each woken turn to it
+    spawns: Path  # one start stamp per fake codex run
+    env: dict[str, str]  # the wake role's environment
+
+
+def _setup(tmp: Path, server_url: str) -> _Bench:
+    """State directory, config, the thread's rollout and the fake ``codex`` first on PATH."""
+    state = StateDir(tmp / "state").ensure()
+    data = {
+        "server": server_url,
+        "topic": "bench-notes",
+        "wake_enabled": True,
+        "wake_topic": "bench-replies",
+        "wake_allow_unauthenticated": True,
+    }
+    config = tmp / "config.json"
+    config.write_text(json.dumps(data))
+    config.chmod(0o600)
+    rollout = tmp / "codex" / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T10-00-00-{THREAD}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text(_line({"type": "session_meta", "payload": {"id": THREAD, "cwd": str(tmp)}}))
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text(FAKE_CODEX)
+    (bin_dir / "codex").chmod(0o755)
+    spawns = tmp / "spawns.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        DONEBELL_STATE_DIR=str(state.root),
+        DONEBELL_CONFIG=str(config),
+        CODEX_HOME=str(tmp / "codex"),
+        BENCH_SPAWNS=str(spawns),
+        BENCH_ROLLOUT=str(rollout),
+    )
+    return _Bench(state, Settings(**data), rollout, spawns, env)
+
+
+def _tap_latencies(bench: _Bench) -> list[float]:
+    """Milliseconds from each tap's POST to the fake codex's start stamp, one new turn per tap."""
+    state, spawns = bench.state, bench.spawns
+    latencies = []
+    with httpx.Client(timeout=10) as client:
+        for i in range(TAPS):
+            turn = f"bench-turn-{i}"
+            _turn(bench.rollout, turn)
+            candidate = new_candidate(
+                key=event_key("codex", THREAD, turn),
+                provider="codex",
+                source="bench",
+                thread_id=THREAD,
+                turn_id=turn,
+            )
+            state.create("sent", new_receipt(to_outbox(candidate, verdict="idle"), status="sent", reason="sent"))
+            (button,) = wake_actions(candidate, bench.settings, state=state)
+            before = len(spawns.read_text().splitlines()) if spawns.exists() else 0
+            tapped = time.time()
+            client.post(button["url"], content=button["body"].encode())
+            _wait(lambda n=before: spawns.exists() and len(spawns.read_text().splitlines()) > n, 10)
+            latencies.append((float(spawns.read_text().splitlines()[-1]) - tapped) * 1000)
+            _wait(lambda n=i + 1: _confirmed(state) == n, 10)
+    return latencies
+
+
+def _idle_footprint(proc: psutil.Process) -> tuple[float, float]:
+    """The role's CPU seconds over SECONDS with nothing arriving (after 3 s to settle), and its RSS MiB."""
+    time.sleep(3.0)
+    cpu0 = sum(proc.cpu_times()[:2])
+    time.sleep(SECONDS)
+    cpu = sum(proc.cpu_times()[:2]) - cpu0
+    return cpu, proc.memory_info().rss / (1 << 20)
+
+
+def _rows(latencies: list[float], cpu: float, rss: float) -> list[dict[str, Any]]:
+    latencies = sorted(latencies)
     median = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(round(0.99 * (len(latencies) - 1))))]
     per_60 = cpu * 60.0 / SECONDS

@@ -63,46 +63,14 @@ def render(
 ) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
     provider = _text(record.get("provider"))
-    is_codex = provider == "codex"
     project = project_name(_text(record.get("cwd")))
-    title = project or _default_title(record)
-    task_title = None
-    if settings.include_thread_title and is_codex:
-        task_title = _one_line(title_lookup(record) or "")
-        if task_title:
-            title = task_title
-    elif settings.include_thread_title and provider == "claude":
-        task_title = _one_line(claude_title(record) or "")
-        title = task_title or title
-    # The outcome leads: "failed: …" must be readable before a long final message is cut.
-    lead: list[str] = []
+    task_title = _task_title(record, provider, settings, title_lookup)
+    title = task_title or project or _default_title(record)
     outcome = record.get("outcome")
-    api_error = ""
-    if outcome == "failed":
-        api_error = api_error_line(record, settings)
-        error = _one_line(redact(_text(record.get("error"))))
-        failed = f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed"
-        lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if api_error else failed)
-    elif outcome == "stopped":
-        lead.append("stopped")
-    if isinstance(record.get("note"), str) and record["note"]:
-        lead.append(_one_line(record["note"]))  # e.g. background work stopped when Claude exited
-    if record.get("test") is True:
-        lead.append("test notification from donebell")
-    parts: list[str] = []
+    api_error = api_error_line(record, settings) if outcome == "failed" else ""
+    headline = SEP.join(_lead(record, outcome, api_error))
     message = "" if api_error else _message(record, settings)  # a StopFailure's text is its API error
-    if settings.include_full_path and _text(record.get("cwd")):
-        parts.append(_one_line(_text(record.get("cwd"))))
-    elif task_title and project and project != task_title:
-        parts.append(project)
-    if settings.include_stats:
-        parts.extend(stats_parts(record))
-    parts.append(origin_label(record, settings))
-    ident = _text(record.get("thread_id")) or _text(record.get("session_id"))
-    if ident:
-        parts.append(f"#{short_id(ident)}")
-    context = SEP.join(p for p in parts if p)
-    headline = SEP.join(lead)
+    context = SEP.join(p for p in _context_parts(record, settings, project, task_title) if p)
     # Markdown keeps its lines; the outcome goes above and the context below, not into a block.
     sep = "\n\n" if message and settings.markdown else SEP
 
@@ -119,6 +87,57 @@ def render(
         payload["priority"] = settings.priority
     if settings.markdown and message:
         payload["markdown"] = True
+    _add_links(payload, record, settings, is_codex=provider == "codex")
+    payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"])
+    return _fit(payload, body)
+
+
+def _task_title(record: dict[str, Any], provider: str, settings: SettingsLike, title_lookup: TitleLookup) -> str:
+    """The agent's own name for the task, with ``include_thread_title`` ("" if off or unknown)."""
+    if not settings.include_thread_title:
+        return ""
+    if provider == "codex":
+        return _one_line(title_lookup(record) or "")
+    if provider == "claude":
+        return _one_line(claude_title(record) or "")
+    return ""
+
+
+def _lead(record: dict[str, Any], outcome: object, api_error: str) -> list[str]:
+    """What the message opens with: the outcome leads, so "failed: …" is readable before a long
+    final message is cut; then the record's note and the test marker."""
+    lead: list[str] = []
+    if outcome == "failed":
+        error = _one_line(redact(_text(record.get("error"))))
+        failed = f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed"
+        lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if api_error else failed)
+    elif outcome == "stopped":
+        lead.append("stopped")
+    if isinstance(record.get("note"), str) and record["note"]:
+        lead.append(_one_line(record["note"]))  # e.g. background work stopped when Claude exited
+    if record.get("test") is True:
+        lead.append("test notification from donebell")
+    return lead
+
+
+def _context_parts(record: dict[str, Any], settings: SettingsLike, project: str, task_title: str) -> list[str]:
+    """What the message closes with: path or project (when the title hid it), stats, origin, #id."""
+    parts: list[str] = []
+    if settings.include_full_path and _text(record.get("cwd")):
+        parts.append(_one_line(_text(record.get("cwd"))))
+    elif task_title and project and project != task_title:
+        parts.append(project)
+    if settings.include_stats:
+        parts.extend(stats_parts(record))
+    parts.append(origin_label(record, settings))
+    ident = _text(record.get("thread_id")) or _text(record.get("session_id"))
+    if ident:
+        parts.append(f"#{short_id(ident)}")
+    return parts
+
+
+def _add_links(payload: dict[str, Any], record: dict[str, Any], settings: SettingsLike, *, is_codex: bool) -> None:
+    """The Codex task link (click, "Open task" button), then the reply-to-continue buttons."""
     url = task_url(record) if is_codex else None
     if url and settings.include_task_link:
         payload["click"] = url
@@ -128,8 +147,6 @@ def render(
         from donebell.workers.wake.actions import add_wake_actions
 
         add_wake_actions(payload, record, settings)
-    payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"])
-    return _fit(payload, body)
 
 
 def fit_body(headline: str, excerpt: str, context: str, sep: str, limit: int) -> str:
