@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from donebell.workers.hooks.transcript import complete_lines_region, newest_goal_marker, utf8_boundary
+from donebell.shared.bounded_read import complete_lines_region, utf8_boundary
+from donebell.workers.hooks.transcript import newest_goal_marker
 
 
 def _marker_line(uuid: str, **attachment: object) -> bytes:

@@ -15,13 +15,12 @@ Memory stays bounded whatever the file size: one chunk, one partially read line 
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from donebell.shared.bounded_read import NotARegularFile, open_regular
 from donebell.workers.turn_status import (
     CODEX_DONE,
     CODEX_START,
@@ -300,16 +299,16 @@ class TailCache:
         None if the file does not exist; a :class:`Tail` with ``error`` if it cannot be read.
         """
         try:
-            # O_NONBLOCK: a FIFO planted where a rollout should be must not block the gate.
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+            # bounded_read: a FIFO planted where a rollout should be must not block the gate.
+            fd = open_regular(path)
         except FileNotFoundError:
             self._tails.pop(path, None)
             return None
+        except NotARegularFile:
+            return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error="not a regular file")
         except OSError as exc:
             return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error=f"{type(exc).__name__}: {exc}")
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error="not a regular file")
             return self._get(fd, path, need)
         except OSError as exc:
             self._tails.pop(path, None)
@@ -319,9 +318,7 @@ class TailCache:
 
     def _get(self, fd: int, path: str, need: Any) -> Tail:
         """The summary for an open ``fd``: reused, extended by new bytes, or rebuilt."""
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
+        st = os.fstat(fd)  # open_regular checked it is a regular file
         old = self._tails.get(path)
         if old and (old.ino, old.size, old.mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns):
             tail = old
