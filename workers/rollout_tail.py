@@ -63,7 +63,7 @@ def open_rollout(path: str) -> IO[bytes]:
     fd = open_regular(path)
     try:
         if getattr(os, "O_NONBLOCK", 0):
-            # A regular file never blocks; blocking mode keeps a short read meaning end of file.
+            # Back to blocking mode: a raw read in non-blocking mode may return None instead of bytes.
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb", buffering=0)
     except BaseException:
