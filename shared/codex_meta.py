@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from stat import S_ISREG as _S_ISREG
 
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_BINARY = getattr(os, "O_BINARY", 0)
+from donebell.shared import bounded_read
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -28,7 +26,6 @@ if TYPE_CHECKING:
 
 #: session_meta carries Codex's base instructions (~22 KB seen); cap the first-line read.
 FIRST_LINE_CAP = 1 << 20
-_FIRST_LINE_CHUNK = 1 << 16
 
 
 class ThreadIdentity:
@@ -81,34 +78,12 @@ class ThreadIdentity:
 
 
 def read_first_line(path: str | os.PathLike[str], cap: int = FIRST_LINE_CAP) -> bytes | None:
-    """The first complete newline-terminated line of a file, or None (absent/partial/too long).
+    """A rollout's first complete line (its ``session_meta``), or None (absent/partial/too long).
 
-    Read in chunks: the line is ~22 KB, the rollout behind it can be many megabytes, and a hook
-    should not copy a whole ``cap`` to find it.
+    ``bounded_read``: a FIFO or device planted where a rollout should be never blocks a hook or
+    the gate, and a many-megabyte rollout costs one small read.
     """
-    data = bytearray()
-    try:
-        # O_NONBLOCK + a regular-file check: a FIFO or device planted where a rollout should be
-        # must not block a hook (or the gate) on open() or read().
-        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
-    except OSError:
-        return None
-    try:
-        if not _S_ISREG(os.fstat(fd).st_mode):
-            return None
-        while len(data) < cap:
-            chunk = os.read(fd, min(_FIRST_LINE_CHUNK, cap - len(data)))
-            if not chunk:
-                return None
-            end = chunk.find(b"\n")
-            if end >= 0:
-                return bytes(data + chunk[:end])
-            data += chunk
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None
+    return bounded_read.read_first_line(path, cap)
 
 
 def parse_session_meta(line: bytes) -> dict[str, Any] | None:

@@ -1,18 +1,19 @@
-"""The newest Claude ``goal_status`` marker in a transcript's bounded tail (a prompt's baseline).
+"""Claude's ``goal_status`` marker: the one parser, and the newest marker of a transcript's tail.
 
 Claude has its own transcript gate (docs/agent-facts.md, "Claude Code"): at UserPromptSubmit the newest session-level
 ``attachment.goal_status`` marker becomes the prompt's baseline, so historical markers cannot
 label or cancel later ordinary turns. The synchronous hook reads at most :data:`TAIL_CAP` bytes
-from the end of the file; the window is advanced to a UTF-8 code-point boundary and then past
-the (partial) first line before anything is decoded, and an unterminated last line (still being
-written) is ignored. Standard library only.
+from the end of the file (``shared/bounded_read.py``: the cut first line and an unterminated last
+line are never decoded). :func:`marker_of` is the only reader of a marker record and
+:func:`marker_state` the only reading of its flags: the hook's baseline, the scanner's fold and
+the gate all go through them. Standard library only.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import stat
+
+from donebell.shared.bounded_read import read_tail
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -24,53 +25,6 @@ _NEEDLE = b"goal_status"
 _MARKER_FIELDS = ("met", "failed", "sentinel")
 
 
-def utf8_boundary(data: bytes, start: int = 0) -> int:
-    """The first index at or after ``start`` that is not a UTF-8 continuation byte."""
-    while start < len(data) and (data[start] & 0xC0) == 0x80:
-        start += 1
-    return start
-
-
-def read_tail(path: str, cap: int = TAIL_CAP) -> tuple[bytes, int, int] | None:
-    """``(window, window_offset, file_size)`` of the last ``cap`` bytes of a regular file, or None.
-
-    Opened non-blocking and checked with fstat, so a FIFO or device named in a payload cannot
-    stall the hook.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        offset = max(0, st.st_size - cap)
-        os.lseek(fd, offset, os.SEEK_SET)
-        chunks: list[bytes] = []
-        remaining = st.st_size - offset
-        while remaining > 0:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks), offset, st.st_size
-    finally:
-        os.close(fd)
-
-
-def complete_lines_region(window: bytes, offset: int) -> tuple[int, int]:
-    """``(start, end)`` of the whole, newline-terminated lines inside ``window``."""
-    start = 0
-    if offset > 0:
-        start = utf8_boundary(window)
-        newline = window.find(b"\n", start)
-        start = len(window) if newline < 0 else newline + 1
-    end = window.rfind(b"\n") + 1
-    return start, max(start, end)
-
-
 def newest_goal_marker(path: str | None, cap: int = TAIL_CAP) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """``(marker, scan)``: the newest main-thread goal_status marker in the tail, and how we looked.
 
@@ -80,11 +34,12 @@ def newest_goal_marker(path: str | None, cap: int = TAIL_CAP) -> tuple[dict[str,
     """
     if not path:
         return None, {"status": "no-path"}
-    tail = read_tail(path, cap)
-    if tail is None:
+    try:
+        tail = read_tail(path, cap)
+    except OSError:
         return None, {"status": "missing"}
-    window, offset, size = tail
-    start, end = complete_lines_region(window, offset)
+    window, offset, size = tail.data, tail.offset, tail.size
+    start, end = tail.complete_region()
     scan: dict[str, Any] = {"status": "none" if offset == 0 else "not-in-window", "size": size, "window": len(window)}
     pos = end
     while pos > start:
@@ -131,3 +86,18 @@ def marker_of(record: dict[str, Any]) -> dict[str, Any] | None:
     for name in _MARKER_FIELDS:
         marker[name] = attachment.get(name) is True
     return marker
+
+
+def marker_state(marker: dict[str, Any]) -> str:
+    """``cleared`` | ``met`` | ``failed`` | ``active`` of a marker in :func:`marker_of`'s form.
+
+    Claude's own rule for which goal to restore: met with the sentinel is a goal the user cleared.
+    """
+    met, failed, sentinel = (marker.get(name) is True for name in _MARKER_FIELDS)
+    if met and sentinel:
+        return "cleared"
+    if met:
+        return "met"
+    if failed:
+        return "failed"
+    return "active"

@@ -24,15 +24,14 @@ Truth table shared by every adapter: ``tests/fixtures/turn_status_truth_table.js
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
+from donebell.shared.bounded_read import read_tail
 from donebell.shared.transcript import parse_record
 
 #: Synchronous-path cap of a tail read (hook-path transcript scans are capped at 1 MiB, docs/agent-facts.md).
@@ -53,90 +52,7 @@ class TurnStatus:
 
 UNKNOWN = TurnStatus(False, None, None, "none")
 
-# --- bounded tail reads ------------------------------------------------------------------
-
-
-def align_utf8(data: bytes) -> bytes:
-    """Drop leading UTF-8 continuation bytes so decoding starts on a code-point boundary."""
-    start = 0
-    while start < len(data) and start < 4 and 0x80 <= data[start] <= 0xBF:
-        start += 1
-    return data[start:]
-
-
-def _open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open for reading without blocking on a FIFO/device; OSError unless a regular file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return os.fdopen(fd, "rb")
-
-
-def read_tail(path: str | os.PathLike[str], max_bytes: int = TAIL_BYTES) -> tuple[list[bytes], bool]:
-    """Complete lines of the last ``max_bytes`` of ``path`` (newest last) and whether a partial
-    trailing line (no newline yet: the writer is mid-record) was left out.
-
-    A window that starts inside the file is advanced to a code-point boundary and past the first
-    (cut) line, so a multibyte character split by the window can never corrupt a retained line.
-    Raises ``OSError`` if the file cannot be read.
-    """
-    with _open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        start = max(0, size - max_bytes)
-        f.seek(start)
-        data = f.read(size - start)
-    if start > 0:
-        data = align_utf8(data)
-        cut = data.find(b"\n")
-        data = b"" if cut < 0 else data[cut + 1 :]
-    partial = bool(data) and not data.endswith(b"\n")
-    lines = data.split(b"\n")
-    if partial or (lines and lines[-1] == b""):
-        lines.pop()  # the unterminated (or empty) remainder after the last newline
-    return [line for line in lines if line.strip()], partial
-
-
-def reverse_lines(
-    path: str | os.PathLike[str], cap: int = TAIL_BYTES, *, max_line: int = 4 << 20, chunk: int = 64 << 10
-) -> Iterator[tuple[bytes, int]]:
-    """Complete lines of ``path`` newest first as ``(line, offset)``, reading at most ``cap`` bytes.
-
-    Memory stays bounded: one chunk plus one partial line (a line longer than ``max_line`` is
-    skipped). An unterminated last line is not yielded. Raises ``OSError`` if unreadable.
-    """
-    with _open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        pos, carry, first, floor = size, b"", True, max(0, size - cap)
-        while pos > floor:
-            n = min(chunk, pos - floor)
-            pos -= n
-            f.seek(pos)
-            buf = f.read(n) + carry
-            if first:
-                cut = buf.rfind(b"\n")
-                if cut < 0:
-                    carry = buf if len(buf) <= max_line else b""
-                    continue
-                buf, first = buf[: cut + 1], False
-            parts = buf.split(b"\n")
-            parts.pop()  # empty: buf ends at a line boundary
-            head = parts.pop(0) if pos > 0 else None
-            at = pos + (len(head) + 1 if head is not None else 0)
-            offsets = []
-            for part in parts:
-                offsets.append(at)
-                at += len(part) + 1
-            for part, offset in zip(reversed(parts), reversed(offsets), strict=True):
-                if part.strip():
-                    yield part, offset
-            carry = b"" if head is None else head + b"\n"
-            if len(carry) > max_line:
-                carry = b""  # an oversized line: skipped whole (its start is beyond the bound)
-        if carry and pos == 0 and not first:
-            line = carry[:-1]
-            if line.strip():
-                yield line, 0
+# --- records (the bounded tail read itself: shared/bounded_read.py) ----------------------
 
 
 def parse_line(line: bytes) -> dict[str, Any] | None:
@@ -302,7 +218,7 @@ def turn_status(path: str | os.PathLike[str], provider: str, max_bytes: int = TA
     A missing or unreadable file is :data:`UNKNOWN` (not done).
     """
     try:
-        lines, _partial = read_tail(path, max_bytes)
+        lines = read_tail(path, max_bytes).complete_lines()
     except OSError:
         return UNKNOWN
     return status_of_lines(_reversed(lines), provider)

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from donebell.shared.bounded_read import read_tail, reverse_lines
 from donebell.shared.codex_meta import classify_rollout, read_first_line
-from donebell.shared.turn_status import read_tail, reverse_lines
 from donebell.workers.gate.rollout import TailCache
 
 
@@ -68,6 +68,6 @@ def test_turn_status_readers_refuse_a_fifo_at_once(tmp_path: Path) -> None:
     """The Claude transcript readers raise OSError for a FIFO instead of blocking."""
     fifo = _fifo(tmp_path)
     with pytest.raises(OSError):
-        read_tail(fifo)
+        read_tail(fifo, 1 << 20)
     with pytest.raises(OSError):
-        list(reverse_lines(fifo))
+        list(reverse_lines(fifo, 1 << 20))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from donebell.shared.transcript import complete_lines_region, newest_goal_marker, utf8_boundary
+from donebell.shared.bounded_read import complete_lines_region, utf8_boundary
+from donebell.shared.transcript import marker_of, marker_state, newest_goal_marker
+from donebell.workers.gate.claude_transcript import Marker, baseline_state
 
 
 def _marker_line(uuid: str, **attachment: object) -> bytes:
@@ -78,3 +80,45 @@ def test_missing_and_absent_inputs(tmp_path: Path) -> None:
     assert newest_goal_marker(str(tmp_path))[1]["status"] == "missing"
     (tmp_path / "empty.jsonl").write_bytes(b"")
     assert newest_goal_marker(str(tmp_path / "empty.jsonl"))[1]["status"] == "none"
+
+
+def test_marker_of_reads_main_chain_goal_status_only() -> None:
+    """marker_of keeps identity and the three flags (true only when literally true); anything else is no marker."""
+    record = json.loads(_marker_line("m1", met=1, failed=True, sentinel="yes"))
+    assert marker_of(record) == {
+        "uuid": "m1",
+        "timestamp": "2026-11-30T10:00:00Z",
+        "met": False,
+        "failed": True,
+        "sentinel": False,
+    }
+    assert marker_of({**record, "isSidechain": True}) is None
+    assert marker_of({**record, "type": "user"}) is None
+    assert marker_of({**record, "attachment": {"type": "todo", "met": True}}) is None
+    assert marker_of({**record, "attachment": "goal_status"}) is None
+    assert marker_of({"type": "attachment", "attachment": {"type": "goal_status"}}) == {
+        "uuid": None,
+        "timestamp": None,
+        "met": False,
+        "failed": False,
+        "sentinel": False,
+    }
+
+
+def test_marker_state_is_one_rule_for_baselines_and_gate_markers() -> None:
+    """cleared (met + sentinel) > met > failed > active, read the same from a baseline dict and a gate Marker."""
+    cases = [
+        ({"met": True, "sentinel": True, "failed": True}, "cleared"),
+        ({"met": True}, "met"),
+        ({"met": True, "failed": True}, "met"),
+        ({"failed": True, "sentinel": True}, "failed"),
+        ({"sentinel": True}, "active"),
+        ({}, "active"),
+        ({"met": "true", "failed": 1}, "active"),
+    ]
+    for flags, state in cases:
+        assert marker_state(flags) == state, flags
+        assert baseline_state(flags) == state
+        marker = Marker(None, 0, flags.get("met") is True, flags.get("failed") is True, flags.get("sentinel") is True)
+        assert marker.state == state
+    assert baseline_state(None) is None and baseline_state("met") is None

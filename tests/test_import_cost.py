@@ -1,4 +1,5 @@
-"""The hook path's import budget (design.md): standard library only, and none of the heavy parts.
+"""The hook path's import budget (design.md): standard library only, and none of the heavy parts;
+and the lean core stated once (``shared/lean_core.py``): only its modules bend the code for start-up.
 
 Each case runs the real command under ``python -X importtime`` with a real payload and reads the
 list of modules the process imported. The hook must do its work (a record is written), so an
@@ -12,6 +13,7 @@ third-party import fails the hook's work outright.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -22,6 +24,7 @@ import donebell.shared
 import donebell.supervisor
 import donebell.workers
 import pytest
+from donebell.shared.lean_core import HOOK_PATH_MODULES, is_lean, on_hook_path
 from hooks_harness import HookEnv, claude_event, notify_payload
 
 #: Standard library modules the hook path does without: ~6 ms together against a ~10 ms
@@ -55,33 +58,6 @@ FORBIDDEN = {
     "donebell.shared.config",  # pydantic settings: hooks read config with config_schema.read_keys
     *STDLIB_FORBIDDEN,
 }
-#: The donebell modules a hook may import (design.md "Hook path import budget").
-ALLOWED_DONEBELL = {
-    "donebell",
-    "donebell.shared",
-    "donebell.supervisor",  # the package of the CLI (an empty __init__)
-    "donebell.supervisor.cli",
-    "donebell.shared.hook_signals",  # the builtin _signal only
-    "donebell.shared.paths",
-    "donebell.shared.configfile",
-    "donebell.shared.config_fields",  # the generated field table and the one normalizer of every reader
-    "donebell.shared.config_schema",
-    "donebell.shared.settings_coerce",
-    "donebell.shared.keys",
-    "donebell.shared.statedir",
-    "donebell.shared.statedir._base",  # the package's hook-path layers (not _roles, _upkeep)
-    "donebell.shared.statedir._files",
-    "donebell.shared.statedir._records",
-    "donebell.shared.records",
-    "donebell.shared.ingest",
-    "donebell.shared.codex_meta",
-    "donebell.shared.liveness",
-    "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
-    "donebell.shared.transcript",  # the Claude hook's bounded transcript tail (goal marker, outcome)
-    "donebell.workers",
-}
-
-
 def imported_modules(stderr: bytes) -> set[str]:
     """Module names from ``-X importtime`` output."""
     names = set()
@@ -139,11 +115,7 @@ def run_with_importtime(hooks: HookEnv, args: list[str], stdin: bytes = b"", **e
 def assert_lean(modules: set[str]) -> None:
     bad = {m for m in modules if m in FORBIDDEN or m.split(".")[0] in FORBIDDEN}
     assert not bad, f"the hook path imported {sorted(bad)}"
-    extra = {
-        m
-        for m in modules
-        if m.startswith("donebell") and m not in ALLOWED_DONEBELL and not m.startswith("donebell.workers.hooks")
-    }
+    extra = {m for m in modules if m.startswith("donebell") and not on_hook_path(m)}
     assert not extra, f"donebell modules outside the hook budget: {sorted(extra)}"
 
 
@@ -230,3 +202,71 @@ def test_bare_interpreter_preloads_no_forbidden_module(hooks: HookEnv) -> None:
     result = subprocess.run([*python, "-X", "importtime", "-c", "import pathlib"], capture_output=True, env=environment)
     with pytest.raises(AssertionError):
         assert_lean(imported_modules(result.stderr))
+
+
+# --- the lean core, stated once (shared/lean_core.py) ------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+CODE_FOLDERS = ("shared", "workers", "supervisor")
+
+
+def lean_tricks(source: str) -> list[str]:
+    """The start-up tricks a module uses: ``TYPE_CHECKING = False``, a module ``__getattr__``
+    (also under a top-level ``if``), or CPython's private ``_sha256`` / ``_sha2``."""
+    found = []
+    tree = ast.parse(source)
+    top = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If):
+            top += node.body + node.orelse
+    for node in top:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "TYPE_CHECKING" for t in node.targets
+        ):
+            found.append("TYPE_CHECKING = False")
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            found.append("module __getattr__")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("_sha256", "_sha2"):
+            found.append(node.module)
+        if isinstance(node, ast.Import) and any(alias.name in ("_sha256", "_sha2") for alias in node.names):
+            found.append("import _sha256")
+    return found
+
+
+def code_modules() -> dict[str, Path]:
+    """Every module of the installed package, by its import name."""
+    modules = {}
+    for folder in CODE_FOLDERS:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(("donebell", *parts[:-1])) if parts[-1] == "__init__" else ".".join(("donebell", *parts))
+            modules[name] = path
+    return modules
+
+
+def test_hook_path_list_names_real_modules() -> None:
+    """Every module in lean_core.HOOK_PATH_MODULES exists (a renamed module must be renamed there too)."""
+    modules = set(code_modules()) | {"donebell"}
+    assert [m for m in HOOK_PATH_MODULES if m not in modules] == []
+    assert is_lean("donebell.shared.bounded_read") and is_lean("donebell.workers.hooks.claude")
+    assert not is_lean("donebell.shared.turn_status") and not on_hook_path("donebell.workers.hooks_extra")
+
+
+def test_only_the_lean_core_uses_the_start_up_tricks() -> None:
+    """Outside shared/lean_core.py's list no module uses TYPE_CHECKING = False, a module __getattr__ or
+    _sha256: every other module imports typing and pathlib normally."""
+    offenders = {
+        name: tricks
+        for name, path in code_modules().items()
+        if not is_lean(name) and (tricks := lean_tricks(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}, f"lean-core tricks outside shared/lean_core.py's list: {offenders}"
+
+
+def test_trick_detector_sees_each_trick() -> None:
+    """The detector above finds each trick at module level and under a top-level if (so the check can fail)."""
+    assert lean_tricks("TYPE_CHECKING = False\n") == ["TYPE_CHECKING = False"]
+    assert lean_tricks("if not TYPE_CHECKING:\n    def __getattr__(name): ...\n") == ["module __getattr__"]
+    assert lean_tricks("try:\n    from _sha256 import sha256\nexcept ImportError:\n    pass\n") == ["_sha256"]
+    assert lean_tricks("from typing import TYPE_CHECKING\nclass A:\n    def __getattr__(self, n): ...\n") == []

@@ -25,9 +25,6 @@ MODULE = "(module)"  # the "function" column of an exception for the whole modul
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("workers/gate/claude.py", "evaluate"): "being split on branch gate-ladder (issue 16)",
     ("workers/gate/remote_pool.py", MODULE): "being split on branch gate-ladder (issue 16)",
-    ("workers/gate/rollout.py", MODULE): "being split on branch lean-core (issue 16)",
-    ("workers/gate/rollout.py", "_classify"): "being split on branch lean-core (issue 16)",
-    ("workers/hooks/claude.py", "_ingest"): "being split on branch lean-core (issue 16)",
     ("workers/delivery/outbox_sender.py", "OutboxSender._apply"): "being split on branch backlog (issue 16)",
     ("workers/role.py", "run_role"): "being split on branch house-moves (issue 16)",
 }

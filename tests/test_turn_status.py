@@ -7,13 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.turn_status import UNKNOWN, TurnStatus, read_tail, reverse_lines, status_of_lines, turn_status
+from donebell.shared.bounded_read import TailWindow, read_tail, reverse_lines
+from donebell.shared.turn_status import TAIL_BYTES, UNKNOWN, TurnStatus, status_of_lines, turn_status
 
 TABLE = Path(__file__).parent / "fixtures" / "turn_status_truth_table.json"
 CASES: list[dict[str, Any]] = json.loads(TABLE.read_text(encoding="utf-8"))["cases"]
 RUNS = [
     (case["name"], provider, case[provider]) for case in CASES for provider in ("codex", "claude") if provider in case
 ]
+
+
+def _lines(window: TailWindow) -> tuple[list[bytes], bool]:
+    return window.complete_lines(), window.partial
 
 
 def _raw(lines: list[Any]) -> list[bytes]:
@@ -55,7 +60,7 @@ def test_window_inside_a_multibyte_character_never_corrupts_a_line(tmp_path: Pat
     path.write_bytes(first + b"\n" + json.dumps(done).encode() + b"\n")
     size = path.stat().st_size
     for cut in range(1, 60):
-        lines, partial = read_tail(path, max_bytes=size - cut)
+        lines, partial = _lines(read_tail(path, size - cut))
         assert not partial and [json.loads(x)["uuid"] for x in lines] == ["u-done"]
     assert turn_status(path, "claude", max_bytes=size - 7).key == "u-done"
 
@@ -66,10 +71,10 @@ def test_partial_trailing_line_is_left_out(tmp_path: Path) -> None:
     path.write_bytes(
         b'{"type":"event_msg","payload":{"type":"task_complete","turn_id":"t1"}}\n{"type":"event_msg","payload":{"type":"task_sta'
     )
-    lines, partial = read_tail(path)
+    lines, partial = _lines(read_tail(path, TAIL_BYTES))
     assert partial and len(lines) == 1
     assert turn_status(path, "codex") == TurnStatus(True, "t1", None, "task_complete")
-    assert [offset for _, offset in reverse_lines(path)] == [0]
+    assert [offset for _, offset in reverse_lines(path, TAIL_BYTES)] == [0]
 
 
 def test_missing_file_is_unknown_not_done(tmp_path: Path) -> None:

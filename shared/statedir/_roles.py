@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir._base import encode, now
 from donebell.shared.statedir._files import _unlink_quietly
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from donebell.shared.statedir import StateDir
 
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, encode, now
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
 
     from donebell.shared.statedir import StateDir
 

@@ -14,12 +14,11 @@ promotion (``thread_title``, within ``watch_remote_timeout_seconds``) is used in
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from donebell.shared import codex_db
+from donebell.shared.bounded_read import read_tail
 from donebell.shared.paths import codex_home
 
 SESSION_INDEX = "session_index.jsonl"
@@ -84,20 +83,12 @@ def _from_sqlite(thread: str, sqlite_home: str | None) -> str | None:
 
 def _from_session_index(thread: str, path: Path) -> str | None:
     try:
-        # O_NONBLOCK + a regular-file check: a FIFO or device planted at the index must not hang
-        # delivery at send time (a blocking open of a FIFO waits for a writer for ever).
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with os.fdopen(fd, "rb", buffering=0) as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            start = max(0, st.st_size - SESSION_INDEX_TAIL_BYTES)
-            f.seek(start)
-            data = f.read(SESSION_INDEX_TAIL_BYTES) or b""
+        # bounded_read: a FIFO or device planted at the index must not hang delivery at send time.
+        window = read_tail(path, SESSION_INDEX_TAIL_BYTES)
     except OSError:
         return None
-    lines = data.split(b"\n")
-    if start > 0:
+    lines = window.data.split(b"\n")
+    if window.offset > 0:
         lines = lines[1:]  # the first line of a tail window is probably partial
     for line in reversed(lines):
         if thread.encode() not in line:

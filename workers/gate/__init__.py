@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir import StateDir
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # the remote probe worker imports the gate without pydantic (docs/gate.md)
     from donebell.shared.settings_view import SettingsLike
 

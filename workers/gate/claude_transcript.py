@@ -1,6 +1,6 @@
 """What a Claude transcript's tail says about one prompt: goal markers, turn status, newer prompts.
 
-One bounded reverse read (``turn_status.reverse_lines``; memory: one chunk + one line) that stops
+One bounded reverse read (``bounded_read.reverse_lines``; memory: one chunk + one line) that stops
 once it has passed the first user record of the candidate's prompt, or at :data:`SCAN_CAP`. When
 the local scanner has indexed the transcript (its ``watch/claude/`` cursor), only the bytes after
 the index are read and the prompt's start and goal marker come from it (:func:`apply_index`), so
@@ -14,8 +14,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.shared.transcript import marker_of
-from donebell.shared.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line, reverse_lines
+from donebell.shared.bounded_read import reverse_lines
+from donebell.shared.transcript import marker_of, marker_state
+from donebell.shared.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line
 
 SCAN_CAP = 16 << 20
 INDEX_SLACK = 64 << 10  # read a little before the index's offset: its last line is then seen too
@@ -33,14 +34,8 @@ class Marker:
 
     @property
     def state(self) -> str:
-        """``cleared`` | ``met`` | ``failed`` | ``active`` (the bundle's findGoalToRestore rule)."""
-        if self.met and self.sentinel:
-            return "cleared"
-        if self.met:
-            return "met"
-        if self.failed:
-            return "failed"
-        return "active"
+        """``cleared`` | ``met`` | ``failed`` | ``active`` (``hooks.transcript.marker_state``)."""
+        return marker_state({"met": self.met, "failed": self.failed, "sentinel": self.sentinel})
 
     def same_as(self, baseline: object) -> bool:
         """Is this the marker recorded as the prompt's baseline (uuid, else byte offset)?"""
@@ -53,11 +48,7 @@ class Marker:
 
 def baseline_state(baseline: object) -> str | None:
     """The goal state the prompt started with (None: no goal marker at prompt time)."""
-    if not isinstance(baseline, dict):
-        return None
-    return Marker(
-        None, -1, baseline.get("met") is True, baseline.get("failed") is True, baseline.get("sentinel") is True
-    ).state
+    return marker_state(baseline) if isinstance(baseline, dict) else None
 
 
 @dataclass

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir import StateDir
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the same fields
     from donebell.shared.settings_view import SettingsLike
 

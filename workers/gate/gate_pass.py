@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.ingest import finish_reopen
 from donebell.shared.statedir import InvalidRecord, StateDir
@@ -24,7 +24,6 @@ from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offli
 from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, RemotePool, Trouble, pool_for
 from donebell.workers.gate.verdict import Verdict
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from donebell.shared.settings_view import SettingsLike
 

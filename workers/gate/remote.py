@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
 from donebell.workers.gate.verdict import Verdict
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from donebell.shared.settings_view import SettingsLike
 

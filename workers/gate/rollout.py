@@ -10,64 +10,23 @@ stops as soon as the caller's turn is covered, or at :data:`SCAN_CAP` bytes.
 Memory stays bounded whatever the file size: one chunk, one partially read line (capped at
 :data:`MAX_LINE`; longer lines are skipped and counted), and O(turns scanned) small objects.
 :class:`TailCache` keeps the summary per file and, when the file grows, scans only the new bytes
-("resume from a cached offset"); a shrunk or replaced file is rescanned.
+("resume from a cached offset"); a shrunk or replaced file is rescanned. What each line means is
+``gate/rollout_lines.py``'s; opening the file is ``shared/bounded_read.py``'s.
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import os
-import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.shared.turn_status import (
-    CODEX_DONE,
-    CODEX_START,
-    is_real_codex_user_message,
-    parse_time,
-)
+from donebell.shared.bounded_read import NotARegularFile, open_regular
+from donebell.workers.gate.rollout_lines import Fact, classify_line, names_lifecycle
+from donebell.workers.gate.rollout_lines import Lifecycle as Lifecycle  # re-exported: the gate reads it here
 
 CHUNK = 64 << 10
 MAX_LINE = 4 << 20
 SCAN_CAP = 16 << 20
-
-#: Where the probes look: Codex writes the record type, payload type, item type and message role
-#: first (serde tags), so a line's first KiB says what it is, however long its body.
-PREFIX = 1024
-#: Cheap byte probes: a line whose prefix holds none of these cannot change a lifecycle decision,
-#: so it is never JSON-parsed (the reason probing a 200 MB file costs milliseconds, not seconds).
-_INTERESTING = (
-    b"task_started",
-    b"task_complete",
-    b"turn_aborted",
-    b"turn_complete",
-    b"turn_started",
-    b"user_message",
-    b"agent_message",
-    b"UserMessage",
-    b"AgentMessage",
-    b"token_count",
-    b'"role":"user"',
-    b'"role":"assistant"',
-)
-_LIFECYCLE_WORDS = (b"task_started", b"task_complete", b"turn_aborted", b"turn_complete", b"turn_started")
-
-
-@dataclass
-class Lifecycle:
-    """One turn-lifecycle record, reduced to what the gate uses."""
-
-    kind: str  # "started" | "complete" | "aborted"
-    turn_id: str | None
-    offset: int
-    at: float | None = None
-    trigger: str | None = None  # started: turn_attribution.turn_trigger ("exec", "goal", ...)
-    error: str | None = None  # complete: error.message of a failed turn
-    duration_ms: int | None = None
-    has_message: bool = False  # complete: a non-empty last_agent_message
-
 
 @dataclass
 class Segment:
@@ -117,82 +76,7 @@ class Tail:
         return self.scanned_from == 0
 
 
-def _classify(line: bytes, offset: int) -> Lifecycle | tuple[str, Any] | None:
-    """A lifecycle event, a marker ``(kind, value)``, or None for an irrelevant line."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return ("malformed", "invalid UTF-8")
-    head = line[:PREFIX]
-    if not any(word in head for word in _INTERESTING):
-        return None
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):
-        return ("malformed", "invalid JSON")
-    if not isinstance(obj, dict):
-        return ("malformed", "not an object")
-    payload = obj.get("payload")
-    kind = obj.get("type")
-    if kind == "event_msg" and not (isinstance(payload, dict) and isinstance(payload.get("type"), str)):
-        # It names a lifecycle event but is not shaped like one: it may be a turn's start or end
-        # that we cannot read, so it is malformed evidence, never an irrelevant line.
-        return ("malformed", "event_msg payload not an object with a string type") if _names_lifecycle(head) else None
-    payload = payload if isinstance(payload, dict) else {}
-    at = parse_time(obj.get("timestamp"))
-    if kind == "event_msg":
-        ptype = payload.get("type")
-        if ptype in CODEX_START or ptype in CODEX_DONE:
-            turn = payload.get("turn_id")
-            turn_id = turn if isinstance(turn, str) and turn else None
-            if ptype in CODEX_START:
-                attribution = payload.get("turn_attribution")
-                trigger = attribution.get("turn_trigger") if isinstance(attribution, dict) else None
-                return Lifecycle("started", turn_id, offset, at, trigger=trigger if isinstance(trigger, str) else None)
-            err = payload.get("error")
-            message = err.get("message") if isinstance(err, dict) else err
-            last = payload.get("last_agent_message")
-            duration = payload.get("duration_ms")
-            return Lifecycle(
-                "aborted" if ptype == "turn_aborted" else "complete",
-                turn_id,
-                offset,
-                parse_time(payload.get("completed_at")) or at,
-                error=str(message)[:300] if message else None,
-                duration_ms=duration if isinstance(duration, int) else None,
-                has_message=isinstance(last, str) and bool(last.strip()),
-            )
-        if ptype == "user_message":
-            return ("user", True)
-        if ptype == "agent_message":
-            return ("agent", True)
-        if ptype == "item_completed":
-            item = payload.get("item")
-            item_type = item.get("type") if isinstance(item, dict) else None
-            if item_type == "UserMessage":
-                return ("user", True)
-            if item_type == "AgentMessage":
-                return ("agent", True)
-        if ptype == "token_count":
-            info = payload.get("info")
-            usage = info.get("total_token_usage") if isinstance(info, dict) else None
-            total = usage.get("total_tokens") if isinstance(usage, dict) else None
-            return ("tokens", total) if isinstance(total, int) else None
-        return None
-    if kind == "response_item" and payload.get("type") == "message":
-        role = payload.get("role")
-        if role == "assistant":
-            return ("agent", True)
-        if role == "user" and is_real_codex_user_message(payload):
-            return ("user", True)
-    return None
-
-
-def _names_lifecycle(data: bytes) -> bool:
-    return any(word in data for word in _LIFECYCLE_WORDS)
-
-
-def _add(items: list[Item], found: Lifecycle | tuple[str, Any] | None) -> None:
+def _add(items: list[Item], found: Lifecycle | Fact | None) -> None:
     """Append (going older) one classified line to ``items``."""
     if isinstance(found, Lifecycle):
         items.append(found)
@@ -258,7 +142,7 @@ def scan_back(fd: int, start: int, end: int, items: list[Item], *, stop: Any = N
         lines = body.split(b"\n")
         piece = lines.pop()  # b"" at a line boundary; the start of an oversized line when skipping
         if skipping:
-            oversized = ("malformed", "oversized lifecycle record") if _names_lifecycle(piece) else ("oversized", 1)
+            oversized = ("malformed", "oversized lifecycle record") if names_lifecycle(piece) else ("oversized", 1)
             _add(items, oversized)
             skipping = False
         offsets = _offsets(base, lines)
@@ -266,7 +150,7 @@ def scan_back(fd: int, start: int, end: int, items: list[Item], *, stop: Any = N
             reached = offset
             if not line.strip():
                 continue
-            found = _classify(line, offset)
+            found = classify_line(line, offset)
             _add(items, found)
             if isinstance(found, Lifecycle) and stop is not None and stop(items):
                 return reached
@@ -300,16 +184,16 @@ class TailCache:
         None if the file does not exist; a :class:`Tail` with ``error`` if it cannot be read.
         """
         try:
-            # O_NONBLOCK: a FIFO planted where a rollout should be must not block the gate.
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+            # bounded_read: a FIFO planted where a rollout should be must not block the gate.
+            fd = open_regular(path)
         except FileNotFoundError:
             self._tails.pop(path, None)
             return None
+        except NotARegularFile:
+            return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error="not a regular file")
         except OSError as exc:
             return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error=f"{type(exc).__name__}: {exc}")
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return Tail(path, 0, 0, 0, 0, False, 0, [Segment()], error="not a regular file")
             return self._get(fd, path, need)
         except OSError as exc:
             self._tails.pop(path, None)
@@ -319,9 +203,7 @@ class TailCache:
 
     def _get(self, fd: int, path: str, need: Any) -> Tail:
         """The summary for an open ``fd``: reused, extended by new bytes, or rebuilt."""
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
+        st = os.fstat(fd)  # open_regular checked it is a regular file
         old = self._tails.get(path)
         if old and (old.ino, old.size, old.mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns):
             tail = old

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from donebell.shared.statedir import StateDir
+
 PATH_LIMIT = 4096
 ACCELERATOR_TYPES = ("idle_prompt", "agent_completed")
 
@@ -233,22 +235,10 @@ def _ingest(
     state = ctx.state
     transcript = text_field(payload, "transcript_path", PATH_LIMIT)
     cwd = text_field(payload, "cwd", PATH_LIMIT)
-    session: dict[str, Any] | None = None
-    relation = "no-session"
-    if session_id and prompt_id:
-        session, relation = claude_session.for_prompt(state, session_id, prompt_id, transcript, cwd)
-        if relation == "stale":
-            ctx.log(
-                "info",
-                f"claude {source} of an older prompt ignored",
-                session_id=session_id,
-                prompt_id=prompt_id,
-                current_prompt_id=(session or {}).get("prompt_id"),
-            )
-            return
-    elif session_id:
-        session = claude_session.read_session(state, session_id)
-        relation = "current" if session else "no-session"
+    found = _session_of(ctx, session_id, prompt_id, transcript, cwd, source)
+    if found is None:
+        return
+    session, relation = found
     epoch = int(session["epoch"]) if session else 0
     key, weak = identity("claude", session_id, prompt_id)
     candidate = new_candidate(
@@ -271,12 +261,8 @@ def _ingest(
         **extra,
     )
     result: str = submit_candidate(state, candidate, refresh=refresh)
-    if session_id and result in ("created", "merged"):
-        # A UserPromptSubmit may have advanced the epoch between our read and our write.
-        latest = claude_session.read_session(state, session_id)
-        if latest is not None and int(latest["epoch"]) > epoch:
-            if claude_session.supersede_key(state, key, session_id, int(latest["epoch"])):
-                result = "superseded"
+    if session_id and result in ("created", "merged") and _superseded_since(state, key, session_id, epoch):
+        result = "superseded"
     ctx.log(
         "info",
         f"claude {source}: {result}",
@@ -289,6 +275,41 @@ def _ingest(
     )
     if result in ("created", "merged"):
         kick_and_log(ctx)
+
+
+def _session_of(
+    ctx: HookContext,
+    session_id: str | None,
+    prompt_id: str | None,
+    transcript: str | None,
+    cwd: str | None,
+    source: str,
+) -> tuple[dict[str, Any] | None, str] | None:
+    """``(session record, relation of the prompt to it)``; None (logged) for an older prompt's signal."""
+    if session_id and prompt_id:
+        session, relation = claude_session.for_prompt(ctx.state, session_id, prompt_id, transcript, cwd)
+        if relation == "stale":
+            ctx.log(
+                "info",
+                f"claude {source} of an older prompt ignored",
+                session_id=session_id,
+                prompt_id=prompt_id,
+                current_prompt_id=(session or {}).get("prompt_id"),
+            )
+            return None
+        return session, relation
+    if session_id:
+        session = claude_session.read_session(ctx.state, session_id)
+        return session, "current" if session else "no-session"
+    return None, "no-session"
+
+
+def _superseded_since(state: StateDir, key: str, session_id: str, epoch: int) -> bool:
+    """A UserPromptSubmit advanced the epoch between our read and our write: finish our candidate."""
+    latest = claude_session.read_session(state, session_id)
+    if latest is None or int(latest["epoch"]) <= epoch:
+        return False
+    return claude_session.supersede_key(state, key, session_id, int(latest["epoch"]))
 
 
 HANDLERS: dict[str, Callable[[HookContext, dict[str, Any]], None]] = {

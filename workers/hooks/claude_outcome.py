@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 
+from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.keys import transcript_index_key
 from donebell.shared.statedir import InvalidRecord
-from donebell.shared.transcript import complete_lines_region, marker_of, parse_record, read_tail
+from donebell.shared.transcript import TAIL_CAP, marker_of, parse_record
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -213,14 +214,14 @@ def tail_fold(path: str | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """
     if not path:
         return None, {"status": "no-path"}
-    tail = read_tail(path)
-    if tail is None:
+    try:
+        tail = read_tail(path, TAIL_CAP)
+    except OSError:
         return None, {"status": "missing"}
-    window, offset, size = tail
-    start, end = complete_lines_region(window, offset)
+    start, end = tail.complete_region()
     fold = new_fold()
-    fold_lines(fold, window, offset, start, end)
-    return fold, {"status": "read", "size": size, "window": len(window)}
+    fold_lines(fold, tail.data, tail.offset, start, end)
+    return fold, {"status": "read", "size": tail.size, "window": len(tail.data)}
 
 
 def reply_text(path: str, offset: object, limit: int) -> str | None:
@@ -228,16 +229,9 @@ def reply_text(path: str, offset: object, limit: int) -> str | None:
     if not isinstance(offset, int) or offset < 0:
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        data = read_from(path, offset, REPLY_LINE_CAP)
     except OSError:
         return None
-    try:
-        os.lseek(fd, offset, os.SEEK_SET)
-        data = os.read(fd, REPLY_LINE_CAP)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     newline = data.find(b"\n")
     record = parse_record(data if newline < 0 else data[:newline])
     message = record.get("message") if record else None

@@ -78,7 +78,7 @@ def locate_rollout(codex_home: str, thread_id: str) -> str | None:
 
 def _from_rollout(path: str, thread_id: str | None) -> ThreadIdentity:
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the first-line read
+        if not stat.S_ISREG(os.stat(path).st_mode):  # bounded_read refuses it too; this names why
             return ThreadIdentity("unknown", evidence="rollout: not a regular file")
     except OSError:
         return ThreadIdentity("unknown", evidence="rollout: not found")

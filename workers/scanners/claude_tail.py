@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from donebell.shared.bounded_read import read_tail
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
 from donebell.shared.statedir import InvalidRecord, StateDir, now
-from donebell.shared.transcript import complete_lines_region, parse_record, read_tail
+from donebell.shared.transcript import parse_record
 from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import MESSAGE_LIMIT
 from donebell.workers.scanners.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
@@ -219,13 +220,15 @@ class ClaudeTail:
         cur["folded_from"] = 0  # the goal-marker index is complete from this byte on
         if fresh:
             return cur  # created while we watch: read from its first byte, every prompt counts
-        tail = read_tail(path, FIRST_SIGHT_CAP)
+        try:
+            tail = read_tail(path, FIRST_SIGHT_CAP)
+        except OSError:
+            tail = None  # gone or unreadable since it was listed: folded from byte 0 when readable
         if tail is not None:
-            window, offset, _size = tail
-            start, end = complete_lines_region(window, offset)
-            claude_outcome.fold_lines(cur["fold"], window, offset, start, end)
-            cur["offset"] = offset + end
-            cur["folded_from"] = offset + start  # an older marker may exist before it
+            start, end = tail.complete_region()
+            claude_outcome.fold_lines(cur["fold"], tail.data, tail.offset, start, end)
+            cur["offset"] = tail.offset + end
+            cur["folded_from"] = tail.offset + start  # an older marker may exist before it
         done = claude_outcome.derive(cur["fold"], exited=True)
         if done is not None:
             cur["history"] = done["prompt_id"]  # over before we first saw it: never notifies

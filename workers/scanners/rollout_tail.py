@@ -23,12 +23,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from donebell.shared.bounded_read import open_regular
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now
 from donebell.workers.scanners.rollout_files import file_sig
@@ -37,12 +37,6 @@ MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not bu
 READ_CHUNK = 1 << 20
 SNIFF_BYTES = 4096  # prefix of an oversized line kept to see what it was
 FINGERPRINT_BYTES = 8192  # the cursor's last line is fingerprinted up to this many trailing bytes
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_BINARY = getattr(os, "O_BINARY", 0)
-
-
-class NotARegularFile(OSError):
-    """The path names a FIFO, device, socket or directory: never read as a rollout."""
 
 
 @dataclass(frozen=True)
@@ -62,12 +56,14 @@ class FileStat:
 
 
 def open_rollout(path: str) -> IO[bytes]:
-    """Open for reading without ever blocking (FIFOs refused); raises OSError."""
-    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
+    """Open for reading without ever blocking (``bounded_read.open_regular``: FIFOs refused); raises OSError.
+
+    The reads that follow are bounded by :class:`LineReader`'s record cap, not by this file object.
+    """
+    fd = open_regular(path)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotARegularFile(f"{path}: not a regular file")
-        if _O_NONBLOCK:
+        if getattr(os, "O_NONBLOCK", 0):
+            # Back to blocking mode: a raw read in non-blocking mode may return None instead of bytes.
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb", buffering=0)
     except BaseException:

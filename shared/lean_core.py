@@ -1,0 +1,70 @@
+"""The lean core: the only modules that may bend the code for start-up time, named once.
+
+Two entry points start often enough that each millisecond of imports counts against a ~10 ms
+interpreter start: ``donebell hook …`` (inside every agent turn) and the remote scanner's quick run
+(once a minute per watched root). The modules they import, and only those, keep to the lean rules
+(docs/design.md, "Hook path import budget"; docs/hooks.md, "Speed"):
+
+* no ``typing``, ``pathlib``, ``contextlib``, ``importlib``, ``dataclasses``, ``hashlib``,
+  ``subprocess``, ``logging`` at run time: typing-only imports sit under ``TYPE_CHECKING = False``
+  / ``if TYPE_CHECKING:``, public ``Literal`` aliases are built on first access by a module
+  ``__getattr__``, SHA-256 comes from CPython's built-in ``_sha256``;
+* every other module imports ``typing`` and ``pathlib`` normally and uses none of those tricks.
+
+``tests/test_import_cost.py`` holds both halves: the hook's real import list must stay inside
+:data:`HOOK_PATH_MODULES` (plus the standard library minus the forbidden parts), and no module
+outside :func:`is_lean` may use a lean-core trick, so the shims cannot creep back.
+"""
+
+from __future__ import annotations
+
+#: Every donebell module ``donebell hook …`` may import (each module of a package listed in
+#: :data:`HOOK_PATH_PACKAGES` too).
+HOOK_PATH_MODULES: tuple[str, ...] = (
+    "donebell",
+    "donebell.shared",
+    "donebell.supervisor",  # the package of the CLI (an empty __init__)
+    "donebell.supervisor.cli",  # the command table: dispatch points down from the top layer
+    "donebell.shared.hook_signals",  # the builtin _signal only
+    "donebell.shared.paths",
+    "donebell.shared.configfile",
+    "donebell.shared.config_fields",  # the generated field table and the one normalizer of every reader
+    "donebell.shared.config_schema",
+    "donebell.shared.settings_coerce",
+    "donebell.shared.keys",
+    "donebell.shared.statedir",
+    "donebell.shared.statedir._base",  # the package's hook-path layers (not _roles, _upkeep, _wake)
+    "donebell.shared.statedir._files",
+    "donebell.shared.statedir._records",
+    "donebell.shared.records",
+    "donebell.shared.ingest",
+    "donebell.shared.codex_meta",
+    "donebell.shared.bounded_read",  # every bounded, non-blocking read of an agent's file
+    "donebell.shared.transcript",  # the Claude hook's bounded transcript tail (goal marker, outcome)
+    "donebell.shared.liveness",
+    "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
+    "donebell.workers",
+)
+#: Packages whose every module is on the hook path.
+HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
+
+#: The remote scanner's quick run (``workers/remote_scan_child.py``): standard library and StateDir
+#: until a full scan is needed (``tests/test_remote_scanner.py`` checks its imports).
+REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
+    "donebell.workers.scanners.remote_scan_child",
+    "donebell.workers.scanners.remote_root_summary",
+    "donebell.workers.scanners.rollout_files",
+    "donebell.shared.orphans",
+)
+
+
+def on_hook_path(module: str) -> bool:
+    """May ``donebell hook …`` import ``module``?"""
+    return module in HOOK_PATH_MODULES or any(
+        module == package or module.startswith(package + ".") for package in HOOK_PATH_PACKAGES
+    )
+
+
+def is_lean(module: str) -> bool:
+    """Is ``module`` in the lean core (and so allowed, and obliged, to keep to the lean rules)?"""
+    return on_hook_path(module) or module in REMOTE_QUICK_SCAN_MODULES
