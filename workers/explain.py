@@ -149,6 +149,7 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
         "outcome": record.get("outcome"),
         "created_at": _born(record),
         "history": history,
+        "ladder": probe.get("ladder") or record.get("probe_ladder") or [],
     }
     if folder in ("sent", "suppressed", "dead"):
         out["reason"] = record.get("reason")
@@ -163,6 +164,15 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
         out["waiting_for"] = probe.get("waiting_for")
         out["waiting"] = waiting_text(record, now)
     return out
+
+
+def ladder_lines(ladder: list[list[str]]) -> list[str]:
+    """The provider gate's checks in its last evaluation, each with its outcome, up to the one that decided."""
+    steps = [step for step in ladder if isinstance(step, list) and len(step) == 2]
+    if not steps:
+        return []
+    width = max(len(str(name)) for name, _ in steps)
+    return ["    gate checks, last evaluation:"] + [f"      {name:<{width}}  {outcome}" for name, outcome in steps]
 
 
 def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | None, now: float) -> str:
@@ -187,6 +197,7 @@ def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | No
                 f"    {_clock(entry.get('at'))}  {entry.get('decision', '?'):<8} {entry.get('reason', '?')}: "
                 f"{entry.get('evidence', '')}{repeat}"
             )
+        lines.extend(ladder_lines(item.get("ladder") or []))
         if policy_text(item):
             lines.append(f"  policy: {policy_text(item)}")
         if item["folder"] == "outbox":

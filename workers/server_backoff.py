@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from donebell.shared.statedir import InvalidRecord, StateDir, encode
+from donebell.workers.backoff import doubling
 from donebell.workers.retry_policy import Decision, backoff_seconds
 
 FILE = "server-backoff.json"
@@ -101,7 +102,7 @@ class ServerBackoff:
         if decision.status == 429:
             self.kind, self.head_key = "rate-limited", key
             if decision.retry_after is None:
-                delay = max(delay, min(cap, RATE_LIMIT_FLOOR_SECONDS * 2.0 ** min(self.failures - 1, 30)))
+                delay = max(delay, min(cap, doubling(RATE_LIMIT_FLOOR_SECONDS, self.failures - 1)))
         else:
             self.kind, self.head_key = "unavailable", None
         self.until = at + delay

@@ -12,7 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.workers.gate.context import GateContext
+from donebell.workers.gate.probe_schedule import capped
 from donebell.workers.gate.verdict import Verdict
+
+#: A candidate that crashed the gate is looked at again this often (within the probe cap).
+GATE_ERROR_RETRY_SECONDS = 30.0
 
 
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
@@ -45,5 +49,5 @@ def safe_evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         ctx.state.log(
             "error", "gate evaluation failed", key=record.get("key"), error=f"{type(exc).__name__}: {exc}"[:300]
         )
-        retry = min(30.0, ctx.settings.unknown_retry_max_seconds or 30.0)
+        retry = capped(GATE_ERROR_RETRY_SECONDS, ctx.settings.unknown_retry_max_seconds)
         return Verdict.wait("gate-error", f"{type(exc).__name__}: {exc}"[:300], kind="unknown", retry_in=retry)

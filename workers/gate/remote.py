@@ -20,7 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
+from donebell.workers.gate.commit import first_seen
+from donebell.workers.gate.probe_schedule import attempts_of, unknown_delay
 from donebell.workers.gate.verdict import Verdict
 
 TYPE_CHECKING = False
@@ -99,7 +100,7 @@ def offline_verdict(
 ) -> Verdict:
     """The decision for a remote candidate whose root could not be read this time.
 
-    Exactly what the local gate does with unknown evidence: wait (exponential retries) until
+    Exactly what the local gate does with unknown evidence: wait (the probe schedule) until
     ``idle_probe_grace_seconds`` after the gate first saw it; then strict suppresses
     ``unverifiable`` and balanced assumes the check passed. A subagent classified at capture
     needs no evidence and is suppressed at once, as in ``decide.evaluate``.
@@ -108,9 +109,7 @@ def offline_verdict(
         return Verdict.suppress("subagent", "candidate classified as a subagent at capture")
     deadline = first_seen(record, now) + settings.idle_probe_grace_seconds
     if now < deadline:
-        attempts = int((record.get("probe") or {}).get("attempts") or 0)
-        exponential = RETRY_BASE_SECONDS * (2 ** min(attempts, 20))
-        retry = max(0.05, min(exponential, settings.unknown_retry_max_seconds or exponential, deadline - now))
+        retry = unknown_delay(attempts_of(record), settings.unknown_retry_max_seconds, until=deadline - now)
         return Verdict.wait(
             reason,
             evidence,
