@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+from donebell.shared.backoff import doubling
 from donebell.shared.statedir import StateDir
-from donebell.workers.backoff import doubling
 from donebell.workers.gate.probe_schedule import capped, clock_jump_horizon, unknown_delay
 from donebell.workers.retry_policy import backoff_seconds
 from fixtures.gate.kit import ClaudeWorld, CodexWorld, fast_settings, gate, last_decision

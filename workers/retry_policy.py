@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import httpx
-from donebell.workers.backoff import doubling
+from donebell.shared.backoff import doubling
 
 Verdict = Literal["sent", "retry", "permanent"]
 

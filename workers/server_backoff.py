@@ -29,8 +29,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from donebell.shared.backoff import doubling
 from donebell.shared.statedir import InvalidRecord, StateDir, encode
-from donebell.workers.backoff import doubling
 from donebell.workers.retry_policy import Decision, backoff_seconds
 
 FILE = "server-backoff.json"

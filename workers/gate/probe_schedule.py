@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from donebell.workers.backoff import doubling
+from donebell.shared.backoff import doubling
 
 #: The first re-probe of unknown evidence; each further attempt doubles it.
 BASE_SECONDS = 0.5

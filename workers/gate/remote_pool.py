@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from donebell.workers.backoff import doubling
+from donebell.shared.backoff import doubling
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
 from donebell.workers.gate.verdict import Verdict
 

@@ -2,9 +2,10 @@
 
 The gate's probe schedule (:mod:`donebell.workers.gate.probe_schedule`), the delivery retry table
 (:mod:`donebell.workers.retry_policy`), the outbox's server-wide hold
-(:mod:`donebell.workers.server_backoff`) and a remote root's error backoff
-(:mod:`donebell.workers.gate.remote_pool`) start from different bases and caps, but grow the same
-way; they share this arithmetic so that none of them can drift into a subtly different curve.
+(:mod:`donebell.workers.server_backoff`), a remote root's error backoff
+(:mod:`donebell.workers.gate.remote_pool`), the wake subscription's reconnects and the
+supervisor's restart backoff start from different bases and caps, but grow the same way; they
+share this arithmetic so that none of them can drift into a subtly different curve.
 """
 
 from __future__ import annotations
