@@ -66,7 +66,11 @@ def test_a_suppression_receipt_keeps_the_steps_that_decided(
     key = world.submit(SIMPLE_THREAD, SIMPLE_TURN)
     gate(state, fast_settings())
     receipt = last_decision(state, key)["record"]
-    assert receipt["probe_ladder"] == [["identity", "passed"], ["root", "passed"], ["completion", "suppress superseded"]]
+    assert receipt["probe_ladder"] == [
+        ["identity", "passed"],
+        ["root", "passed"],
+        ["completion", "suppress superseded"],
+    ]
     assert main([key, "--json"]) == 0
     assert '"suppress superseded"' in capsys.readouterr().out
 
@@ -103,3 +107,33 @@ def test_docs_list_each_ladder_in_order(heading: str, steps: ladder.Ladder[Any])
     section = DOCS.read_text(encoding="utf-8").split(f"## {heading} decision order", 1)[1].split("\n## ", 1)[0]
     named = re.findall(r"^\d+\. \*\*[^*]+\*\* \(`([a-z-]+)`[;)]", section, flags=re.M)
     assert named == ladder.names(steps)
+
+
+def test_a_decision_before_the_ladder_replaces_an_older_trace(world: CodexWorld, state: StateDir) -> None:
+    """Switched to idle_detection_mode off, the promotion's trace is the one mode-off step, not the old wait."""
+    world.write_rollout(SIMPLE_THREAD, lines_of("simple-exec.jsonl")[:-1])
+    key = world.submit(SIMPLE_THREAD, SIMPLE_TURN)
+    gate(state, fast_settings())
+    assert last_decision(state, key)["record"]["probe"]["ladder"][-1] == ["completion", "wait awaiting-completion"]
+    gate(state, fast_settings(idle_detection_mode="off"))
+    outbox = state.read("outbox", key)
+    assert outbox is not None and outbox["probe"]["ladder"] == [["mode-off", "promote off"]]
+
+
+@pytest.mark.parametrize(
+    ("mode", "after", "expected"),
+    [
+        ("strict", 0.0, "wait remote-unresponsive"),
+        ("strict", 100.0, "suppress unverifiable"),
+        ("balanced", 100.0, "promote balanced"),
+    ],
+)
+def test_an_offline_remote_root_records_one_remote_root_step(mode: str, after: float, expected: str) -> None:
+    """A root that does not answer: no provider check ran, so the trace is the remote-root step alone."""
+    from donebell.shared.records import new_candidate
+    from donebell.workers.gate.remote import UNRESPONSIVE, offline_verdict
+
+    record = new_candidate(key="k" * 64, provider="codex", source="remote-scanner", thread_id="t", turn_id="u")
+    settings = fast_settings(idle_detection_mode=mode, idle_probe_grace_seconds=30)
+    verdict = offline_verdict(record, settings, record["created_at"] + after, UNRESPONSIVE, "no answer")
+    assert verdict.probe_update["ladder"] == [["remote-root", expected]]

@@ -159,9 +159,7 @@ def check_stop_failure(ev: ClaudeEvaluation) -> Outcome:
     since = ev.now - float(ev.record.get("updated_at") or ev.now)
     if ev.sources == {"claude-sessionend"} and since < SETTLE_SECONDS:
         # In -p the StopFailure hook races SessionEnd: let its richer payload merge first.
-        return ev.busy(
-            "stopfailure-race", "SessionEnd came first; a StopFailure may follow", SETTLE_SECONDS - since
-        )
+        return ev.busy("stopfailure-race", "SessionEnd came first; a StopFailure may follow", SETTLE_SECONDS - since)
     return ev.promote_with(None, "API error record in the transcript: terminal", outcome="failed")
 
 

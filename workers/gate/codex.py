@@ -174,7 +174,9 @@ def check_completion(ev: CodexEvaluation) -> Outcome:
     if later is not None:
         return Verdict.suppress("superseded", f"later turn {later.turn_id} {later.kind} after {turn.terminal.kind}")
     if turn.malformed_after:
-        return ev.invalid("malformed-after-completion", f"{turn.malformed_after} malformed line(s) after the completion")
+        return ev.invalid(
+            "malformed-after-completion", f"{turn.malformed_after} malformed line(s) after the completion"
+        )
     if tail.partial:
         if ev.now - tail.mtime < ev.settings.idle_probe_grace_seconds:
             return ev.busy(
@@ -200,7 +202,8 @@ def _without_terminal(ev: CodexEvaluation, tail: Tail, turn: TurnView) -> Outcom
         return ev.unknown("turn-open-silent", f"turn {turn_id} has no terminal record; rollout silent {silent:.0f}s")
     if later is not None and not tail.at_file_start:
         return Verdict.suppress(
-            "superseded", f"turn not in the last {tail.complete_end - tail.scanned_from} bytes; later turn {later.turn_id}"
+            "superseded",
+            f"turn not in the last {tail.complete_end - tail.scanned_from} bytes; later turn {later.turn_id}",
         )
     return ev.unknown("completion-not-found", f"no record of turn {turn_id} in the rollout")
 

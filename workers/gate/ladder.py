@@ -27,6 +27,8 @@ SKIP_REST: Final = "skip-rest"
 Outcome = Verdict | Literal["skip-rest"] | None
 #: Key of the step trace in ``Verdict.probe_update`` and thus in the record's ``probe``.
 LADDER_FIELD = "ladder"
+#: The one-step trace of a Codex candidate the hook already classified as a subagent.
+CAPTURED_SUBAGENT = "captured-subagent"
 
 
 class Evaluation:
@@ -62,13 +64,16 @@ class Evaluation:
         """Positive evidence of more work: wait, with no limit but the check's own."""
         return self.wait(reason, evidence, "busy", retry_in, **detail)
 
+    def _within_grace(self) -> float:
+        """The probe schedule's next wait for unknown or invalid evidence."""
+        return unknown_delay(
+            attempts_of(self.record), self.settings.unknown_retry_max_seconds, until=self.deadline - self.now
+        )
+
     def unknown(self, reason: str, evidence: str, **detail: Any) -> Verdict | None:
         """Missing evidence: wait within the probe grace; then strict suppresses, balanced goes on."""
         if self.now < self.deadline:
-            retry = unknown_delay(
-                attempts_of(self.record), self.settings.unknown_retry_max_seconds, until=self.deadline - self.now
-            )
-            return self.wait(reason, evidence, "unknown", retry, grace_deadline=self.deadline, **detail)
+            return self.wait(reason, evidence, "unknown", self._within_grace(), grace_deadline=self.deadline, **detail)
         if self.settings.idle_detection_mode == "strict":
             return Verdict.suppress("unverifiable", f"{reason}: {evidence}; unresolved after the probe grace")
         self.assumed.append(f"{reason}: {evidence}")
@@ -77,10 +82,7 @@ class Evaluation:
     def invalid(self, reason: str, evidence: str) -> Verdict:
         """Malformed / half-written evidence: waits within the grace, never promoted by time."""
         if self.now < self.deadline:
-            retry = unknown_delay(
-                attempts_of(self.record), self.settings.unknown_retry_max_seconds, until=self.deadline - self.now
-            )
-            return self.wait(reason, evidence, "invalid", retry, grace_deadline=self.deadline)
+            return self.wait(reason, evidence, "invalid", self._within_grace(), grace_deadline=self.deadline)
         return Verdict.suppress("unverifiable", f"{reason}: {evidence}; still invalid after the probe grace")
 
     def promote(self) -> Verdict:
@@ -99,12 +101,25 @@ def run(ladder: Ladder[E], evaluation: E) -> Verdict:
         assumed_before = len(evaluation.assumed)
         outcome = check(evaluation)
         if isinstance(outcome, Verdict):
-            trace.append([name, f"{outcome.action} {outcome.reason}"])
+            trace.append([name, _decision(outcome)])
             return _with_trace(outcome, trace)
         trace.append([name, "assumed" if len(evaluation.assumed) > assumed_before else "passed"])
         if outcome == SKIP_REST:
             break
     return _with_trace(evaluation.promote(), trace)
+
+
+def decided(name: str, verdict: Verdict) -> Verdict:
+    """``verdict`` as the trace of a one-step decision taken before or instead of a provider ladder.
+
+    Every evaluation replaces the stored trace, so ``explain`` never shows an older evaluation's
+    steps next to a newer decision (e.g. after ``idle_detection_mode`` was switched to off).
+    """
+    return _with_trace(verdict, [[name, _decision(verdict)]])
+
+
+def _decision(verdict: Verdict) -> str:
+    return f"{verdict.action} {verdict.reason}"
 
 
 def _with_trace(verdict: Verdict, trace: list[list[str]]) -> Verdict:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from donebell.workers.gate.commit import first_seen
+from donebell.workers.gate.ladder import CAPTURED_SUBAGENT, decided
 from donebell.workers.gate.probe_schedule import attempts_of, unknown_delay
 from donebell.workers.gate.verdict import Verdict
 
@@ -32,6 +33,8 @@ REMOTE_SOURCE = "remote-scanner"
 #: Wait reasons of a remote candidate whose evidence could not be read (``docs/gate.md``).
 UNRESPONSIVE = "remote-unresponsive"
 PROBE_ERROR = "remote-probe-error"
+#: The step name an offline verdict records in ``probe.ladder``: no provider check could run.
+REMOTE_STEP = "remote-root"
 #: Fields a promoted remote record gets, so that send time never needs the share again.
 ROOT_FIELD = "remote_root"
 TITLE_FIELD = "thread_title"
@@ -106,26 +109,25 @@ def offline_verdict(
     needs no evidence and is suppressed at once, as in ``decide.evaluate``.
     """
     if record.get("provider") == "codex" and record.get("classification") == "subagent":
-        return Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+        captured = Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+        return decided(CAPTURED_SUBAGENT, captured)
     deadline = first_seen(record, now) + settings.idle_probe_grace_seconds
     if now < deadline:
         retry = unknown_delay(attempts_of(record), settings.unknown_retry_max_seconds, until=deadline - now)
-        return Verdict.wait(
-            reason,
-            evidence,
-            kind="unknown",
-            retry_in=retry,
-            detail={"reason": reason, **detail, "grace_deadline": deadline},
-        )
+        waiting_for = {"reason": reason, **detail, "grace_deadline": deadline}
+        waiting = Verdict.wait(reason, evidence, kind="unknown", retry_in=retry, detail=waiting_for)
+        return decided(REMOTE_STEP, waiting)
     if settings.idle_detection_mode == "strict":
-        return Verdict.suppress("unverifiable", f"{reason}: {evidence}; unresolved after the probe grace")
+        unresolved = f"{reason}: {evidence}; unresolved after the probe grace"
+        return decided(REMOTE_STEP, Verdict.suppress("unverifiable", unresolved))
     root_thread = record.get("root_thread_id") or record.get("thread_id")
-    return Verdict.promote(
+    assumed = Verdict.promote(
         "balanced",
         f"assumed after grace: {reason}: {evidence}",
         fields={"root_thread_id": root_thread} if record.get("provider") == "codex" else {},
         fingerprint=("offline", reason),
     )
+    return decided(REMOTE_STEP, assumed)
 
 
 # --- the probe worker's wire format (JSON lines) ---------------------------------------------
