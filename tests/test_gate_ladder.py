@@ -137,3 +137,28 @@ def test_an_offline_remote_root_records_one_remote_root_step(mode: str, after: f
     settings = fast_settings(idle_detection_mode=mode, idle_probe_grace_seconds=30)
     verdict = offline_verdict(record, settings, record["created_at"] + after, UNRESPONSIVE, "no answer")
     assert verdict.probe_update["ladder"] == [["remote-root", expected]]
+
+
+@pytest.mark.parametrize(
+    ("last", "stored", "shown"),
+    [
+        (
+            {"decision": "wait", "reason": "quiet-window"},
+            [["root", "passed"], ["quiet-window", "wait quiet-window"]],
+            True,
+        ),
+        ({"decision": "promote", "reason": "idle"}, [["root", "passed"], ["quiet-window", "passed"]], True),
+        ({"decision": "promote", "reason": "balanced"}, [["root", "assumed"]], True),
+        # the commit's own "changed" wait ran no ladder: the stored steps led to an older decision
+        ({"decision": "wait", "reason": "changed"}, [["root", "passed"], ["quiet-window", "passed"]], False),
+        ({"decision": "suppress", "reason": "superseded"}, [["quiet-window", "wait quiet-window"]], False),
+        ({"decision": "wait", "reason": "quiet-window"}, "not a list", False),
+    ],
+)
+def test_explain_shows_stored_steps_only_when_they_led_to_the_last_decision(
+    last: dict[str, str], stored: object, shown: bool
+) -> None:
+    """A trace is printed only next to the decision it produced, never next to a later one it did not."""
+    from donebell.workers.explain import current_ladder
+
+    assert current_ladder(stored, [{"decision": "wait", "reason": "x"}, last]) == (stored if shown else [])

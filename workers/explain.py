@@ -149,7 +149,7 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
         "outcome": record.get("outcome"),
         "created_at": _born(record),
         "history": history,
-        "ladder": probe.get("ladder") or record.get("probe_ladder") or [],
+        "ladder": current_ladder(probe.get("ladder") or record.get("probe_ladder"), history),
     }
     if folder in ("sent", "suppressed", "dead"):
         out["reason"] = record.get("reason")
@@ -166,13 +166,28 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
     return out
 
 
+def current_ladder(ladder: object, history: list[dict[str, Any]]) -> list[list[str]]:
+    """The stored gate steps, if they led to the last decision in the history (else ``[]``).
+
+    A decision the commit made itself (``changed``: the two snapshots disagreed) runs no ladder,
+    so the stored steps then belong to an earlier evaluation and would explain the wrong thing.
+    """
+    if not isinstance(ladder, list) or not ladder or not history:
+        return []
+    steps = [[str(s[0]), str(s[1])] for s in ladder if isinstance(s, list) and len(s) == 2]
+    last = history[-1]
+    decided = f"{last.get('decision')} {last.get('reason')}"
+    final = steps[-1][1] if steps else ""
+    ran_through = final in ("passed", "assumed") and last.get("decision") == "promote"
+    return steps if final == decided or ran_through else []
+
+
 def ladder_lines(ladder: list[list[str]]) -> list[str]:
     """The provider gate's checks in its last evaluation, each with its outcome, up to the one that decided."""
-    steps = [step for step in ladder if isinstance(step, list) and len(step) == 2]
-    if not steps:
+    if not ladder:
         return []
-    width = max(len(str(name)) for name, _ in steps)
-    return ["    gate checks, last evaluation:"] + [f"      {name:<{width}}  {outcome}" for name, outcome in steps]
+    width = max(len(name) for name, _ in ladder)
+    return ["    gate checks, last evaluation:"] + [f"      {name:<{width}}  {outcome}" for name, outcome in ladder]
 
 
 def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | None, now: float) -> str:

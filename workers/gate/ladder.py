@@ -13,6 +13,7 @@ or :data:`SKIP_REST` when balanced mode assumed the very evidence the remaining 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
@@ -31,7 +32,7 @@ LADDER_FIELD = "ladder"
 CAPTURED_SUBAGENT = "captured-subagent"
 
 
-class Evaluation:
+class Evaluation(ABC):
     """One evaluation of one candidate: the evidence gathered so far and how a check waits.
 
     A fresh object per snapshot, so the second snapshot before promotion shares nothing with the
@@ -85,9 +86,9 @@ class Evaluation:
             return self.wait(reason, evidence, "invalid", self._within_grace(), grace_deadline=self.deadline)
         return Verdict.suppress("unverifiable", f"{reason}: {evidence}; still invalid after the probe grace")
 
+    @abstractmethod
     def promote(self) -> Verdict:
         """The verdict when every check passed (or the rest were skipped)."""
-        raise NotImplementedError
 
 
 E = TypeVar("E", bound=Evaluation)
