@@ -218,12 +218,13 @@ def check_goal(ev: CodexEvaluation) -> Outcome:
     if status == "active":
         # Nobody drives a goal whose thread has been silent this long (e.g. `codex exec` exited
         # and aborted the continuation turn): the same liveness bound as an orphaned child.
-        tail = ev.tail
-        orphan_at = tail.mtime + ev.settings.subagent_orphan_seconds if tail else None
-        if tail is not None and orphan_at is not None and ev.now >= orphan_at:
-            ev.passed.append(f"goal active but the thread silent {ev.now - tail.mtime:.0f}s: orphaned goal")
-            ev.goal = ORPHANED_GOAL
-            return None
+        orphan_at = None
+        if ev.tail is not None:
+            orphan_at = ev.tail.mtime + ev.settings.subagent_orphan_seconds
+            if ev.now >= orphan_at:
+                ev.passed.append(f"goal active but the thread silent {ev.now - ev.tail.mtime:.0f}s: orphaned goal")
+                ev.goal = ORPHANED_GOAL
+                return None
         # The rollout and goals_1.sqlite-wal are watched; polling only backs that up, so it backs off
         # (to the orphan time at the latest, when the goal stops holding).
         until = orphan_at - ev.now if orphan_at is not None else float("inf")
