@@ -107,3 +107,25 @@ def test_both_provider_gates_wait_on_the_same_schedule(
         key = ClaudeWorld(isolated_env["claude_dir"] / "projects" / "-w", state).submit("s-1", "p-1", epoch=0)
     expected = [min(0.5 * 2**n, cap) for n in range(9)]
     assert _delays(state, key, setting, time.time() + 10, 9) == expected
+
+
+@pytest.mark.parametrize(
+    ("retry_in", "attempts", "setting", "expected"),
+    [
+        (None, 0, 0.0, 0.5),  # no hint and no cap: the schedule, never a zero-delay loop
+        (None, 4, 0.0, 8.0),
+        (None, 4, 3.0, 3.0),
+        (90.0, 0, 60.0, 60.0),  # a check's own wait within the cap
+        (90.0, 0, 0.0, 90.0),  # ... left alone without one
+        (0.0, 9, 60.0, 0.0),  # "look again at once" (the commit's changed) stays at once
+    ],
+)
+def test_the_commit_schedules_by_the_same_rules(
+    retry_in: float | None, attempts: int, setting: float, expected: float
+) -> None:
+    """The stored next_probe_at follows the verdict's hint within the cap, else the probe schedule."""
+    from donebell.workers.gate.commit import next_probe_delay
+    from donebell.workers.gate.verdict import Verdict
+
+    record = {"probe": {"attempts": attempts}}
+    assert next_probe_delay(record, Verdict.wait("x", retry_in=retry_in), retry_max=setting) == expected
