@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     idle_grace_seconds: float = Field(2.0, ge=0, description="Quiet window: the rollout must stay unchanged this long.")
     idle_probe_grace_seconds: float = Field(120.0, ge=0, description="How long unknown evidence is retried.")
     unknown_retry_max_seconds: float = Field(
-        60.0, ge=0, description="Cap of the exponential retry interval for unknown evidence."
+        60.0, ge=0, description="Longest single wait before the gate looks at a candidate again (0: no cap)."
     )
     goal_aware: bool = Field(True, description="Hold the notification while a Codex goal is active.")
     subagent_orphan_seconds: float = Field(

@@ -133,5 +133,7 @@ def new_receipt(record: dict[str, Any], *, status: str, reason: str, **extra: An
     probe = record.get("probe")
     if isinstance(probe, dict) and probe.get("history"):
         rec["probe_history"] = probe["history"][-20:]
+    if isinstance(probe, dict) and probe.get("ladder"):
+        rec["probe_ladder"] = probe["ladder"]  # the gate's checks that decided (``explain``)
     rec.update(extra)
     return rec

@@ -253,7 +253,7 @@ class SettingsView(SettingsViewBase):
     idle_grace_seconds: float = 2.0
     #: How long unknown evidence is retried.
     idle_probe_grace_seconds: float = 120.0
-    #: Cap of the exponential retry interval for unknown evidence.
+    #: Longest single wait before the gate looks at a candidate again (0: no cap).
     unknown_retry_max_seconds: float = 60.0
     #: Hold the notification while a Codex goal is active.
     goal_aware: bool = True

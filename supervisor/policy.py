@@ -24,6 +24,8 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from donebell.shared.backoff import doubling
+
 
 @dataclass(frozen=True)
 class Intervals:
@@ -98,7 +100,7 @@ class RestartPolicy:
             )
         if not did_work:
             return Decision(iv.throttle, "throttled", False, "exited before its first pass")
-        delay = min(iv.backoff_cap, iv.backoff_base * (2 ** min(self.consecutive, 30)))
+        delay = min(iv.backoff_cap, doubling(iv.backoff_base, self.consecutive))
         self.consecutive += 1
         return Decision(delay, "backoff", False, "exited after doing work")
 

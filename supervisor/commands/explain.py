@@ -149,6 +149,7 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
         "outcome": record.get("outcome"),
         "created_at": _born(record),
         "history": history,
+        "ladder": current_ladder(probe.get("ladder") or record.get("probe_ladder"), history),
     }
     if folder in ("sent", "suppressed", "dead"):
         out["reason"] = record.get("reason")
@@ -163,6 +164,30 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
         out["waiting_for"] = probe.get("waiting_for")
         out["waiting"] = waiting_text(record, now)
     return out
+
+
+def current_ladder(ladder: object, history: list[dict[str, Any]]) -> list[list[str]]:
+    """The stored gate steps, if they led to the last decision in the history (else ``[]``).
+
+    A decision the commit made itself (``changed``: the two snapshots disagreed) runs no ladder,
+    so the stored steps then belong to an earlier evaluation and would explain the wrong thing.
+    """
+    if not isinstance(ladder, list) or not ladder or not history:
+        return []
+    steps = [[str(s[0]), str(s[1])] for s in ladder if isinstance(s, list) and len(s) == 2]
+    last = history[-1]
+    decided = f"{last.get('decision')} {last.get('reason')}"
+    final = steps[-1][1] if steps else ""
+    ran_through = final in ("passed", "assumed") and last.get("decision") == "promote"
+    return steps if final == decided or ran_through else []
+
+
+def ladder_lines(ladder: list[list[str]]) -> list[str]:
+    """The provider gate's checks in its last evaluation, each with its outcome, up to the one that decided."""
+    if not ladder:
+        return []
+    width = max(len(name) for name, _ in ladder)
+    return ["    gate checks, last evaluation:"] + [f"      {name:<{width}}  {outcome}" for name, outcome in ladder]
 
 
 def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | None, now: float) -> str:
@@ -187,6 +212,7 @@ def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | No
                 f"    {_clock(entry.get('at'))}  {entry.get('decision', '?'):<8} {entry.get('reason', '?')}: "
                 f"{entry.get('evidence', '')}{repeat}"
             )
+        lines.extend(ladder_lines(item.get("ladder") or []))
         if policy_text(item):
             lines.append(f"  policy: {policy_text(item)}")
         if item["folder"] == "outbox":

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import httpx
+from donebell.shared.backoff import doubling
 
 Verdict = Literal["sent", "retry", "permanent"]
 
@@ -129,7 +130,7 @@ def backoff_seconds(
     if ntfy_code == NTFY_DAILY_QUOTA:
         # The quota resets once a day: the longest wait we allow, with a little jitter.
         return cap * rng.uniform(0.9, 1.0)
-    step = BACKOFF_BASE_SECONDS * 2.0 ** min(max(attempts, 1) - 1, 30)
+    step = doubling(BACKOFF_BASE_SECONDS, attempts - 1)
     delay = step / 2 + rng.uniform(0, step / 2)
     floor = _CODE_FLOOR_SECONDS.get(ntfy_code or 0)
     if floor is not None:

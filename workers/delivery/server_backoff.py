@@ -29,6 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from donebell.shared.backoff import doubling
 from donebell.shared.statedir import InvalidRecord, StateDir, encode
 from donebell.workers.delivery.retry_policy import Decision, backoff_seconds
 
@@ -101,7 +102,7 @@ class ServerBackoff:
         if decision.status == 429:
             self.kind, self.head_key = "rate-limited", key
             if decision.retry_after is None:
-                delay = max(delay, min(cap, RATE_LIMIT_FLOOR_SECONDS * 2.0 ** min(self.failures - 1, 30)))
+                delay = max(delay, min(cap, doubling(RATE_LIMIT_FLOOR_SECONDS, self.failures - 1)))
         else:
             self.kind, self.head_key = "unavailable", None
         self.until = at + delay

@@ -14,14 +14,13 @@ from typing import Any, Literal
 
 from donebell.shared import records
 from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers.gate import probe_schedule
 from donebell.workers.gate.verdict import Verdict
 from donebell.workers.gate.weak_match import MERGED, merge_into
 
 Applied = Literal["promoted", "suppressed", "removed", "waiting", "raced", "gone"]
 
 HISTORY_LIMIT = 50
-#: First retry interval of unknown evidence; doubles per attempt up to unknown_retry_max_seconds.
-RETRY_BASE_SECONDS = 0.5
 
 
 def record_decision(record: dict[str, Any], verdict: Verdict, now: float) -> dict[str, Any]:
@@ -67,11 +66,10 @@ def first_seen(record: dict[str, Any], now: float) -> float:
 
 
 def next_probe_delay(record: dict[str, Any], verdict: Verdict, *, retry_max: float) -> float:
-    """Seconds until the next probe: the verdict's hint, else exponential capped by ``retry_max``."""
+    """Seconds until the next probe: the verdict's hint, else the probe schedule; within ``retry_max``."""
     if verdict.retry_in is not None:
-        return max(0.0, min(verdict.retry_in, retry_max if retry_max > 0 else verdict.retry_in))
-    attempts = int((record.get("probe") or {}).get("attempts") or 0)
-    return float(min(retry_max, RETRY_BASE_SECONDS * (2 ** min(attempts, 20))))
+        return probe_schedule.capped(verdict.retry_in, retry_max)
+    return probe_schedule.unknown_delay(probe_schedule.attempts_of(record), retry_max)
 
 
 def _reread(state: StateDir, key: str, revision: object) -> dict[str, Any] | None | Literal["raced"]:

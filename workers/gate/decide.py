@@ -12,16 +12,22 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.workers.gate.context import GateContext
+from donebell.workers.gate.ladder import CAPTURED_SUBAGENT, decided
+from donebell.workers.gate.probe_schedule import capped
 from donebell.workers.gate.verdict import Verdict
+
+#: A candidate that crashed the gate is looked at again this often (within the probe cap).
+GATE_ERROR_RETRY_SECONDS = 30.0
 
 
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     """Decide what to do with one pending candidate now."""
     provider = record.get("provider")
     if provider == "codex" and record.get("classification") == "subagent":
-        return Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+        captured = Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+        return decided(CAPTURED_SUBAGENT, captured)
     if ctx.settings.idle_detection_mode == "off":
-        return Verdict.promote("off", "idle_detection_mode off: every accepted completion is sent")
+        return decided("mode-off", Verdict.promote("off", "idle_detection_mode off: every accepted completion is sent"))
     if provider == "codex":
         from donebell.workers.gate import codex
 
@@ -33,8 +39,10 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     from donebell.workers.gate.commit import first_seen
 
     if ctx.now < first_seen(record, ctx.now) + ctx.settings.idle_probe_grace_seconds:
-        return Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")
-    return Verdict.suppress("unverifiable", f"provider {provider!r} has no gate; unresolved after the probe grace")
+        waiting = Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")
+        return decided("provider", waiting)
+    unknown = f"provider {provider!r} has no gate; unresolved after the probe grace"
+    return decided("provider", Verdict.suppress("unverifiable", unknown))
 
 
 def safe_evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
@@ -45,5 +53,6 @@ def safe_evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         ctx.state.log(
             "error", "gate evaluation failed", key=record.get("key"), error=f"{type(exc).__name__}: {exc}"[:300]
         )
-        retry = min(30.0, ctx.settings.unknown_retry_max_seconds or 30.0)
-        return Verdict.wait("gate-error", f"{type(exc).__name__}: {exc}"[:300], kind="unknown", retry_in=retry)
+        retry = capped(GATE_ERROR_RETRY_SECONDS, ctx.settings.unknown_retry_max_seconds)
+        failed = Verdict.wait("gate-error", f"{type(exc).__name__}: {exc}"[:300], kind="unknown", retry_in=retry)
+        return decided("gate-error", failed)

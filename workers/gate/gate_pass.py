@@ -20,6 +20,7 @@ from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
+from donebell.workers.gate.probe_schedule import clock_jump_horizon
 from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offline_verdict, remote_root, settings_wire
 from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, RemotePool, Trouble, pool_for
 from donebell.workers.gate.verdict import Verdict
@@ -156,8 +157,7 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
     pool: RemotePool | None = persistent.get("remote_pool")
     if pool is not None:
         _commit_answers(ctx, pool.receive(0.0) + pool.expire(), result)
-    cap = settings.unknown_retry_max_seconds  # every wait the gate schedules is capped by it
-    horizon = 2 * max(cap, settings.idle_grace_seconds, 5.0) if cap > 0 else float("inf")
+    horizon = clock_jump_horizon(settings.unknown_retry_max_seconds, settings.idle_grace_seconds)
     due = _load_due(state, now, result, pool.in_flight() if pool is not None else set(), roots, horizon)
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in due:

@@ -20,7 +20,9 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from donebell.workers.gate.commit import RETRY_BASE_SECONDS, first_seen
+from donebell.workers.gate.commit import first_seen
+from donebell.workers.gate.ladder import CAPTURED_SUBAGENT, decided
+from donebell.workers.gate.probe_schedule import attempts_of, unknown_delay
 from donebell.workers.gate.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ REMOTE_SOURCE = "remote-scanner"
 #: Wait reasons of a remote candidate whose evidence could not be read (``docs/gate.md``).
 UNRESPONSIVE = "remote-unresponsive"
 PROBE_ERROR = "remote-probe-error"
+#: The step name an offline verdict records in ``probe.ladder``: no provider check could run.
+REMOTE_STEP = "remote-root"
 #: Fields a promoted remote record gets, so that send time never needs the share again.
 ROOT_FIELD = "remote_root"
 TITLE_FIELD = "thread_title"
@@ -98,34 +102,31 @@ def offline_verdict(
 ) -> Verdict:
     """The decision for a remote candidate whose root could not be read this time.
 
-    Exactly what the local gate does with unknown evidence: wait (exponential retries) until
+    Exactly what the local gate does with unknown evidence: wait (the probe schedule) until
     ``idle_probe_grace_seconds`` after the gate first saw it; then strict suppresses
     ``unverifiable`` and balanced assumes the check passed. A subagent classified at capture
     needs no evidence and is suppressed at once, as in ``decide.evaluate``.
     """
     if record.get("provider") == "codex" and record.get("classification") == "subagent":
-        return Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+        captured = Verdict.suppress("subagent", "candidate classified as a subagent at capture")
+        return decided(CAPTURED_SUBAGENT, captured)
     deadline = first_seen(record, now) + settings.idle_probe_grace_seconds
     if now < deadline:
-        attempts = int((record.get("probe") or {}).get("attempts") or 0)
-        exponential = RETRY_BASE_SECONDS * (2 ** min(attempts, 20))
-        retry = max(0.05, min(exponential, settings.unknown_retry_max_seconds or exponential, deadline - now))
-        return Verdict.wait(
-            reason,
-            evidence,
-            kind="unknown",
-            retry_in=retry,
-            detail={"reason": reason, **detail, "grace_deadline": deadline},
-        )
+        retry = unknown_delay(attempts_of(record), settings.unknown_retry_max_seconds, until=deadline - now)
+        waiting_for = {"reason": reason, **detail, "grace_deadline": deadline}
+        waiting = Verdict.wait(reason, evidence, kind="unknown", retry_in=retry, detail=waiting_for)
+        return decided(REMOTE_STEP, waiting)
     if settings.idle_detection_mode == "strict":
-        return Verdict.suppress("unverifiable", f"{reason}: {evidence}; unresolved after the probe grace")
+        unresolved = f"{reason}: {evidence}; unresolved after the probe grace"
+        return decided(REMOTE_STEP, Verdict.suppress("unverifiable", unresolved))
     root_thread = record.get("root_thread_id") or record.get("thread_id")
-    return Verdict.promote(
+    assumed = Verdict.promote(
         "balanced",
         f"assumed after grace: {reason}: {evidence}",
         fields={"root_thread_id": root_thread} if record.get("provider") == "codex" else {},
         fingerprint=("offline", reason),
     )
+    return decided(REMOTE_STEP, assumed)
 
 
 # --- the probe worker's wire format (JSON lines) ---------------------------------------------

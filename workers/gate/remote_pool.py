@@ -17,6 +17,8 @@ after a worker error), the root is in trouble: its due candidates get the offlin
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
 import json
 import os
@@ -28,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from donebell.shared.backoff import doubling
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
 from donebell.workers.gate.verdict import Verdict
 
@@ -35,6 +38,8 @@ SYNC_WINDOW_SECONDS = 0.3
 IDLE_EXIT_SECONDS = 60.0
 POLL_MIN_SECONDS = 0.05
 POLL_MAX_SECONDS = 0.5
+#: A failing worker's root is left alone 1 s, 2 s, 4 s ... (doubling per error in a row), then 30 s.
+ERROR_BACKOFF_BASE_SECONDS = 0.5
 ERROR_BACKOFF_MAX_SECONDS = 30.0
 
 Inbox = queue.Queue[tuple[str, int, bytes | None]]
@@ -79,29 +84,22 @@ class Trouble:
 
 def _read_loop(stream: IO[bytes], root: str, generation: int, inbox: Inbox) -> None:
     try:
-        for line in stream:
-            inbox.put((root, generation, line))
-    except (OSError, ValueError):
-        pass
+        with contextlib.suppress(OSError, ValueError):
+            for line in stream:
+                inbox.put((root, generation, line))
     finally:
         inbox.put((root, generation, None))
-        try:
+        with contextlib.suppress(OSError):
             stream.close()
-        except OSError:
-            pass
 
 
 def _write_loop(stream: IO[bytes], outgoing: queue.Queue[bytes | None]) -> None:
-    while (data := outgoing.get()) is not None:
-        try:
+    with contextlib.suppress(OSError, ValueError):  # a dead worker's pipe: stop writing
+        while (data := outgoing.get()) is not None:
             stream.write(data)
             stream.flush()
-        except (OSError, ValueError):
-            break
-    try:
+    with contextlib.suppress(OSError):
         stream.close()
-    except OSError:
-        pass
 
 
 def _trim(record: dict[str, Any]) -> dict[str, Any]:
@@ -165,10 +163,8 @@ class Worker:
         if proc is None:
             return
         if kill:
-            try:
+            with contextlib.suppress(OSError):
                 proc.kill()
-            except OSError:
-                pass
             if proc.poll() is None:
                 self.lingering.append(proc)
                 return
@@ -189,7 +185,8 @@ class Worker:
         else:
             self.counters["errors"] += 1
             self.errors_in_row += 1
-            self.retry_at = time.monotonic() + min(ERROR_BACKOFF_MAX_SECONDS, 0.5 * 2**self.errors_in_row)
+            backoff = doubling(ERROR_BACKOFF_BASE_SECONDS, self.errors_in_row)
+            self.retry_at = time.monotonic() + min(ERROR_BACKOFF_MAX_SECONDS, backoff)
         return Answer(self.root, probe, failure=reason, evidence=evidence, since=since)
 
     def take(self, line: bytes | None) -> Answer | None:
@@ -339,10 +336,8 @@ class RemotePool:
             w.probe = None
             w._let_go(kill=True)
             for proc in w.exiting:
-                try:
+                with contextlib.suppress(OSError):
                     proc.kill()
-                except OSError:
-                    pass
 
 
 def pool_for(persistent: dict[Any, Any], state_dir: str) -> RemotePool:
@@ -350,7 +345,5 @@ def pool_for(persistent: dict[Any, Any], state_dir: str) -> RemotePool:
     pool = persistent.get("remote_pool")
     if not isinstance(pool, RemotePool):
         pool = persistent["remote_pool"] = RemotePool(state_dir)
-        import atexit
-
         atexit.register(pool.close)
     return pool

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 import orjson
+from donebell.shared.backoff import doubling
 
 LINE_MAX = 64 << 10
 KEEPALIVE_SECONDS = 45.0
@@ -107,7 +108,7 @@ class Subscriber(threading.Thread):
                 if time.monotonic() - last_logged > 60.0:  # rate-limited: one line a minute
                     self.log.warning("wake subscription failed (%s); reconnecting", type(exc).__name__)
                     last_logged = time.monotonic()
-            delay = min(BACKOFF_MAX, 2.0 ** min(failures, 6) / 2) * random.uniform(0.5, 1.0)
+            delay = min(BACKOFF_MAX, doubling(0.5, min(failures, 6))) * random.uniform(0.5, 1.0)
             self.stopping.wait(delay)
 
     def _stream(self) -> None:
