@@ -118,14 +118,7 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
     _set_title(f"donebell: {role_cls.name}")
 
     state = open_state_dir()
-    logger = logging.getLogger("donebell")
-    logger.setLevel(logging.DEBUG if args.debug else logging.INFO)
-    logger.addHandler(_StateLogHandler(state, role_cls.name))
-    if args.debug:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        logger.addHandler(handler)
-
+    logger = _role_logger(state, role_cls.name, args.debug)
     health = HealthWriter(state, role_cls.name, role_cls.heartbeat_seconds)
     try:
         settings = load().settings
@@ -137,6 +130,28 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
 
     role = role_cls(state, settings, args)
     waker = Waker()
+    stopping = _stop_on_signals(waker)
+    lock = _wait_for_role_lock(role, state, health, waker, stopping, logger)
+    if lock is None:
+        waker.close()
+        return 0
+    return _run_holding(role, state, health, waker, stopping, logger, [lock])
+
+
+def _role_logger(state: StateDir, name: str, debug: bool) -> logging.Logger:
+    """The "donebell" logger: into the state directory's log, and with ``--debug`` on stderr too."""
+    logger = logging.getLogger("donebell")
+    logger.setLevel(logging.DEBUG if debug else logging.INFO)
+    logger.addHandler(_StateLogHandler(state, name))
+    if debug:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    return logger
+
+
+def _stop_on_signals(waker: Waker) -> dict[str, bool]:
+    """SIGTERM/SIGINT (and SIGBREAK on Windows) set the returned flag and wake any wait."""
     stopping = {"flag": False}
 
     def _stop(signum: int, _frame: object) -> None:
@@ -147,24 +162,42 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _stop)
     if hasattr(signal, "SIGBREAK"):  # Windows: the supervisor stops roles with CTRL_BREAK
         signal.signal(signal.SIGBREAK, _stop)
+    return stopping
 
-    lock = state.role_lock(role_cls.name)
+
+def _wait_for_role_lock(
+    role: Role, state: StateDir, health: HealthWriter, waker: Waker, stopping: dict[str, bool], logger: logging.Logger
+) -> Any:
+    """The role's lock, waiting while another worker holds it; None when there is nothing to do
+    (a bounded run that finds the lock taken: the holder will see the work) or when stopped."""
+    lock = state.role_lock(role.name)
     while lock is None:
         if role.bounded():
-            logger.debug("another %s worker holds the lock; nothing to do", role_cls.name)
-            return 0
+            logger.debug("another %s worker holds the lock; nothing to do", role.name)
+            return None
         health.update(state="waiting-lock")
         waker.wait(1.0)
         if stopping["flag"]:
-            return 0
-        lock = state.role_lock(role_cls.name)
+            return None
+        lock = state.role_lock(role.name)
+    return lock
 
-    held: list[Any] = [lock]
+
+def _run_holding(
+    role: Role,
+    state: StateDir,
+    health: HealthWriter,
+    waker: Waker,
+    stopping: dict[str, bool],
+    logger: logging.Logger,
+    held: list[Any],
+) -> int:
+    """Set the role up and serve passes while ``held`` holds its lock; release everything at the end."""
     pass_control.install(lambda: stopping["flag"], lambda: health.update())
     health.guard = lambda: all(one.still_held() for one in held)  # never overwrite a newer holder's health
     try:
         health.update(state="starting")
-        if injected_fault(role_cls.name, "startup"):
+        if injected_fault(role.name, "startup"):
             logger.error("injected start-up fault (DONEBELL_TEST_FAULT)")
             return EXIT_FAULT
         role.setup()
@@ -179,7 +212,7 @@ def run_role(role_cls: type[Role], argv: list[str]) -> int:
             held.pop().release()
             if not role.work_arrived_since(pass_started_at):
                 break
-            again = state.role_lock(role_cls.name)
+            again = state.role_lock(role.name)
             if again is None:
                 break  # a newer worker took over: it will see the record
             held.append(again)
