@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import Env, outbox_record
 from donebell.shared.ingest import submit_candidate
+from support.delivery_kit import Env, outbox_record
 from support.ntfy_standin import NtfyStandin
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")

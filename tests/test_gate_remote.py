@@ -19,7 +19,6 @@ from typing import Any
 
 import psutil
 import pytest
-from delivery_kit import Env
 from donebell.shared import ingest, records
 from donebell.shared.config import Settings, WatchRoot
 from donebell.shared.keys import event_key
@@ -38,6 +37,7 @@ from fixtures.gate.kit import (
     fast_settings,
     lines_of,
 )
+from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
 from test_remote_scanner import HungMount
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from donebell.shared.liveness import current_process_identity
 from donebell.workers.hooks.kick import worker_argv
-from hooks_harness import HookEnv, wait_for_json
+from support.hooks_harness import HookEnv, wait_for_json
 
 
 @pytest.fixture()
@@ -99,7 +99,7 @@ def test_kick_failure_is_logged_and_the_candidate_kept(hooks: HookEnv) -> None:
 def test_suppressed_child_does_not_kick(hooks: HookEnv) -> None:
     """A receipt needs no delivery: a child notify starts no worker."""
     hooks.install_rollout("subagent-child")
-    from hooks_harness import notify_payload
+    from support.hooks_harness import notify_payload
 
     hooks.notify(notify_payload("subagent--notify-1"), DONEBELL_KICK_COMMAND=_recorder_prefix(hooks, "k.json"))
     time.sleep(0.5)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from donebell.shared.statedir import InvalidRecord, decode
 from donebell.supervisor.managed import claude_group, donebell_executable, handler_argv
-from hooks_harness import HookEnv, claude_event
+from support.hooks_harness import HookEnv, claude_event
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import donebell.shared
 import donebell.workers
 import pytest
-from hooks_harness import HookEnv, claude_event, notify_payload
+from support.hooks_harness import HookEnv, claude_event, notify_payload
 
 #: Standard library modules the hook path does without: ~6 ms together against a ~10 ms
 #: interpreter start (docs/hooks.md, "Speed").

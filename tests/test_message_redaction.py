@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from donebell.shared.message_redaction import MARK, redact
 from donebell.shared.records import to_outbox
-from hooks_harness import HookEnv, claude_event
-from payload_kit import Pipeline
+from support.hooks_harness import HookEnv, claude_event
 from support.ntfy_standin import NtfyStandin
+from support.payload_kit import Pipeline
 from test_scanner_support import fixture_lines, rollout_path
 
 #: (text as an agent might write it, the part that must never be stored or sent)

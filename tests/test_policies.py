@@ -15,8 +15,8 @@ from donebell.shared.statedir import now
 from donebell.workers.payload import MESSAGE_MAX_BYTES
 from donebell.workers.policies.digest import digest_key
 from donebell.workers.policies.quiet_hours import window_end
-from policy_kit import pending, policy_env, receipt, wire_bodies
 from support.ntfy_standin import NtfyStandin
+from support.policy_kit import pending, policy_env, receipt, wire_bodies
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from delivery_kit import TOPIC, Env
+from support.delivery_kit import TOPIC, Env
 from support.http_proxy import HttpProxy
 from support.ntfy_standin import NtfyStandin
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import httpx
 import pytest
-from delivery_kit import outbox_record
 from donebell.shared.config import Settings
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import StateDir
 from donebell.workers.wake.actions import wake_actions
+from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
