@@ -66,7 +66,7 @@ def main() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="donebell-bench-wake-") as tmp_name, NtfyStandin() as srv:
         tmp = Path(tmp_name)
         state = StateDir(tmp / "state").ensure()
-        data = {
+        data: dict[str, Any] = {
             "server": srv.url,
             "topic": "bench-notes",
             "wake_enabled": True,

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from donebell.shared.statedir import StateDir
 from donebell.supervisor import agent_versions, doctor, doctor_agents, status
+from donebell.supervisor.doctor_local import Check
 from donebell.supervisor.runner import SubprocessRunner
 from support import npm_clis
 
@@ -35,7 +36,7 @@ def install_agent(folder: Path, agent: str, version: str | None = None, *, body:
     script.chmod(0o755)
 
 
-def by_name(checks: list[doctor_agents.Check]) -> dict[str, doctor_agents.Check]:
+def by_name(checks: list[Check]) -> dict[str, Check]:
     return {c.name: c for c in checks}
 
 

@@ -48,7 +48,7 @@ def hooks(tmp_path: Path) -> HookEnv:
 def installed_argv() -> list[str]:
     """The StopFailure command exactly as install writes it for a Claude with exec-form support."""
     [handler] = claude_group("StopFailure", donebell_executable(), exec_form=True)["hooks"]
-    assert handler["command"] == "/bin/sh" and handler_argv(handler)[1:] == ["hook", "claude"], handler
+    assert handler["command"] == "/bin/sh" and (handler_argv(handler) or [])[1:] == ["hook", "claude"], handler
     return [handler["command"], *handler["args"]]
 
 

@@ -21,8 +21,8 @@ from support.policy_kit import pending, policy_env, receipt, wire_bodies
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def at_berlin(*args: int) -> float:
-    return datetime(*args, tzinfo=BERLIN).timestamp()  # type: ignore[misc]
+def at_berlin(year: int, month: int, day: int, hour: int, minute: int) -> float:
+    return datetime(year, month, day, hour, minute, tzinfo=BERLIN).timestamp()
 
 
 def test_min_duration_drops_a_short_done_task_never_a_failure(srv: NtfyStandin, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from donebell.shared.liveness import is_alive, process_create_time
 from donebell.supervisor.children import Child, worker_command
-from support.supervisor_proc import wait_for
+from support.waiting import wait_for
 
 # A "role" that starts two grandchildren ignoring SIGTERM: one in its process group, one that
 # escapes into a new session (so only the descendant snapshot can find it), then waits.

@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 from donebell.shared.liveness import is_alive, process_create_time
-from support.supervisor_proc import Harness, cmdline, harness, wait_for
+from support.supervisor_proc import Harness, cmdline, harness
+from support.waiting import wait_for
 
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
 

@@ -232,7 +232,7 @@ def test_expired_ticket_is_refused(world: WakeWorld) -> None:
         world.tap(button)  # repeats of one expired ticket: recorded once, the rest counted
     world.worker("--once")
     assert statuses(world) == [("refused", "expired")] and world.codex_calls() == []
-    assert world.state.read_health("wake")["counters"]["refused-expired"] == 4
+    assert world.state.read_health("wake")["counters"]["refused-expired"] == 4  # type: ignore[index]
 
 
 def test_a_ticket_for_another_host_is_ignored_silently(world: WakeWorld, tmp_path: Path) -> None:
@@ -258,7 +258,7 @@ def test_a_junk_flood_is_bounded_and_rate_limited_in_the_log(world: WakeWorld) -
     refusals = [e for e in world.log() if e.get("role") == "wake" and "refused" in e["msg"]]
     assert 1 <= len(refusals) <= 3, refusals  # one line a minute, the rest counted
     assert statuses(world) == [("requested", None)]
-    assert world.state.read_health("wake")["counters"]["refused-malformed"] >= 150
+    assert world.state.read_health("wake")["counters"]["refused-malformed"] >= 150  # type: ignore[index]
 
 
 def test_unknown_thread_deleted_rollout_and_superseded(world: WakeWorld) -> None:
