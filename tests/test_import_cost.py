@@ -74,6 +74,7 @@ ALLOWED_DONEBELL = {
     "donebell.shared.ingest",
     "donebell.shared.codex_meta",
     "donebell.shared.liveness",
+    "donebell.shared.proc_group",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
     "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
 }
