@@ -38,8 +38,8 @@ from fixtures.gate.kit import (
     lines_of,
 )
 from support.delivery_kit import Env
+from support.hung_mount import HungMount
 from support.ntfy_standin import NtfyStandin
-from test_remote_scanner import HungMount
 
 WORKER_MODULE = "donebell.workers.gate.remote_worker"
 #: A pass may wait this long for remote answers; everything else in it is local work.

@@ -18,7 +18,7 @@ from donebell.shared.records import to_outbox
 from support.hooks_harness import HookEnv, claude_event
 from support.ntfy_standin import NtfyStandin
 from support.payload_kit import Pipeline
-from test_scanner_support import fixture_lines, rollout_path
+from support.scanner_kit import fixture_lines, rollout_path
 
 #: (text as an agent might write it, the part that must never be stored or sent)
 SECRETS: list[tuple[str, str]] = [

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from donebell.shared.statedir import StateDir
 from donebell.workers.wake.actions import wake_actions
 from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -161,16 +161,6 @@ class WakeWorld:
     def log(self) -> list[dict[str, Any]]:
         path = self.state.root / "notify.log"
         return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture()

@@ -16,12 +16,17 @@ T = TypeVar("T")
 
 
 def wait_for(
-    predicate: Callable[[], T | None | Literal[False]], timeout: float = 15.0, what: str = "condition"
+    predicate: Callable[[], T | None | Literal[False]],
+    timeout: float = 15.0,
+    what: str = "condition",
+    *,
+    detail: Callable[[], object] | None = None,
 ) -> T:
     """Poll ``predicate`` until it returns a truthy value and return that value.
 
-    Fails with ``what`` and the timeout once the deadline passes, so a red test says what never
-    happened rather than which assertion saw stale state.
+    Fails with ``what``, the timeout and ``detail()`` (the state worth seeing, read at the moment
+    of failure) once the deadline passes, so a red test says what never happened rather than
+    which assertion saw stale state.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -29,5 +34,6 @@ def wait_for(
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            suffix = "" if detail is None else f": {detail()!r}"
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}{suffix}")
         time.sleep(0.05)
