@@ -70,9 +70,9 @@ def test_desk_grace_drops_when_the_user_starts_a_new_turn(srv: NtfyStandin, tmp_
     role.pass_at(now())
     assert [b["tags"] for b in wire_bodies(srv)] == [["x"]]  # a failure goes at once
     assert env.state.locate(returned["key"]) == env.state.locate(away["key"]) == "outbox"
-    time.sleep(0.1)
+    time.sleep(0.1)  # the next turn must start after the held notification's turn ended
     pending(env, thread_id="019a22be-06d2-7621-bea7-5b13dfa14a01")  # the user's next turn in that thread
-    time.sleep(0.6)
+    time.sleep(0.6)  # lets desk_grace_seconds (0.6) run out for the turn nobody returned to
     role.pass_at(now())
     folder, rec = receipt(env, returned["key"])
     assert (folder, rec and rec["reason"]) == ("suppressed", "user-returned")
