@@ -48,7 +48,8 @@ WINDOWS_CREATION_FLAGS: dict[str, int] = {
 
 def popen_options(kind: Kind, *, windows: bool | None = None) -> dict[str, Any]:
     """The ``subprocess.Popen`` keywords that start a ``kind`` child as its own group's leader."""
-    if sys.platform == "win32" if windows is None else windows:
+    on_windows = sys.platform == "win32" if windows is None else windows
+    if on_windows:
         return {"creationflags": WINDOWS_CREATION_FLAGS[kind]}
     return {"start_new_session": True}
 

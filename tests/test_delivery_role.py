@@ -137,7 +137,7 @@ def test_hook_candidate_reaches_the_server_through_gate_and_outbox(srv: NtfyStan
         wait_for(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
         latencies = []
         for n in range(1, 4):
-            time.sleep(0.2)
+            time.sleep(0.2)  # let the worker go back to sleep, so each candidate must wake it
             rec = outbox_record()
             candidate = {k: v for k, v in rec.items()
                          if k not in ("promoted_at", "verdict", "sequence_id", "attempts", "next_attempt_at",
