@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
-from reliability.rig import Rig  # noqa: E402
 from support.ntfy_standin import NtfyStandin  # noqa: E402
+from support.rig import Rig  # noqa: E402
 
 SIZES = [int(n) for n in os.environ.get("DONEBELL_BENCH_BACKLOG", "100,10000").split(",") if n.strip()]
 TARGET_SECONDS, TARGET_RSS_MIB, TARGET_RATIO = 60.0, 64.0, 1.5

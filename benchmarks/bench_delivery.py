@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
-from delivery_kit import Env  # noqa: E402
+from support.delivery_kit import Env  # noqa: E402
 from support.ntfy_standin import NtfyStandin  # noqa: E402
 
 RECORDS = int(os.environ.get("DONEBELL_BENCH_RECORDS", "1000"))

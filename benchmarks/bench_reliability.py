@@ -2,7 +2,7 @@
 
 * **kill storm**: ``donebell run`` with its real roles while 100 root tasks arrive (20 % without a
   hook) and 40 SIGKILLs hit random roles, the supervisor (restarted) and hooks in flight
-  (``tests/reliability/storm.py``, the same machinery as the test). Rows: tasks lost (target 0),
+  (``tests/support/storm.py``, the same machinery as the test). Rows: tasks lost (target 0),
   duplicate deliveries (each repeats its task's ``sequence_id``; informational), processes left
   behind (target 0), and how long the queue took to drain after the last kill.
 * **crash points**: how many counted state-dir operations one Codex turn costs in each process
@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
-from reliability.rig import Rig  # noqa: E402
-from reliability.runner import ExecSpawner  # noqa: E402
-from reliability.storm import run_storm, storm_seed  # noqa: E402
 from support.ntfy_standin import NtfyStandin  # noqa: E402
+from support.rig import Rig  # noqa: E402
+from support.runner import ExecSpawner  # noqa: E402
+from support.storm import run_storm, storm_seed  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_STORM_TASKS", "100"))
 KILLS = int(os.environ.get("DONEBELL_BENCH_STORM_KILLS", "40"))

@@ -93,7 +93,7 @@ class _Bench:
 def _setup(tmp: Path, server_url: str) -> _Bench:
     """State directory, config, the thread's rollout and the fake ``codex`` first on PATH."""
     state = StateDir(tmp / "state").ensure()
-    data = {
+    data: dict[str, Any] = {
         "server": server_url,
         "topic": "bench-notes",
         "wake_enabled": True,

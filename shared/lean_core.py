@@ -42,6 +42,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.bounded_read",  # every bounded, non-blocking read of an agent's file
     "donebell.shared.transcript",  # the Claude hook's bounded transcript tail (goal marker, outcome)
     "donebell.shared.liveness",
+    "donebell.shared.proc_group",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
     "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
 )

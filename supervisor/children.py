@@ -1,7 +1,8 @@
 """Role processes: spawn one, notice its exit, stop it, and kill it with all its children.
 
 Each role runs as ``python -m donebell.supervisor.cli worker <role>`` in a process group of its own
-(POSIX: a new session; Windows: ``CREATE_NEW_PROCESS_GROUP``), so that a signal to the
+(:mod:`donebell.shared.proc_group`, kind "signalable": it shares the supervisor's console on
+Windows, so CTRL_BREAK reaches it), so that a signal to the
 supervisor's terminal does not reach the roles directly and the supervisor can kill a role's
 whole group. On POSIX an exit is noticed with ``waitid(WNOWAIT)``: the dead leader stays a
 zombie, which keeps its pid (= the group id) reserved, so the ``killpg`` that sweeps the group's
@@ -18,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from donebell.shared import proc_group
 from donebell.shared.liveness import process_create_time
 from donebell.shared.statedir import now
 
@@ -88,8 +90,7 @@ class Child:
     def _kill_group(self) -> None:
         if _IS_WINDOWS or self.returncode is not None:
             return  # once reaped, the group id may belong to someone else
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        proc_group.kill_group(self.pid)
 
     def identity(self) -> dict[str, Any]:
         return {"pid": self.pid, "create_time": self.create_time, "started_at": self.started_at}
@@ -102,12 +103,7 @@ def worker_command(role: str) -> list[str]:
 
 def spawn(role: str) -> Child:
     """Start a role process in its own process group; stdout/stderr are the supervisor's."""
-    kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, "close_fds": True}
-    if _IS_WINDOWS:
-        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
-    else:
-        kwargs["start_new_session"] = True
-    return Child(role, subprocess.Popen(worker_command(role), **kwargs))
+    return Child(role, proc_group.start(worker_command(role), "signalable", stdin=subprocess.DEVNULL))
 
 
 def stop_pid(pid: int, create_time: float | None, grace: float) -> bool:

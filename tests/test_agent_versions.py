@@ -18,6 +18,7 @@ from donebell.supervisor.commands import status
 from donebell.supervisor.doctor import agent_versions
 from donebell.supervisor.doctor import agents as doctor_agents
 from donebell.supervisor.doctor import command as doctor
+from donebell.supervisor.doctor.local import Check
 from donebell.supervisor.runner import SubprocessRunner
 from support import npm_clis
 
@@ -38,7 +39,7 @@ def install_agent(folder: Path, agent: str, version: str | None = None, *, body:
     script.chmod(0o755)
 
 
-def by_name(checks: list[doctor_agents.Check]) -> dict[str, doctor_agents.Check]:
+def by_name(checks: list[Check]) -> dict[str, Check]:
     return {c.name: c for c in checks}
 
 

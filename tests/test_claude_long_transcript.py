@@ -19,7 +19,7 @@ from donebell.shared.keys import claude_session_key, event_key
 from donebell.shared.statedir import StateDir
 from donebell.workers.scanners.claude_tail import ClaudeTail
 from fixtures.gate.kit import fast_settings, gate, last_decision, where
-from hooks_harness import HookEnv
+from support.hooks_harness import HookEnv
 
 SESSION = "5e55a0b1-0000-4000-8000-000000000001"
 

@@ -14,14 +14,14 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from claude_fixtures import cut_after, events_332, place, session_of, transcript_lines
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
 from donebell.workers.hooks.claude_outcome import KILLED_NOTE
 from donebell.workers.scanners.claude_tail import FOLDER, ClaudeTail
-from hooks_harness import HookEnv
+from support.claude_fixtures import cut_after, events_332, place, session_of, transcript_lines
+from support.hooks_harness import HookEnv
 
 GATE_FIXTURES = Path(__file__).parent / "fixtures" / "gate" / "claude"
 

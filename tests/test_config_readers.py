@@ -18,8 +18,8 @@ import pytest
 from donebell.shared import config, settings_view
 from donebell.shared.config_fields import FIELDS
 from donebell.workers.hooks.context import HOOK_KEYS, HookContext
-from hooks_harness import HookEnv, claude_event
 from support import pydantic_config
+from support.hooks_harness import HookEnv, claude_event
 
 SPECS = {spec.name: spec for spec in FIELDS}
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from delivery_kit import Env
+from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import Env, wire_bodies
 from donebell.shared.statedir import now
 from donebell.workers.delivery.retry_policy import backoff_seconds
+from support.delivery_kit import Env, wire_bodies
 from support.ntfy_standin import NtfyStandin
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import Env, outbox_record
 from donebell.shared.ingest import submit_candidate
+from support.delivery_kit import Env, outbox_record
 from support.ntfy_standin import NtfyStandin
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -21,15 +22,6 @@ pytestmark = pytest.mark.usefixtures("no_outside_config")
 def _health(env: Env) -> dict[str, Any]:
     path = env.state.root / "health" / "delivery.json"
     return json.loads(path.read_text("utf-8")) if path.exists() else {}
-
-
-def _wait(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _stop(proc: subprocess.Popen[str]) -> int:
@@ -92,7 +84,7 @@ def test_continuous_worker_wakes_on_a_new_outbox_record(srv: NtfyStandin, tmp_pa
     env = Env(tmp_path, server=srv.url)
     proc = env.popen_cli("worker", "delivery")
     try:
-        _wait(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
+        wait_for(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
         latencies = []
         for n in range(1, 6):
             time.sleep(0.2)  # let the worker go back to sleep
@@ -115,7 +107,7 @@ def test_bounded_run_exits_when_a_worker_holds_the_lock(srv: NtfyStandin, tmp_pa
     env = Env(tmp_path, server=srv.url)
     proc = env.popen_cli("worker", "delivery")
     try:
-        _wait(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
+        wait_for(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
         owner = env.state.lock_owner("delivery")
         run = env.run_cli("worker", "delivery", "--once")
         assert run.returncode == 0, run.stderr
@@ -142,10 +134,10 @@ def test_hook_candidate_reaches_the_server_through_gate_and_outbox(srv: NtfyStan
     env = Env(tmp_path, server=srv.url, idle_detection_mode="off")
     proc = env.popen_cli("worker", "delivery")
     try:
-        _wait(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
+        wait_for(lambda: _health(env).get("state") == "ready", 15, "the worker to be ready")
         latencies = []
         for n in range(1, 4):
-            time.sleep(0.2)
+            time.sleep(0.2)  # let the worker go back to sleep, so each candidate must wake it
             rec = outbox_record()
             candidate = {k: v for k, v in rec.items()
                          if k not in ("promoted_at", "verdict", "sequence_id", "attempts", "next_attempt_at",

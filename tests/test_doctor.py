@@ -87,7 +87,7 @@ def doctor(runner: RecordingRunner | None = None) -> tuple[int, dict[str, Any], 
 
 
 def check(doc: dict[str, Any], name: str) -> dict[str, Any]:
-    found = [c for c in doc["checks"] if c["name"] == name]
+    found: list[dict[str, Any]] = [c for c in doc["checks"] if c["name"] == name]
     assert len(found) == 1, (name, doc["checks"])
     return found[0]
 
@@ -224,7 +224,7 @@ def test_service_state_through_the_runner(env: dict[str, Path]) -> None:
     _, doc, _ = doctor(missing)
     assert check(doc, "service")["status"] == "unknown"
     assert ("systemctl", "--user", "is-active", "donebell.service") in missing.calls
-    reachable = {("systemctl", "--user", "show-environment"): Completed((), 0, "HOME=/h\n", "")}
+    reachable: dict[tuple[str, ...], Completed] = {("systemctl", "--user", "show-environment"): Completed((), 0, "HOME=/h\n", "")}
     inactive = RecordingRunner({**reachable, ("systemctl",): Completed((), 3, "inactive\n", "")},
                                programs={"systemctl": "/bin/systemctl"})
     _, doc, _ = doctor(inactive)

@@ -8,7 +8,8 @@ import os
 import signal
 from pathlib import Path
 
-from support.supervisor_proc import FAST, Harness, wait_for
+from support.supervisor_proc import FAST, Harness
+from support.waiting import wait_for
 
 
 def test_first_start_names_the_next_steps_once(isolated_env: dict[str, Path], tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from donebell.shared.keys import claude_session_key
@@ -24,7 +25,7 @@ def world(isolated_env: dict[str, Path], state: StateDir) -> ClaudeWorld:
     return ClaudeWorld(isolated_env["claude_dir"] / "projects" / "-w", state)
 
 
-def _tool_session(world: ClaudeWorld, extra: list[dict] | None = None, cut: int | None = None) -> str:
+def _tool_session(world: ClaudeWorld, extra: list[dict[str, Any]] | None = None, cut: int | None = None) -> str:
     recs = claude_lines("print-tool.jsonl")[:cut] + (extra or [])
     world.transcript(TOOL_SESSION, recs)
     world.session_record(TOOL_SESSION, 1, TOOL_PROMPT)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from donebell.shared import ingest, records
@@ -14,7 +15,7 @@ from fixtures.gate.kit import fast_settings, gate, last_decision, where
 SESSION, PROMPT = "5e55a0b1-0000-4000-8000-00000000000f", "p1"
 
 
-def submit(state: StateDir, source: str, **fields: object) -> str:
+def submit(state: StateDir, source: str, **fields: Any) -> str:
     key = event_key("claude", SESSION, PROMPT)
     cand = records.new_candidate(
         key=key, provider="claude", source=source, session_id=SESSION, prompt_id=PROMPT, claude_epoch=0, **fields

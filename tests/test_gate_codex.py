@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from donebell.shared.statedir import StateDir
@@ -144,7 +145,7 @@ def test_active_goal_holds_and_unavailable_goal_db_does_not(world: CodexWorld, s
     assert "goal database unavailable" in state.read("outbox", key2)["probe"]["history"][-1]["evidence"]  # type: ignore[index]
 
 
-def _family(world: CodexWorld, child_recs: list[dict] | bytes, *, edge: bool = True, thread_row: bool = True) -> str:
+def _family(world: CodexWorld, child_recs: list[dict[str, Any]] | bytes, *, edge: bool = True, thread_row: bool = True) -> str:
     world.write_rollout(PARENT_THREAD, lines_of("subagent-parent.jsonl"))
     world.write_rollout(CHILD_THREAD, child_recs)
     world.add_thread(PARENT_THREAD)

@@ -48,6 +48,7 @@ def test_new_evidence_during_the_decision_blocks_promotion(state: StateDir) -> N
 
 def test_second_snapshot_must_agree(state: StateDir) -> None:
     """Promotion re-evaluates inside the lock; changed evidence (fingerprint) or a non-promote keeps it pending."""
+    snapshot: dict[str, Any] | None  # re-read below, where the record may be gone
     snapshot = _pending(state)
     first = Verdict.promote("idle", fingerprint=("rollout", 100))
     applied, final = apply(

@@ -19,7 +19,6 @@ from typing import Any
 
 import psutil
 import pytest
-from delivery_kit import Env
 from donebell.shared import ingest, records
 from donebell.shared.config import Settings, WatchRoot
 from donebell.shared.keys import event_key
@@ -38,8 +37,9 @@ from fixtures.gate.kit import (
     fast_settings,
     lines_of,
 )
+from support.delivery_kit import Env
+from support.hung_mount import HungMount
 from support.ntfy_standin import NtfyStandin
-from test_remote_scanner import HungMount
 
 WORKER_MODULE = "donebell.workers.gate.remote_worker"
 #: A pass may wait this long for remote answers; everything else in it is local work.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from donebell.workers.hooks.chain import chain_argv
-from hooks_harness import HookEnv, notify_payload, wait_for_json
+from support.hooks_harness import HookEnv, notify_payload, wait_for_json
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from donebell.shared.keys import claude_session_key, event_key
-from hooks_harness import HookEnv, claude_event, claude_events
+from support.hooks_harness import HookEnv, claude_event, claude_events
 
 
 @pytest.fixture()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_receipt
-from hooks_harness import HookEnv, codex_hook_payload, notify_payload, rollout_lines
+from support.hooks_harness import HookEnv, codex_hook_payload, notify_payload, rollout_lines
 
 ROOT = "01a22be2-8ff4-7060-90c7-45d2cf0697b5"  # the simple run's thread
 ROOT_TURN = "01a22be2-9063-7c32-bfff-4b6d573f20c6"
@@ -36,7 +36,7 @@ def _rollout_identity(fixture: str) -> tuple[str, str]:
 @pytest.mark.parametrize("scenario", ["simple", "tool", "subagent"])
 def test_root_stop_before_task_complete_creates_candidate(hooks: HookEnv, scenario: str) -> None:
     """A root Stop (rollout not yet holding task_complete) becomes one pending candidate with the scanner's key."""
-    from hooks_harness import STOP_ROLLOUT
+    from support.hooks_harness import STOP_ROLLOUT
 
     hooks.install_rollout(STOP_ROLLOUT[scenario], upto="task_complete")
     payload = hooks.stop_payload(scenario)

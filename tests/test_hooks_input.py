@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from donebell.workers.hooks.stdin import MAX_PAYLOAD_BYTES, PayloadError, argv_object, decode_object
-from hooks_harness import HookEnv, claude_event
+from support.hooks_harness import HookEnv, claude_event
 
 #: command -> what it always prints
 OUTPUT = {"codex-stop": b"{}\n", "claude": b""}

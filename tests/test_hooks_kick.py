@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from donebell.shared.liveness import current_process_identity
 from donebell.workers.hooks.kick import worker_argv
-from hooks_harness import HookEnv, wait_for_json
+from support.hooks_harness import HookEnv, wait_for_json
 
 
 @pytest.fixture()
@@ -55,7 +55,7 @@ def test_no_kick_when_a_live_delivery_owner_is_recorded(hooks: HookEnv) -> None:
     locks = hooks.state.ensure().root / "locks"
     (locks / "delivery.owner.json").write_text(json.dumps({**current_process_identity(), "role": "delivery"}))
     hooks.run("codex-stop", stdin=hooks.stop_payload("simple"), DONEBELL_KICK_COMMAND=_recorder_prefix(hooks, "k.json"))
-    time.sleep(0.5)
+    time.sleep(0.5)  # proves a negative: a kick, had one started, would have recorded itself by now
     assert not (hooks.root / "k.json").exists()
     assert hooks.counts()["pending"] == 1
 
@@ -80,7 +80,7 @@ def test_no_second_kick_while_the_first_worker_starts(hooks: HookEnv) -> None:
         json.dumps({"type": "agent-turn-complete", "thread-id": "t", "turn-id": "u"}),
         DONEBELL_KICK_COMMAND=second,
     )
-    time.sleep(0.5)
+    time.sleep(0.5)  # proves a negative: a kick, had one started, would have recorded itself by now
     assert not (hooks.root / "second.json").exists()
     assert hooks.counts()["pending"] == 2
     os.kill(first["pid"], signal.SIGTERM)
@@ -99,10 +99,10 @@ def test_kick_failure_is_logged_and_the_candidate_kept(hooks: HookEnv) -> None:
 def test_suppressed_child_does_not_kick(hooks: HookEnv) -> None:
     """A receipt needs no delivery: a child notify starts no worker."""
     hooks.install_rollout("subagent-child")
-    from hooks_harness import notify_payload
+    from support.hooks_harness import notify_payload
 
     hooks.notify(notify_payload("subagent--notify-1"), DONEBELL_KICK_COMMAND=_recorder_prefix(hooks, "k.json"))
-    time.sleep(0.5)
+    time.sleep(0.5)  # proves a negative: a kick, had one started, would have recorded itself by now
     assert not (hooks.root / "k.json").exists() and hooks.counts()["suppressed"] == 1
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_fixtures import cut_after, payloads_for, place, transcript_lines
 from donebell.shared.keys import event_key
 from donebell.workers.hooks.claude_outcome import KILLED_NOTE
-from hooks_harness import HookEnv
+from support.claude_fixtures import cut_after, payloads_for, place, transcript_lines
+from support.hooks_harness import HookEnv
 
 
 @pytest.fixture()

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from donebell.shared.statedir import InvalidRecord, decode
 from donebell.supervisor.install.managed import claude_group, donebell_executable, handler_argv
-from hooks_harness import HookEnv, claude_event
+from support.hooks_harness import HookEnv, claude_event
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -48,7 +48,7 @@ def hooks(tmp_path: Path) -> HookEnv:
 def installed_argv() -> list[str]:
     """The StopFailure command exactly as install writes it for a Claude with exec-form support."""
     [handler] = claude_group("StopFailure", donebell_executable(), exec_form=True)["hooks"]
-    assert handler["command"] == "/bin/sh" and handler_argv(handler)[1:] == ["hook", "claude"], handler
+    assert handler["command"] == "/bin/sh" and (handler_argv(handler) or [])[1:] == ["hook", "claude"], handler
     return [handler["command"], *handler["args"]]
 
 

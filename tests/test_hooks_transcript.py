@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from donebell.shared.bounded_read import complete_lines_region, utf8_boundary
 from donebell.shared.transcript import marker_of, marker_state, newest_goal_marker
@@ -107,7 +108,7 @@ def test_marker_of_reads_main_chain_goal_status_only() -> None:
 
 def test_marker_state_is_one_rule_for_baselines_and_gate_markers() -> None:
     """cleared (met + sentinel) > met > failed > active, read the same from a baseline dict and a gate Marker."""
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"met": True, "sentinel": True, "failed": True}, "cleared"),
         ({"met": True}, "met"),
         ({"met": True, "failed": True}, "met"),

@@ -25,7 +25,7 @@ import donebell.supervisor
 import donebell.workers
 import pytest
 from donebell.shared.lean_core import HOOK_PATH_MODULES, is_lean, on_hook_path
-from hooks_harness import HookEnv, claude_event, notify_payload
+from support.hooks_harness import HookEnv, claude_event, notify_payload
 
 #: Standard library modules the hook path does without: ~6 ms together against a ~10 ms
 #: interpreter start (docs/hooks.md, "Speed").
@@ -226,10 +226,10 @@ def lean_tricks(source: str) -> list[str]:
             found.append("TYPE_CHECKING = False")
         if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
             found.append("module __getattr__")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module in ("_sha256", "_sha2"):
-            found.append(node.module)
-        if isinstance(node, ast.Import) and any(alias.name in ("_sha256", "_sha2") for alias in node.names):
+    for every in ast.walk(tree):
+        if isinstance(every, ast.ImportFrom) and every.module in ("_sha256", "_sha2"):
+            found.append(every.module)
+        if isinstance(every, ast.Import) and any(alias.name in ("_sha256", "_sha2") for alias in every.names):
             found.append("import _sha256")
     return found
 

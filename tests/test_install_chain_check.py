@@ -18,7 +18,7 @@ def _donebell(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _chain_check(doc: dict[str, object]) -> dict[str, object]:
-    [check] = [c for c in doc["checks"] if c["name"] == "chain_notify"]  # type: ignore[attr-defined,index]
+    [check] = [c for c in doc["checks"] if c["name"] == "chain_notify"]  # type: ignore[attr-defined]
     return check  # type: ignore[no-any-return]
 
 

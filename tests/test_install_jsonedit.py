@@ -26,7 +26,7 @@ STYLES = {
 def test_add_then_remove_gives_back_the_exact_text(text: str) -> None:
     """Appending a group (creating hooks/Stop when needed) and removing it restores every byte."""
     doc = JsonDocument(text)
-    created = []
+    created: list[tuple[str, ...]] = []
     if doc.find(("hooks",)) is None:
         doc.add_member((), "hooks", {})
         created.append(("hooks",))

@@ -10,10 +10,10 @@ import time
 import uuid
 from pathlib import Path
 
-from delivery_kit import Env
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
 from donebell.shared.short_id import short_id
+from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
 
 

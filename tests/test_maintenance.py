@@ -14,7 +14,8 @@ import pytest
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import LOG_MAX_BYTES, StateDir, now
-from support.supervisor_proc import Harness, harness, wait_for
+from support.supervisor_proc import Harness, harness
+from support.waiting import wait_for
 
 DAY = 86400.0
 

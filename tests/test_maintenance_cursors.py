@@ -17,8 +17,8 @@ from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.scanners.remote_root_summary import SUMMARY_KEY
 from donebell.workers.scanners.remote_scan_child import root_hash
 from donebell.workers.scanners.rollout_tail import cursor_key
-from test_remote_scanner import HungMount
-from test_scanner_support import IDS, fixture_lines, records, rollout_path, set_age
+from support.hung_mount import HungMount
+from support.scanner_kit import IDS, fixture_lines, records, rollout_path, set_age
 
 DAY = 86400.0
 LOCAL = "watch/local"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from donebell.shared.message_redaction import MARK, redact
 from donebell.shared.records import to_outbox
-from hooks_harness import HookEnv, claude_event
-from payload_kit import Pipeline
+from support.hooks_harness import HookEnv, claude_event
 from support.ntfy_standin import NtfyStandin
-from test_scanner_support import fixture_lines, rollout_path
+from support.payload_kit import Pipeline
+from support.scanner_kit import fixture_lines, rollout_path
 
 #: (text as an agent might write it, the part that must never be stored or sent)
 SECRETS: list[tuple[str, str]] = [

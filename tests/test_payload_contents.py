@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from donebell.shared.short_id import short_id
-from hooks_harness import HookEnv, claude_event, claude_events
-from payload_kit import ORIGIN, Pipeline
+from support.hooks_harness import HookEnv, claude_event, claude_events
 from support.ntfy_standin import NtfyStandin
+from support.payload_kit import ORIGIN, Pipeline
 
 ERR_SESSION8 = "f7bd4ca5"  # short id of the recorded 529 run (session ff6390f8-de8d-4904-a4d4-bbcff7bd4ca5)
 TASK_URL = "https://chatgpt.com/codex/tasks/01a22be2-8ff4-7060-90c7-45d2cf0697b5"

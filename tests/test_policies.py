@@ -15,14 +15,14 @@ from donebell.shared.statedir import now
 from donebell.workers.delivery.payload import MESSAGE_MAX_BYTES
 from donebell.workers.delivery.policies.digest import digest_key
 from donebell.workers.delivery.policies.quiet_hours import window_end
-from policy_kit import pending, policy_env, receipt, wire_bodies
 from support.ntfy_standin import NtfyStandin
+from support.policy_kit import pending, policy_env, receipt, wire_bodies
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def at_berlin(*args: int) -> float:
-    return datetime(*args, tzinfo=BERLIN).timestamp()  # type: ignore[misc]
+def at_berlin(year: int, month: int, day: int, hour: int, minute: int) -> float:
+    return datetime(year, month, day, hour, minute, tzinfo=BERLIN).timestamp()
 
 
 def test_min_duration_drops_a_short_done_task_never_a_failure(srv: NtfyStandin, tmp_path: Path) -> None:
@@ -70,9 +70,9 @@ def test_desk_grace_drops_when_the_user_starts_a_new_turn(srv: NtfyStandin, tmp_
     role.pass_at(now())
     assert [b["tags"] for b in wire_bodies(srv)] == [["x"]]  # a failure goes at once
     assert env.state.locate(returned["key"]) == env.state.locate(away["key"]) == "outbox"
-    time.sleep(0.1)
+    time.sleep(0.1)  # the next turn must start after the held notification's turn ended
     pending(env, thread_id="019a22be-06d2-7621-bea7-5b13dfa14a01")  # the user's next turn in that thread
-    time.sleep(0.6)
+    time.sleep(0.6)  # lets desk_grace_seconds (0.6) run out for the turn nobody returned to
     role.pass_at(now())
     folder, rec = receipt(env, returned["key"])
     assert (folder, rec and rec["reason"]) == ("suppressed", "user-returned")

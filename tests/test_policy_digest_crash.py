@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from donebell.workers.delivery.policies.digest import digest_key
-from policy_kit import pending, policy_env, wire_bodies
 from support.ntfy_standin import NtfyStandin
+from support.policy_kit import pending, policy_env, wire_bodies
 
 CRASH_EXIT = 86
 MAX_POINTS = 200

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from delivery_kit import TOPIC, Env
+from support.delivery_kit import TOPIC, Env
 from support.http_proxy import HttpProxy
 from support.ntfy_standin import NtfyStandin
 
@@ -53,7 +53,7 @@ def test_credentials_are_never_sent_through_a_plain_http_proxy(authed: NtfyStand
         record = env.queue()
         worker = _run(env, proxies, "worker", "delivery", "--once")
         assert worker.returncode == 0, worker.stderr
-        assert env.state.read("outbox", record["key"])["attempts"] == 0
+        assert env.state.read("outbox", record["key"])["attempts"] == 0  # type: ignore[index]
         health = env.state.read_health("delivery") or {}
         assert "through the proxy" in str(health.get("config_problem"))
         doctor = json.loads(_run(env, proxies, "doctor", "--json").stdout)
@@ -101,7 +101,7 @@ def test_https_goes_through_https_proxy_in_a_connect_tunnel(authed: NtfyStandin,
         assert worker.returncode == 0, worker.stderr
         assert [(r.method, r.target) for r in proxy.requests] == [("CONNECT", f"ntfy.example.test:{port}")]
         assert "Authorization" not in proxy.requests[0].headers
-        assert env.state.read("outbox", record["key"])["attempts"] == 1
+        assert env.state.read("outbox", record["key"])["attempts"] == 1  # type: ignore[index]
 
 
 def test_no_proxy_is_respected(srv: NtfyStandin, tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_no_proxy_is_respected(srv: NtfyStandin, tmp_path: Path) -> None:
                       "--once")
         assert worker.returncode == 0, worker.stderr
         assert proxy.requests == []
-        assert env.state.read("outbox", record["key"])["attempts"] == 1
+        assert env.state.read("outbox", record["key"])["attempts"] == 1  # type: ignore[index]
 
 
 @pytest.mark.parametrize(

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delivery_kit import outbox_record
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
 from donebell.workers.role import ROLES as ROLE_MODULES
 from support.codex_home import make_codex_home
+from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
 from test_import_cost import PROBE, imported_modules
 

@@ -10,7 +10,7 @@ from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
-from test_scanner_support import IDS, append, cursor_of, engine, fixture_lines, records, rollout_path
+from support.scanner_kit import IDS, append, cursor_of, engine, fixture_lines, records, rollout_path
 
 
 @pytest.mark.parametrize(

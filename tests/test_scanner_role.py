@@ -13,22 +13,14 @@ from typing import Any
 
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
-from test_scanner_support import IDS, append, fixture_lines, make_index, records, rollout_path
+from support.scanner_kit import IDS, append, fixture_lines, make_index, records, rollout_path
+from support.waiting import wait_for
 
 WORKER = [sys.executable, "-m", "donebell.supervisor.cli", "worker", "local-scanner"]
 
 
 def _health(state: StateDir) -> dict[str, Any]:
     return state.read_health("local-scanner") or {}
-
-
-def _wait(predicate: Any, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_once_run_submits_candidates_and_writes_health(state: StateDir, isolated_env: dict[str, Path]) -> None:
@@ -83,11 +75,11 @@ def test_running_worker_wakes_on_append_and_stops_on_sigterm(state: StateDir, is
     env = {**os.environ, "DONEBELL_WATCH_SCAN_SECONDS": "3600"}  # only a wake-up can explain a prompt scan
     proc = subprocess.Popen([*WORKER], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        assert _wait(lambda: _health(state).get("passes", 0) >= 1, 30), _health(state)
+        wait_for(lambda: _health(state).get("passes", 0) >= 1, 30, "a first pass", detail=lambda: _health(state))
         assert _health(state)["state"] == "ready" and _health(state)["index_status"] == "missing"
         appended = time.monotonic()
         append(path, lines[-1])  # the heartbeat pass is ~10 s away: only inotify can be this quick
-        assert _wait(lambda: len(records(state, "pending")) == 1, 5)
+        wait_for(lambda: len(records(state, "pending")) == 1, 5, "one pending candidate")
         assert time.monotonic() - appended < 5
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0

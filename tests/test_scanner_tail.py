@@ -10,7 +10,7 @@ from pathlib import Path
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
 from donebell.workers.scanners.rollout_tail import LineReader, end_of_last_line
-from test_scanner_support import IDS, append, cursor_of, engine, fixture_lines, records, rollout_path
+from support.scanner_kit import IDS, append, cursor_of, engine, fixture_lines, records, rollout_path
 
 
 def _lines(data: bytes, offset: int = 0, max_record: int = 1 << 20) -> tuple[list[bytes | None], LineReader]:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from delivery_kit import TOPIC, Env
+from support.delivery_kit import TOPIC, Env
 from support.ntfy_standin import NtfyStandin
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
@@ -59,7 +59,7 @@ def test_a_token_with_a_trailing_newline_is_a_config_error_not_a_leak(srv: NtfyS
     texts["state"] = env.all_state_text()
     leaks = [name for name, text in texts.items() if TOKEN in text]
     assert leaks == [] and srv.requests == []
-    assert env.state.read("outbox", record["key"])["attempts"] == 0  # waits, untouched, for a fixed config
+    assert env.state.read("outbox", record["key"])["attempts"] == 0  # type: ignore[index]  # waits, untouched, for a fixed config
 
 
 def test_an_error_an_older_version_stored_is_scrubbed_in_every_output(tmp_path: Path) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 
 import pytest
-from delivery_kit import TOPIC, Env
+from support.delivery_kit import TOPIC, Env
 from support.ntfy_standin import NtfyStandin
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -75,9 +75,7 @@ def test_running_worker_delivers_the_test_record(srv: NtfyStandin, tmp_path: Pat
     env = Env(tmp_path, server=srv.url)
     worker = env.popen_cli("worker", "delivery")
     try:
-        deadline = time.monotonic() + 15
-        while env.state.lock_owner("delivery") is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: env.state.lock_owner("delivery") is not None, 15, "the worker to hold the delivery lock")
         run = env.run_cli("test", "--json")
         assert run.returncode == 0, run.stderr
         out = _outcome(run.stdout)
@@ -95,9 +93,7 @@ def test_takes_over_when_the_lock_holder_goes_away(srv: NtfyStandin, tmp_path: P
     assert lock is not None
     proc = env.popen_cli("test", "--json")
     try:
-        deadline = time.monotonic() + 15
-        while env.state.count("outbox") == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: env.state.count("outbox") > 0, 15, "the command to queue its test record")
         assert srv.requests == []  # nobody sends while the lock is held
     finally:
         lock.release()

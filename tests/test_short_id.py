@@ -9,8 +9,8 @@ import re
 import uuid
 from pathlib import Path
 
-from delivery_kit import Env
 from donebell.shared.short_id import short_id
+from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
 
 

@@ -270,7 +270,7 @@ def test_every_public_name_is_importable_from_the_package() -> None:
 
     assert RoleLock.__name__ == "RoleLock" and StateDir.__module__ == "donebell.shared.statedir"
     with pytest.raises(AttributeError):
-        sd.NoSuchName  # noqa: B018 - the module __getattr__ refuses unknown names
+        sd.NoSuchName  # type: ignore[attr-defined]  # noqa: B018 - the module __getattr__ refuses unknown names
 
 
 def test_one_crash_point_counter_counts_the_operations_of_every_layer(

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.supervisor_proc import FAST, Harness, wait_for
+from support.supervisor_proc import FAST, Harness
+from support.waiting import wait_for
 
 
 def _status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

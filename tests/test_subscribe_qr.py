@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import segno
-from delivery_kit import Env
+from support.delivery_kit import Env
 from support.install_env import isolate
 from support.ntfy_standin import NtfyStandin
 

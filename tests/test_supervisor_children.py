@@ -9,7 +9,7 @@ from pathlib import Path
 
 from donebell.shared.liveness import is_alive, process_create_time
 from donebell.supervisor.children import Child, worker_command
-from support.supervisor_proc import wait_for
+from support.waiting import wait_for
 
 # A "role" that starts two grandchildren ignoring SIGTERM: one in its process group, one that
 # escapes into a new session (so only the descendant snapshot can find it), then waits.
@@ -37,7 +37,7 @@ def test_kill_tree_kills_the_role_its_group_and_escaped_descendants(tmp_path: Pa
     idents = [(p, process_create_time(p)) for p in (child.pid, *grandchildren)]
     known = child.descendants()
     child.terminate()  # ignored by all three
-    time.sleep(0.3)
+    time.sleep(0.3)  # proves a negative: SIGTERM, had it been obeyed, would have ended them by now
     assert all(is_alive(p, t) for p, t in idents)
     child.kill_tree(known)
     wait_for(child.exited, what="role exit")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from donebell.shared.liveness import is_alive, process_create_time
 from donebell.shared.statedir import encode, now
-from support.supervisor_proc import Harness, harness, wait_for
+from support.supervisor_proc import Harness, harness
+from support.waiting import wait_for
 
 
 @pytest.fixture()

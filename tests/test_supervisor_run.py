@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 from donebell.shared.liveness import is_alive, process_create_time
-from support.supervisor_proc import Harness, cmdline, harness, wait_for
+from support.supervisor_proc import Harness, cmdline, harness
+from support.waiting import wait_for
 
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
 
@@ -75,7 +76,7 @@ def test_repeated_startup_fault_goes_fatal_while_other_roles_keep_working(h: Har
     code, doc = h.status()
     assert code == 1 and doc["roles"]["maintenance"]["state"] == "fatal"
     assert "maintenance is fatal" in doc["reasons"]
-    time.sleep(1.0)
+    time.sleep(1.0)  # proves a negative: a fatal neighbour does not restart the others within a second
     _, doc = h.status()
     for role in others:
         assert h.working_pid(role) == before[role], f"{role} was disturbed"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from donebell.supervisor.sdnotify import Notifier
-from support.supervisor_proc import Harness, harness, wait_for
+from support.supervisor_proc import Harness, harness
+from support.waiting import wait_for
 
 
 @pytest.fixture()
@@ -87,13 +88,18 @@ def test_supervisor_sends_ready_after_roles_settle_then_watchdog_then_stopping(
         WATCHDOG_USEC="600000",
     )
     got: list[str] = []
-    wait_for(lambda: got.extend(_drain(sock)) or any(m.startswith("READY=1") for m in got), what="READY=1")
+
+    def ready() -> bool:
+        got.extend(_drain(sock))
+        return any(m.startswith("READY=1") for m in got)
+
+    wait_for(ready, what="READY=1")
     assert h.working_pid("maintenance")
     sj = h.supervisor_json()
     first_pass_at = h.health("maintenance")["last_success"]  # maintenance passes every 30 s: the first
     assert sj["ready_at"] >= first_pass_at, "READY=1 came before the role reported its first pass"
     assert sj["systemd_notify"] is True and sj["watchdog_seconds"] == pytest.approx(0.3)
-    time.sleep(1.5)
+    time.sleep(1.5)  # a window of time to count the pings in, not a wait for one event
     got.extend(_drain(sock))
     pings = got.count("WATCHDOG=1")
     assert 3 <= pings <= 12, got  # every 0.3 s, from start-up on

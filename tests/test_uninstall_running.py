@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 from donebell.shared.liveness import is_alive, process_create_time
-from support.supervisor_proc import FAST, Harness, wait_for
+from support.supervisor_proc import FAST, Harness
+from support.waiting import wait_for
 
 
 def _uninstall(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,18 +14,18 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from delivery_kit import outbox_record
 from donebell.shared.config import Settings
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import StateDir
 from donebell.workers.wake.actions import wake_actions
+from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -163,16 +163,6 @@ class WakeWorld:
         return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture()
 def world(tmp_path: Path, srv: NtfyStandin) -> WakeWorld:
     return WakeWorld(tmp_path, srv)
@@ -232,7 +222,7 @@ def test_expired_ticket_is_refused(world: WakeWorld) -> None:
         world.tap(button)  # repeats of one expired ticket: recorded once, the rest counted
     world.worker("--once")
     assert statuses(world) == [("refused", "expired")] and world.codex_calls() == []
-    assert world.state.read_health("wake")["counters"]["refused-expired"] == 4
+    assert world.state.read_health("wake")["counters"]["refused-expired"] == 4  # type: ignore[index]
 
 
 def test_a_ticket_for_another_host_is_ignored_silently(world: WakeWorld, tmp_path: Path) -> None:
@@ -258,7 +248,7 @@ def test_a_junk_flood_is_bounded_and_rate_limited_in_the_log(world: WakeWorld) -
     refusals = [e for e in world.log() if e.get("role") == "wake" and "refused" in e["msg"]]
     assert 1 <= len(refusals) <= 3, refusals  # one line a minute, the rest counted
     assert statuses(world) == [("requested", None)]
-    assert world.state.read_health("wake")["counters"]["refused-malformed"] >= 150
+    assert world.state.read_health("wake")["counters"]["refused-malformed"] >= 150  # type: ignore[index]
 
 
 def test_unknown_thread_deleted_rollout_and_superseded(world: WakeWorld) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from delivery_kit import outbox_record
 from donebell.shared.config import Settings
 from donebell.shared.statedir import StateDir
 from donebell.shared.wake_ticket import KEY_FILE, TicketRefused, issue, load_key, rotate_key, verify
 from donebell.workers.delivery.payload import render
+from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")

@@ -71,7 +71,10 @@ def wake_product(tmp: Path, server: Any, provider: str) -> Iterator[tuple[WakePr
         make_home = make_codex_home if provider == "codex" else make_claude_home
         home = make_home(tmp, server, extra_env=product.agent_env())
         product.agent_vars = dict(home.env)
-        product.install(**{provider: home})
+        if isinstance(home, CodexHome):
+            product.install(codex=home)
+        else:
+            product.install(claude=home)
         product.start()
         with _dump_on_failure(product):
             yield product, home
@@ -107,7 +110,8 @@ def tap(action: JSON) -> None:
 
 
 def continue_button(message: JSON) -> JSON:
-    [button] = [a for a in message.get("actions") or [] if a.get("label") == "Continue"]
+    buttons: list[JSON] = [a for a in message.get("actions") or [] if a.get("label") == "Continue"]
+    [button] = buttons
     assert PROMPT not in json.dumps(message), "the prompt must never leave the machine"
     return button
 

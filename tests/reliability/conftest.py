@@ -1,7 +1,7 @@
 """Fixtures of the reliability suite: one process spawner per session, a stand-in and a rig per test.
 
 Sizes: every storm has a small default and a full size behind ``DONEBELL_FULL_STORMS=1``
-(``reliability.runner.size``); docs/reliability.md lists both and the figures of a full run.
+(``support.runner.size``); docs/reliability.md lists both and the figures of a full run.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.figures import FIGURES
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import FIGURES
-from reliability.rig import Rig
-from reliability.runner import Spawner, make_spawner
+from support.rig import Rig
+from support.runner import Spawner, make_spawner
 
 #: Variables of this suite itself (not donebell settings) that survive the clean-up below.
 KEEP_ENV = ("DONEBELL_FULL_STORMS", "DONEBELL_RELIABILITY_SPAWN", "DONEBELL_FIGURES_FILE")

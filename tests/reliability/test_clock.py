@@ -11,10 +11,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, Turn, messages_by_sequence
+from support.rig import Rig, Turn, messages_by_sequence
 
 OUTAGE = 6 * 3600.0
 CAP = 900.0  # the default retry_max_seconds

@@ -14,11 +14,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, Turn, messages_by_sequence
-from reliability.runner import CRASH_EXIT
+from support.rig import Rig, Turn, messages_by_sequence
+from support.runner import CRASH_EXIT
 
 STAGES = ("hook", "scanner", "delivery")
 MAX_POINTS = 400  # a stage with more counted operations than this is a bug in itself

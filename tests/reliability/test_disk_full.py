@@ -17,10 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, messages_by_sequence
+from support.rig import Rig, messages_by_sequence
 
 SIZE = "2m"
 

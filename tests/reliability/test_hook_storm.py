@@ -11,12 +11,11 @@ import json
 import time
 from collections.abc import Callable
 
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, Turn, messages_by_sequence
-from reliability.runner import Proc
-from reliability.service import kill_leftovers, processes_of
+from support.rig import Rig, Turn, messages_by_sequence
+from support.runner import Proc
+from support.service import kill_leftovers, processes_of
 
 HOOKS = 100
 

@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from donebell.shared.keys import event_key, sequence_id
 from donebell.shared.records import new_candidate, to_outbox
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig
+from support.rig import Rig
 
 WRONG: tuple[Any, ...] = (None, 0, -1, 1e308, True, "x", "", [], [1], {}, {"a": 1}, "y" * 100_000)
 #: The fields of a real Codex Stop candidate (records.new_candidate + the hook's fields).

@@ -14,10 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, messages_by_sequence
+from support.rig import Rig, messages_by_sequence
 
 WRONG: tuple[Any, ...] = (None, 0, -1, 1e308, True, "", [], [1], {}, {"a": 1}, "y" * 100_000)
 #: Wall time a hook may take even on a loaded test machine (the budget is ~2.5x interpreter start-up).

@@ -18,13 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, Turn, messages_by_sequence
+from support.rig import Rig, Turn, messages_by_sequence
 
 HUGE = 100 << 20
-PEAK_RSS = Path(__file__).with_name("peak_rss.py")
+PEAK_RSS = Path(__file__).resolve().parents[1] / "support" / "peak_rss.py"
 
 
 def _append(turn: Turn, data: bytes) -> None:

@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import MUTATION_LOCK_SHARDS
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig
+from support.rig import Rig
 
 HUGE = 100 << 20  # the 100 MB single-line record
 

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig
-from reliability.runner import size
-from reliability.storm import run_storm, storm_seed
+from support.rig import Rig
+from support.runner import size
+from support.storm import run_storm, storm_seed
 
 TASKS = size(60, 500)
 KILLS = size(25, 200)

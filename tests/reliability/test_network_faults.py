@@ -15,10 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, Turn, messages_by_sequence
+from support.rig import Rig, Turn, messages_by_sequence
 
 #: Answers of the server, each consumed by one POST: (name, fault, "retry"|"dead", stored by the server).
 ANSWERS: list[tuple[str, Callable[[NtfyStandin], None], str, bool]] = [

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from donebell.shared.keys import event_key, sequence_id
 from support.ntfy_standin import NtfyStandin
-
-from reliability.rig import Rig, Turn, messages_by_sequence
+from support.rig import Rig, Turn, messages_by_sequence
 
 #: An event_msg that names a lifecycle event but is not shaped like one (item 1).
 MALFORMED_LIFECYCLE = {

@@ -15,12 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig
-from reliability.secrets_check import SecretScan
-from reliability.service import cmdlines_of, service
+from support.rig import Rig
+from support.secrets_check import SecretScan
+from support.service import cmdlines_of, service
 
 USER = "phil"
 TOKEN = "tk_reliabilitytokenabcdef0123456"  # tk_ + 29 [a-z0-9], as ntfy issues them

@@ -20,11 +20,10 @@ from typing import Any
 
 from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import SCHEMA_VERSION
+from support.figures import record
 from support.ntfy_standin import NtfyStandin
-
-from reliability.figures import record
-from reliability.rig import Rig, Turn, messages_by_sequence
-from reliability.service import Service, kill_leftovers, processes_of
+from support.rig import Rig, Turn, messages_by_sequence
+from support.service import Service, kill_leftovers, processes_of
 
 
 def test_a_slow_body_server_is_cut_off_at_the_attempt_deadline(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:

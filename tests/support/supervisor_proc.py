@@ -12,17 +12,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from donebell.shared.liveness import is_alive, process_create_time
 from donebell.shared.statedir import StateDir
 
 from support.codex_home import make_codex_home
-
-T = TypeVar("T")
 
 #: Fast supervisor timings for tests (see donebell.supervisor.policy.Intervals).
 FAST = {
@@ -35,17 +32,6 @@ FAST = {
     "DONEBELL_SUPERVISOR_FATAL_RETRY": "300",
     "DONEBELL_SUPERVISOR_HEARTBEAT": "0.5",
 }
-
-
-def wait_for(predicate: Callable[[], T], timeout: float = 15.0, what: str = "condition") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def cmdline(pid: int) -> str:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 
 from donebell.shared import hook_signals
+from donebell.shared.proc_group import spawn_detached
 from donebell.shared.statedir import StateDir
 from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.spawn import spawn_detached
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

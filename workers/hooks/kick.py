@@ -70,7 +70,7 @@ def kick_delivery(state: StateDir) -> str:
     argv = kick_argv()
     if argv is None:
         return "off"
-    from donebell.workers.hooks.spawn import spawn_detached
+    from donebell.shared.proc_group import spawn_detached
 
     pid = spawn_detached(argv)
     record = {"pid": pid, "create_time": process_create_time(pid), "kicked_at": now(), "role": "delivery"}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from donebell.shared import proc_group
 from donebell.shared.settings_view import WatchRootEntry, WatchRootLike
 from donebell.shared.statedir import now
 from donebell.workers.role import PassResult, Role
@@ -53,27 +53,6 @@ RESULT_FIELDS = (
 
 def normalize_roots(raw: Sequence[str | WatchRootLike]) -> list[WatchRootLike]:
     return [WatchRootEntry(path=r) if isinstance(r, str) else r for r in raw]
-
-
-def kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the child and everything in its process group (Windows: its process tree)."""
-    if sys.platform == "win32":  # pragma: no cover - exercised only on Windows
-        try:
-            import psutil
-
-            for child in psutil.Process(proc.pid).children(recursive=True):
-                child.kill()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-    else:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        proc.kill()
-    except OSError:
-        pass
 
 
 @dataclass
@@ -108,18 +87,9 @@ class RootRun:
         return self.proc is not None or bool(self.lingering)
 
     def spawn(self) -> None:
-        popen_kw: dict[str, Any] = {}
-        if sys.platform == "win32":  # pragma: no cover
-            popen_kw["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | 0x08000000  # CREATE_NO_WINDOW
-        else:
-            popen_kw["start_new_session"] = True  # its own process group: killed as one
-        self.proc = subprocess.Popen(
-            self.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            close_fds=True,
-            **popen_kw,
+        # Its own process group, so a run over budget is killed as one (proc_group.kill_tree).
+        self.proc = proc_group.start(
+            self.argv, "windowless", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.started = time.monotonic()  # the budget starts once the child exists
         self.info.update(status="running", last_started_at=now(), pid=self.proc.pid)
@@ -136,7 +106,7 @@ class RootRun:
         if proc.poll() is None:
             if mono - self.started < self.budget:
                 return None
-            kill_tree(proc)
+            proc_group.kill_tree(proc)
             self._close(proc)
             try:
                 proc.wait(REAP_SECONDS)
@@ -148,7 +118,7 @@ class RootRun:
         try:
             out, err = proc.communicate(timeout=REAP_SECONDS)
         except subprocess.TimeoutExpired:  # a grandchild holds the pipes open
-            kill_tree(proc)
+            proc_group.kill_tree(proc)
             self._close(proc)
             out, err = b"", b""
         result = _last_json_line(out)
@@ -187,7 +157,7 @@ class RootRun:
 
     def stop(self) -> None:
         for proc in [p for p in (self.proc, *self.lingering) if p is not None]:
-            kill_tree(proc)
+            proc_group.kill_tree(proc)
             self._close(proc)
 
 

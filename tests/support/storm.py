@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reliability.rig import Rig, Turn
-from reliability.runner import Proc
-from reliability.service import Service, kill_leftovers, processes_of
+from support.rig import Rig, Turn
+from support.runner import Proc
+from support.service import Service, kill_leftovers, processes_of
 
 #: Share of tasks announced only by their rollout (no hook): the scanner must find them.
 WITHOUT_HOOK = 0.2

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from delivery_kit import Env, outbox_record, wire_bodies
+from support.delivery_kit import Env, outbox_record, wire_bodies
 
 
 def pending(env: Env, **fields: Any) -> dict[str, Any]:

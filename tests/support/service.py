@@ -17,9 +17,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from support.rig import Rig
 from support.supervisor_proc import FAST
-
-from reliability.rig import Rig
 
 
 def processes_of(rig: Rig) -> dict[int, str]:

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import StateDir
+
 from support.codex_sqlite import create_schema
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"
-ROLLOUTS = Path(__file__).resolve().parent / "fixtures" / "codex" / "rollouts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
+ROLLOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "rollouts"
 #: Byte-code cache for the hook subprocesses of this test run (a real install has .pyc files;
 #: without them every hook process recompiles donebell, which only makes the suite slow).
 PYCACHE = tempfile.mkdtemp(prefix="donebell-hook-pyc-")

@@ -1,6 +1,6 @@
 """From a real hook (or scanner) process to the ntfy stand-in: what a notification finally carries.
 
-:class:`Pipeline` wires a :class:`hooks_harness.HookEnv` (private state dir, config, agent homes)
+:class:`Pipeline` wires a :class:`support.hooks_harness.HookEnv` (private state dir, config, agent homes)
 to a stand-in server; signals go in through the real ``donebell hook ...`` and
 ``donebell worker local-scanner --once`` processes, and :meth:`Pipeline.deliver` runs the real
 ``donebell worker delivery --once`` and returns what the server accepted (and the raw requests).
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
-from hooks_harness import HookEnv
+from support.hooks_harness import HookEnv
 from support.ntfy_standin import NtfyStandin
 
 TOPIC = "payload-truth"

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-FIXTURES_332 = Path(__file__).parent / "fixtures" / "claude-2.1.332"
+FIXTURES_332 = Path(__file__).resolve().parents[1] / "fixtures" / "claude-2.1.332"
 
 
 def events_332(scenario: str) -> list[dict[str, Any]]:

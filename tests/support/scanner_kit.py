@@ -18,9 +18,10 @@ from typing import Any
 from donebell.shared.statedir import StateDir
 from donebell.workers.scanners.rollout_tail import CursorStore
 from donebell.workers.scanners.scan_engine import ScanEngine, ScanOptions
+
 from support.codex_sqlite import create_schema
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 ROLLOUTS = FIXTURES / "rollouts"
 
 #: fixture -> (thread id, turn id) as recorded
@@ -133,15 +134,3 @@ def records(state: StateDir, folder: str) -> list[dict[str, Any]]:
 
 def cursor_of(state: StateDir, path: Path, folder: str = "watch/local") -> Any:
     return CursorStore(state, folder).load(str(path))
-
-
-def test_fixture_ids_match_the_recorded_rollouts() -> None:
-    """The ids the scanner tests expect are the ones in the recorded session_meta and terminal records."""
-    import json
-
-    for name, (thread_id, turn_id) in IDS.items():
-        lines = [json.loads(line) for line in fixture_lines(name)]
-        assert lines[0]["payload"]["id"] == thread_id
-        assert lines[-1]["payload"]["turn_id"] == turn_id
-        assert 0 <= time.time() - lines[-1]["payload"]["completed_at"] < 120  # shifted to just now
-        assert len(lines) == len(fixture_lines(name, shift_to_now=False))

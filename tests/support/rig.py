@@ -23,7 +23,7 @@ from typing import Any
 from donebell.shared.keys import event_key, sequence_id
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir, decode
 
-from reliability.runner import Proc, Result, Spawner
+from support.runner import Proc, Result, Spawner
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "codex"
 ROLLOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "rollouts"

@@ -1,0 +1,139 @@
+"""Start a process as the leader of a group of its own, and kill that group: the one place for both.
+
+Three kinds of process are started this way: the supervisor's roles, the remote scanner's
+one-shot scan children and the hooks' detached kicks and chained notifiers. Each gets a group of
+its own so that a signal meant for the starter (a Ctrl-C in its terminal) does not reach it, and
+so that it can be killed together with whatever it started.
+
+POSIX: a new session (``setsid``), whose id is the leader's pid; :func:`kill_group` sends SIGKILL
+to that group. Windows has no process groups to signal, so there :func:`kill_group` kills the
+leader's descendants, and how the child relates to the starter's console is chosen per kind in
+:data:`WINDOWS_CREATION_FLAGS`.
+
+The hooks import this module (``spawn_detached``), so it imports only ``os`` and ``sys`` at the
+top: ``subprocess``, ``signal`` and ``psutil`` would each cost the hook milliseconds of start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from typing import Any, Literal
+
+    Kind = Literal["signalable", "windowless", "detached"]
+
+# The Win32 process-creation flags, spelled here so the table below reads the same on every
+# platform (``subprocess`` defines them only on Windows).
+CREATE_NEW_PROCESS_GROUP = 0x00000200
+DETACHED_PROCESS = 0x00000008
+CREATE_NO_WINDOW = 0x08000000
+
+#: How a child relates to the starter's console on Windows, per kind of child.
+WINDOWS_CREATION_FLAGS: dict[str, int] = {
+    # A role shares the supervisor's console, because CTRL_BREAK_EVENT (its polite stop) only
+    # reaches processes attached to the sender's console; its own group keeps Ctrl-C away from it.
+    "signalable": CREATE_NEW_PROCESS_GROUP,
+    # A remote scan child is never signalled, only killed; a hidden console of its own keeps a
+    # window from flashing up when the scanner runs as a service without one.
+    "windowless": CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW,
+    # A hook's kick or chained notifier outlives the hook and belongs to no console at all
+    # (CREATE_NO_WINDOW would be ignored next to DETACHED_PROCESS, so it is not added).
+    "detached": DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP,
+}
+
+
+def popen_options(kind: Kind, *, windows: bool | None = None) -> dict[str, Any]:
+    """The ``subprocess.Popen`` keywords that start a ``kind`` child as its own group's leader."""
+    on_windows = sys.platform == "win32" if windows is None else windows
+    if on_windows:
+        return {"creationflags": WINDOWS_CREATION_FLAGS[kind]}
+    return {"start_new_session": True}
+
+
+def start(
+    argv: list[str],
+    kind: Kind,
+    *,
+    stdin: int | None = None,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (no shell) as the leader of a new process group; other fds are closed."""
+    import subprocess
+
+    return subprocess.Popen(
+        argv, stdin=stdin, stdout=stdout, stderr=stderr, close_fds=True, env=env, **popen_options(kind)
+    )
+
+
+def spawn_detached(argv: list[str], *, env: dict[str, str] | None = None) -> int:
+    """Start ``argv`` (looked up on PATH if it has no slash) detached, never waited for; its pid.
+
+    Its stdio is the null device on 0, 1 and 2: a hook's stdout is a pipe the agent reads until
+    EOF, so a child that inherited it would hold the agent's turn open for its whole life. On
+    POSIX ``os.posix_spawnp`` starts it (no ``subprocess`` import on the hook path). Raises
+    ``OSError`` if it cannot be started (missing program, permission).
+    """
+    if not argv:
+        raise ValueError("empty argv")
+    environment = dict(os.environ if env is None else env)
+    if hasattr(os, "posix_spawnp"):
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ]
+        try:
+            return os.posix_spawnp(argv[0], argv, environment, file_actions=actions, setsid=True)
+        except NotImplementedError:  # no POSIX_SPAWN_SETSID on this platform
+            pass
+    import subprocess
+
+    null = subprocess.DEVNULL
+    return start(argv, "detached", stdin=null, stdout=null, stderr=null, env=environment).pid
+
+
+def kill_group(leader: int) -> None:
+    """SIGKILL every process in the group ``leader`` leads (Windows: every descendant of it).
+
+    The leader itself is left to its ``Popen`` (:func:`kill_tree`), which knows whether it was
+    reaped. Call this only while the leader is unreaped or its group still has members: a freed
+    group id may be taken by an unrelated process.
+    """
+    if sys.platform == "win32":  # pragma: no cover - exercised only on Windows
+        _kill_descendants(leader)
+        return
+    import signal
+
+    try:
+        os.killpg(leader, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a child started by :func:`start` and everything in its group."""
+    kill_group(proc.pid)
+    try:
+        proc.kill()
+    except OSError:
+        pass  # already gone
+
+
+def _kill_descendants(pid: int) -> None:  # pragma: no cover - exercised only on Windows
+    import psutil
+
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            child.kill()  # psutil checks the start time first: a reused pid is left alone
+        except psutil.Error:
+            pass

@@ -1,0 +1,114 @@
+"""One way to start a process as its own group's leader and kill the group: real processes, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import psutil
+import pytest
+from donebell.shared import proc_group
+from support.waiting import wait_for
+
+if TYPE_CHECKING:
+    from donebell.shared.proc_group import Kind
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups and signals are POSIX here")
+
+# A leader that starts a grandchild in its own group, writes "<leader> <grandchild>" to argv[1]
+# and waits; both ignore SIGTERM, so only a SIGKILL to the whole group ends them.
+TREE = """
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+grandchild = subprocess.Popen([sys.executable, "-c", code])
+open(sys.argv[1] + ".tmp", "w").write(f"{os.getpid()} {grandchild.pid}")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(600)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or a zombie nobody reaped yet (a killed grandchild's parent may be init)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _tree_pids(pids_file: Path) -> tuple[int, int]:
+    wait_for(pids_file.exists, timeout=30, what="the tree's pids")
+    leader, grandchild = (int(p) for p in pids_file.read_text().split())
+    return leader, grandchild
+
+
+def test_start_makes_a_group_leader_and_kill_tree_ends_the_group(tmp_path: Path) -> None:
+    """A started child leads a new group (not the test's), and kill_tree ends it and its grandchild."""
+    pids_file = tmp_path / "pids"
+    proc = proc_group.start([sys.executable, "-c", TREE, str(pids_file)], "windowless", stdin=subprocess.DEVNULL)
+    try:
+        leader, grandchild = _tree_pids(pids_file)
+        assert leader == proc.pid
+        assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
+        assert os.getpgid(grandchild) == proc.pid
+        proc_group.kill_tree(proc)
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+        wait_for(lambda: _gone(grandchild), timeout=10, what="the grandchild killed with its group")
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_spawn_detached_starts_a_session_leader_that_kill_group_ends(tmp_path: Path) -> None:
+    """The hooks' posix_spawn start: a new session with stdio on the null device; kill_group ends the tree."""
+    pids_file = tmp_path / "pids"
+    pid = proc_group.spawn_detached([sys.executable, "-c", TREE, str(pids_file)])
+    try:
+        leader, grandchild = _tree_pids(pids_file)
+        assert leader == pid
+        assert os.getsid(pid) == pid != os.getsid(0)
+        assert os.getpgid(grandchild) == pid
+        if sys.platform.startswith("linux"):
+            assert [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in (0, 1, 2)] == [os.devnull] * 3
+        proc_group.kill_group(pid)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        wait_for(lambda: _gone(grandchild), timeout=10, what="the grandchild killed with its group")
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def test_spawn_detached_refuses_an_empty_argv_and_reports_a_missing_program() -> None:
+    """Nothing is started for an empty argv; a program that does not exist is an OSError, not a silent pid."""
+    with pytest.raises(ValueError):
+        proc_group.spawn_detached([])
+    with pytest.raises(OSError):
+        proc_group.spawn_detached(["/nonexistent/donebell-no-such-program"])
+
+
+def test_kill_group_and_kill_tree_of_an_ended_group_are_quiet() -> None:
+    """A group whose processes all ended (the leader a zombie, as the supervisor keeps it): no error."""
+    proc = proc_group.start([sys.executable, "-c", "pass"], "signalable")
+    # Wait without reaping: the zombie leader keeps the group id from being reused meanwhile.
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    proc_group.kill_group(proc.pid)
+    proc_group.kill_tree(proc)
+    assert proc.wait(timeout=10) == 0
+
+
+def test_windows_flags_per_kind() -> None:
+    """The Windows table: a role shares the console (CTRL_BREAK reaches it), the others do not."""
+    kinds: tuple[Kind, ...] = ("signalable", "windowless", "detached")
+    assert set(proc_group.WINDOWS_CREATION_FLAGS) == set(kinds)
+    flags = {kind: proc_group.popen_options(kind, windows=True)["creationflags"] for kind in kinds}
+    assert all(value & proc_group.CREATE_NEW_PROCESS_GROUP for value in flags.values())
+    assert flags["signalable"] == proc_group.CREATE_NEW_PROCESS_GROUP
+    assert flags["windowless"] & proc_group.CREATE_NO_WINDOW and not flags["windowless"] & proc_group.DETACHED_PROCESS
+    assert flags["detached"] & proc_group.DETACHED_PROCESS
+    assert proc_group.popen_options("detached", windows=False) == {"start_new_session": True}
