@@ -12,8 +12,9 @@ receipt, lock, health, log), in the spirit of Postfix's queue directories and ma
 
 :class:`StateDir` is built in layers, one module each: ``_files.FileStore`` (durable writes,
 safe reads, lock files), ``_records.RecordStore`` (records in folders, pipeline transitions) and,
-here, dead letters, locks, health and the log. Role locks (``_roles``) and retention
-(``_upkeep``) are loaded on first use: workers and maintenance only. Every public name is
+here, dead letters, locks, health and the log. Role locks (``_roles``), group commit
+(``_batch``: many records durable with a few flushes) and retention (``_upkeep``) are loaded on
+first use: workers and maintenance only. Every public name is
 imported from this package, never from its parts.
 
 The layers import downward only: ``_base`` (constants, errors, encoding, clock and the
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FOLDERS",
+    "GroupCommit",
     "LOG_MAX_BYTES",
     "LOG_NAME",
     "MUTATION_LOCK_SHARDS",
@@ -88,6 +90,7 @@ __all__ = [
 # --- the directory ----------------------------------------------------------------------
 
 if TYPE_CHECKING:
+    from donebell.shared.statedir._batch import GroupCommit
     from donebell.shared.statedir._roles import RoleLock
     from donebell.shared.statedir._wake import WakeQueue
 
@@ -157,6 +160,13 @@ class StateDir(RecordStore):
             return None if data is None else json.loads(data.decode("utf-8"))
         except (InvalidRecord, ValueError, OSError):
             return None
+
+    def group_commit(self, folder: str) -> GroupCommit:
+        """Records bound for ``folder`` made durable together: one flush for many files and one
+        for the folder (``_batch``, workers only: draining a backlog)."""
+        from donebell.shared.statedir._batch import GroupCommit
+
+        return GroupCommit(self, folder)
 
     def wake_queue(self) -> WakeQueue:
         """The ``wake/`` records of replies to the Continue buttons (``_wake``; workers only)."""
@@ -265,9 +275,14 @@ def open_state_dir() -> StateDir:
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
-        """``RoleLock`` for runtime imports (its module, workers only, is loaded on first access)."""
+        """``RoleLock`` and ``GroupCommit`` for runtime imports (their modules, workers only, are
+        loaded on first access)."""
         if name == "RoleLock":
             from donebell.shared.statedir._roles import RoleLock
 
             return RoleLock
+        if name == "GroupCommit":
+            from donebell.shared.statedir._batch import GroupCommit
+
+            return GroupCommit
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -182,15 +182,25 @@ class RecordStore(FileStore):
         self._fsync_dir(self.path(src))
         return True
 
-    def remove(self, folder: str, key: str) -> bool:
-        """Remove a record; False if it was already gone."""
+    def remove(self, folder: str, key: str, *, sync: bool = True) -> bool:
+        """Remove a record; False if it was already gone.
+
+        ``sync=False`` leaves the folder flush to one :meth:`sync_folder` after many removals (a
+        group commit): a removal lost in a crash only brings back a record whose key has already
+        moved on, which every reader treats as debris of an interrupted transition.
+        """
         _step()
         try:
             os.unlink(self._record_file(folder, key))
         except FileNotFoundError:
             return False
-        self._fsync_dir(self.path(folder))
+        if sync:
+            self._fsync_dir(self.path(folder))
         return True
+
+    def sync_folder(self, folder: str) -> None:
+        """Make every link and removal in ``folder`` so far durable (one fsync of the folder)."""
+        self._fsync_dir(self.path(folder))
 
     def finish(self, src: str, receipt_folder: str, receipt: dict[str, Any]) -> bool:
         """Write a receipt, then remove the ``src`` record of the same key.

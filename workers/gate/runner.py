@@ -17,7 +17,7 @@ from donebell.shared.ingest import finish_reopen
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers import pass_control
 from donebell.workers.gate import GatePass
-from donebell.workers.gate.commit import apply
+from donebell.workers.gate.commit import Promotions, apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
 from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offline_verdict, remote_root, settings_wire
@@ -173,17 +173,7 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
         else:
             local.append((group, where))
     sent_at = _dispatch(ctx, pool_for(persistent, str(state.root)), remote, result) if remote else None
-    for index, (group, where) in enumerate(local):
-        if pass_control.should_stop():  # budget spent or SIGTERM: the rest is due next pass
-            result.waiting += sum(len(g) for g, _ in local[index:])
-            result.next_due = ctx.now
-            break
-        judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], settings)
-        for record, verdict in judged:
-            if where is None:
-                _commit(ctx, record, verdict, result)
-            else:  # idle_detection_mode off: decided without evidence, so without the root
-                _commit(ctx, record, mark(verdict, where), result, recheck=_offline_recheck(ctx, where), remote=True)
+    _judge_local(ctx, local, result)
     pool = persistent.get("remote_pool")
     if pool is not None:
         until = sent_at + SYNC_WINDOW_SECONDS if sent_at is not None else 0.0
@@ -197,6 +187,35 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
         result.remote = pool.health()
     result.watch_paths = sorted({Path(p) for p in result.watch_paths})
     return result
+
+
+def _judge_local(ctx: GateContext, local: list[tuple[list[dict[str, Any]], str | None]], result: GatePass) -> None:
+    """Evaluate and commit the local groups; their promotions are made durable in batches."""
+    promotions = Promotions(ctx.state)
+    try:
+        for index, (group, where) in enumerate(local):
+            if pass_control.should_stop():  # budget spent or SIGTERM: the rest is due next pass
+                result.waiting += sum(len(g) for g, _ in local[index:])
+                result.next_due = ctx.now
+                break
+            judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], ctx.settings)
+            for record, verdict in judged:
+                if where is None:
+                    _commit(ctx, record, verdict, result, promotions=promotions)
+                else:  # idle_detection_mode off: decided without evidence, so without the root
+                    recheck = _offline_recheck(ctx, where)
+                    _commit(ctx, record, mark(verdict, where), result, recheck=recheck, remote=True)
+            if promotions.full():
+                _promote_staged(ctx, promotions, result)
+    finally:
+        _promote_staged(ctx, promotions, result)
+
+
+def _promote_staged(ctx: GateContext, promotions: Promotions, result: GatePass) -> None:
+    promoted, raced = promotions.commit()
+    result.promoted += promoted
+    if raced:
+        result.next_due = ctx.now  # new evidence arrived mid-decision: look again right away
 
 
 def _remote_of(group: list[dict[str, Any]], roots: list[RootSpec]) -> str | None:
@@ -274,6 +293,7 @@ def _commit(
     *,
     recheck: Callable[[dict[str, Any]], Verdict] | None = None,
     remote: bool = False,
+    promotions: Promotions | None = None,
 ) -> None:
     applied, final = apply(
         ctx.state,
@@ -282,6 +302,7 @@ def _commit(
         ctx.now,
         retry_max=ctx.settings.unknown_retry_max_seconds,
         recheck=recheck or (lambda current: safe_evaluate(current, ctx.fresh())),
+        promotions=promotions,
     )
     if applied == "promoted":
         result.promoted += 1
