@@ -107,6 +107,14 @@ class RecordStore(FileStore):
 
     def keys(self, folder: str) -> list[str]:
         """Keys of the records in ``folder``, oldest file first (by mtime, then name)."""
+        return [key for key, _ in self.stamped_keys(folder)]
+
+    def stamped_keys(self, folder: str) -> list[tuple[str, tuple[int, int, int]]]:
+        """:meth:`keys` with each file's ``(inode, mtime_ns, size)`` from the same listing.
+
+        Every record write creates a new file (a temp file renamed or linked into place), so an
+        unchanged stamp means an unchanged record: a caller may reuse what it derived from it.
+        """
         entries = []
         try:
             with os.scandir(self.path(folder)) as it:
@@ -114,13 +122,14 @@ class RecordStore(FileStore):
                     name = entry.name
                     if name.endswith(".json") and is_event_key(name[:-5]):
                         try:
-                            entries.append((entry.stat(follow_symlinks=False).st_mtime, name[:-5]))
+                            st = entry.stat(follow_symlinks=False)
                         except FileNotFoundError:
                             continue
+                        entries.append((st.st_mtime, name[:-5], (st.st_ino, st.st_mtime_ns, st.st_size)))
         except FileNotFoundError:
             return []
         entries.sort()
-        return [key for _, key in entries]
+        return [(key, stamp) for _, key, stamp in entries]
 
     def stray_files(self, folder: str) -> list[str]:
         """Names in a record folder that are not ``<key>.json`` (debris to dead-letter)."""

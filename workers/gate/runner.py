@@ -67,57 +67,92 @@ def shape_problem(record: dict[str, Any]) -> str | None:
 
 
 def _load_due(
-    state: StateDir, now: float, result: GatePass, in_flight: set[str], roots: list[RootSpec], horizon: float
+    state: StateDir,
+    now: float,
+    result: GatePass,
+    in_flight: set[str],
+    roots: list[RootSpec],
+    horizon: float,
+    known: dict[str, tuple[tuple[int, int, int], str]],
 ) -> list[dict[str, Any]]:
-    """The candidates due for judgement; ``horizon`` is the longest legitimate wait ahead."""
+    """The candidates due for judgement; ``horizon`` is the longest legitimate wait ahead.
+
+    ``known`` maps a pending key to the stamp of the file it was read from and its root, from
+    earlier passes: once a pass has its roots, a record whose file is unchanged and whose root is
+    not among them is left for a next pass without being read again (a backlog's later passes
+    would otherwise re-read every record still waiting: quadratic in the backlog). It is
+    replaced by what this pass saw.
+    """
     due: list[dict[str, Any]] = []
     roots_taken: set[str] = set()
+    seen: dict[str, tuple[tuple[int, int, int], str]] = {}
     for name in state.stray_files("pending"):
         if not name.endswith(".tmp"):
             state.dead_letter_invalid("pending", name, "not a <key>.json record file")
             result.invalid += 1
-    for key in state.keys("pending"):
-        try:
-            record = state.read("pending", key)
-        except InvalidRecord as exc:
-            state.dead_letter_invalid("pending", f"{key}.json", str(exc))
-            result.invalid += 1
-            continue
-        if record is None or key in in_flight:
-            continue  # in flight: counted as waiting once the pass knows what is still out
-        problem = shape_problem(record)
-        if problem is not None:
-            with state.mutation_lock(key):
-                state.dead_letter_invalid("pending", f"{key}.json", problem)
-            result.invalid += 1
-            continue
-        if any(state.exists(folder, key) for folder in _LATER) and not finish_reopen(state, record):
-            # A crash between "create next state" and "remove pending": finish the removal.
-            with state.mutation_lock(key):
-                if any(state.exists(folder, key) for folder in _LATER):
-                    state.remove("pending", key)
-                    result.removed += 1
-                    state.log("info", "pending copy of a finished key removed", key=key)
-            continue
-        probe = record.get("probe") or {}
-        next_at = probe.get("next_probe_at")
-        fresh_evidence = probe.get("revision_seen") not in (None, record.get("revision"))
-        # A wait further ahead than any interval the gate sets means the clock went back: probe now.
-        jumped = isinstance(next_at, (int, float)) and next_at > now + horizon
-        if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence and not jumped:
-            result.waiting += 1
-            result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
-            if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
-                result.watch_paths.extend(_watch_of(record))
+    capped = pass_control.budgeted()
+    for key, stamp in state.stamped_keys("pending"):
+        hint = known.get(key)
+        if capped and len(roots_taken) >= MAX_ROOTS_PER_PASS and hint is not None and hint[0] == stamp:
+            seen[key] = hint
+            if hint[1] not in roots_taken:
+                result.waiting += 1  # a backlog: judged by a next pass, not read again by this one
+                result.next_due = now
+                continue
+        record = _due_record(state, key, now, result, in_flight, roots, horizon)
+        if record is None:
             continue
         root = root_of(record)
-        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS and pass_control.budgeted():
+        seen[key] = (stamp, root)
+        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS and capped:
             result.waiting += 1  # a backlog: judged by a next pass, not held in memory by this one
             result.next_due = now
             continue
         roots_taken.add(root)
         due.append(record)
+    known.clear()
+    known.update(seen)
     return due
+
+
+def _due_record(
+    state: StateDir, key: str, now: float, result: GatePass, in_flight: set[str], roots: list[RootSpec], horizon: float
+) -> dict[str, Any] | None:
+    """``pending/<key>`` if it is due for judgement now; else None, with the reason accounted for."""
+    try:
+        record = state.read("pending", key)
+    except InvalidRecord as exc:
+        state.dead_letter_invalid("pending", f"{key}.json", str(exc))
+        result.invalid += 1
+        return None
+    if record is None or key in in_flight:
+        return None  # in flight: counted as waiting once the pass knows what is still out
+    problem = shape_problem(record)
+    if problem is not None:
+        with state.mutation_lock(key):
+            state.dead_letter_invalid("pending", f"{key}.json", problem)
+        result.invalid += 1
+        return None
+    if any(state.exists(folder, key) for folder in _LATER) and not finish_reopen(state, record):
+        # A crash between "create next state" and "remove pending": finish the removal.
+        with state.mutation_lock(key):
+            if any(state.exists(folder, key) for folder in _LATER):
+                state.remove("pending", key)
+                result.removed += 1
+                state.log("info", "pending copy of a finished key removed", key=key)
+        return None
+    probe = record.get("probe") or {}
+    next_at = probe.get("next_probe_at")
+    fresh_evidence = probe.get("revision_seen") not in (None, record.get("revision"))
+    # A wait further ahead than any interval the gate sets means the clock went back: probe now.
+    jumped = isinstance(next_at, (int, float)) and next_at > now + horizon
+    if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence and not jumped:
+        result.waiting += 1
+        result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
+        if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
+            result.watch_paths.extend(_watch_of(record))
+        return None
+    return record
 
 
 def _watch_of(record: dict[str, Any]) -> list[Path]:
@@ -159,7 +194,8 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
         _commit_answers(ctx, pool.receive(0.0) + pool.expire(), result)
     cap = settings.unknown_retry_max_seconds  # every wait the gate schedules is capped by it
     horizon = 2 * max(cap, settings.idle_grace_seconds, 5.0) if cap > 0 else float("inf")
-    due = _load_due(state, now, result, pool.in_flight() if pool is not None else set(), roots, horizon)
+    in_flight = pool.in_flight() if pool is not None else set()
+    due = _load_due(state, now, result, in_flight, roots, horizon, persistent.setdefault("pending_roots", {}))
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in due:
         groups.setdefault(root_of(record), []).append(record)
