@@ -239,7 +239,7 @@ class OutboxSender:
                               **outcome)
         if is_digest(record):
             self.state.finish("outbox", "sent", receipt)
-            self._log_sent(record, attempts, decision)
+            self.state.log_lines([_sent_line(record, attempts, decision)])
         else:
             if self._receipts is None:
                 self._receipts = self.state.group_commit("sent")
@@ -264,12 +264,7 @@ class OutboxSender:
             self.state.sync_folder("outbox")
         finally:
             batch.close()
-        for record, attempts, decision in sent:
-            self._log_sent(record, attempts, decision)
-
-    def _log_sent(self, record: dict[str, Any], attempts: int, decision: Decision) -> None:
-        self.state.log("info", "sent", key=record["key"], sequence_id=record.get("sequence_id"), attempts=attempts,
-                       http_status=decision.status, test=record.get("test") is True)
+        self.state.log_lines([_sent_line(record, attempts, decision) for record, attempts, decision in sent])
 
     def _dead(self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str) -> SendOutcome:
         reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
@@ -307,6 +302,13 @@ class OutboxSender:
             retry_in=round(delay, 2)
         )
         return SendOutcome("retried", done_at + delay, decision)
+
+
+def _sent_line(record: dict[str, Any], attempts: int, decision: Decision) -> tuple[str, str, dict[str, Any]]:
+    """The ``sent`` line of ``notify.log`` for one record."""
+    fields = {"key": record["key"], "sequence_id": record.get("sequence_id"), "attempts": attempts,
+              "http_status": decision.status, "test": record.get("test") is True}
+    return "info", "sent", fields
 
 
 def _int(value: object) -> int:

@@ -184,8 +184,10 @@ class Promotions:
                 self.state.sync_folder("pending")
         finally:
             batch.close()
-        for key, verdict in linked:
-            self.state.log("info", "promoted", key=key, verdict=verdict.reason, evidence=verdict.evidence[:200])
+        self.state.log_lines([
+            ("info", "promoted", {"key": key, "verdict": verdict.reason, "evidence": verdict.evidence[:200]})
+            for key, verdict in linked
+        ])
         return len(linked), len(staged) - len(linked)
 
 
