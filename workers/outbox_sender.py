@@ -29,7 +29,7 @@ from donebell.workers.server_backoff import ServerBackoff
 RECEIPTS_PER_COMMIT = 64
 #: ...and the time the first of them waits for its commit: a crash in that window sends those
 #: records again (same ``sequence_id``), so it stays about as short as one flush of the disk.
-RECEIPT_WINDOW_SECONDS = 0.05
+RECEIPT_WINDOW_SECONDS = 0.02
 
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
 
