@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
-from donebell.shared.statedir import RECEIPT_FOLDERS, GroupCommit, InvalidRecord, StateDir, now
+from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.ntfy_client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.payload import render
@@ -25,11 +25,10 @@ from donebell.workers.policies.sweep import plan as policy_plan
 from donebell.workers.retry_policy import Decision, backoff_seconds, clean_text
 from donebell.workers.server_backoff import ServerBackoff
 
-#: Receipts per group commit: bounds the open temp files and the records a crash sends again.
-RECEIPTS_PER_COMMIT = 64
-#: ...and the time the first of them waits for its commit: a crash in that window sends those
-#: records again (same ``sequence_id``), so it stays about as short as one flush of the disk.
-RECEIPT_WINDOW_SECONDS = 0.02
+#: Removed outbox records whose folder flush is shared (one flush of ``outbox/`` per batch)...
+REMOVALS_PER_FLUSH = 64
+#: ...or per this much time, whichever comes first.
+REMOVAL_WINDOW_SECONDS = 0.02
 
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
 
@@ -72,9 +71,9 @@ class OutboxSender:
         self.config_problem = config_problem
         self.rng = rng or random.Random()
         self.backoff = ServerBackoff.load(state)  # the whole outbox waits while the server fails
-        self._receipts: GroupCommit | None = None  # sent/ receipts staged for one group commit
-        self._sent_records: list[tuple[dict[str, Any], int, Decision]] = []  # their records, attempts, answers
-        self._first_staged_at = 0.0  # monotonic time the oldest staged receipt was staged
+        self._removed = 0  # outbox records removed since the last flush of outbox/
+        self._first_removed_at = 0.0  # monotonic time of the oldest of them
+        self._sent_lines: list[tuple[str, str, dict[str, Any]]] = []  # their notify.log lines
 
     def deliver_due(self, at: float, *, budget_seconds: float | None = None) -> SendSummary:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
@@ -97,7 +96,7 @@ class OutboxSender:
         try:
             self._sweep(keys, at, started, budget_seconds, summary)
         finally:
-            self.commit_receipts()
+            self.flush_removals()
         if backoff.kind or not was_clear:
             backoff.save(self.state)
         summary.server_backoff = backoff.health()
@@ -120,9 +119,9 @@ class OutboxSender:
                 summary.next_due = backoff.until if summary.next_due is None else min(summary.next_due, backoff.until)
                 break
             outcome = self._attempt(key, max(at, now()) if index else at)
-            waited = time.monotonic() - self._first_staged_at
-            if len(self._sent_records) >= RECEIPTS_PER_COMMIT or (self._sent_records and waited >= RECEIPT_WINDOW_SECONDS):
-                self.commit_receipts()
+            waited = time.monotonic() - self._first_removed_at
+            if self._removed >= REMOVALS_PER_FLUSH or (self._removed and waited >= REMOVAL_WINDOW_SECONDS):
+                self.flush_removals()
             summary.counters[outcome.what] = summary.counters.get(outcome.what, 0) + 1
             if outcome.what in ("waiting", "retried", "blocked"):
                 summary.left += 1
@@ -139,10 +138,10 @@ class OutboxSender:
         try:
             return self._attempt(key, at, force=force)
         finally:
-            self.commit_receipts()
+            self.flush_removals()
 
     def _attempt(self, key: str, at: float, *, force: bool = False) -> SendOutcome:
-        """:meth:`deliver_record` whose ``sent/`` receipt may still wait for :meth:`commit_receipts`."""
+        """:meth:`deliver_record` whose outbox removal may still wait for :meth:`flush_removals`."""
         for folder in RECEIPT_FOLDERS:
             if self.state.exists(folder, key):
                 # A crash after the receipt, before the removal: finish the removal, never resend.
@@ -232,9 +231,10 @@ class OutboxSender:
     def _sent(self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float) -> SendOutcome:
         """The server has it: its ``sent/`` receipt, then the outbox record goes (a digest's members first).
 
-        A plain record's receipt joins the pass's group commit (:meth:`commit_receipts`): a crash
-        before that commit loses only receipts, so those records are sent again, with the same
-        ``sequence_id``.
+        The receipt is durable before the next POST (a crash resends at most the record in
+        flight). The removal of a plain record's outbox copy shares one flush of ``outbox/`` with
+        the pass's next removals (:meth:`flush_removals`): a removal lost in a crash leaves a
+        record beside its receipt, which is removed on sight and never sent again.
         """
         reason = "test" if record.get("test") is True else "sent"
         outcome = {"attempts": attempts, "sent_at": done_at, "http_status": decision.status,
@@ -245,32 +245,22 @@ class OutboxSender:
         if is_digest(record):
             self.state.finish("outbox", "sent", receipt)
             self.state.log_lines([_sent_line(record, attempts, decision)])
-        else:
-            if self._receipts is None:
-                self._receipts = self.state.group_commit("sent")
-                self._first_staged_at = time.monotonic()
-            self._receipts.stage(receipt)
-            self._sent_records.append((record, attempts, decision))
+            return SendOutcome("sent", decision=decision)
+        self.state.create("sent", receipt)  # an existing receipt wins, as finish() does
+        self.state.remove("outbox", record["key"], sync=False)
+        if not self._removed:
+            self._first_removed_at = time.monotonic()
+        self._removed += 1
+        self._sent_lines.append(_sent_line(record, attempts, decision))
         return SendOutcome("sent", decision=decision)
 
-    def commit_receipts(self) -> None:
-        """Make the staged ``sent/`` receipts durable (one flush for the files, one for the folder),
-        then remove their outbox records (one flush of ``outbox/``)."""
-        batch, sent = self._receipts, self._sent_records
-        self._receipts, self._sent_records = None, []
-        if batch is None:
-            return
-        try:
-            batch.flush()
-            for record, _, _ in sent:
-                batch.link(record["key"])  # an existing receipt wins, as finish() does
-            batch.sync()  # the receipts are durable: only now may the outbox records go
-            for record, _, _ in sent:
-                self.state.remove("outbox", record["key"], sync=False)
+    def flush_removals(self) -> None:
+        """One flush of ``outbox/`` for the removals since the last one, and their log lines."""
+        if self._removed:
             self.state.sync_folder("outbox")
-        finally:
-            batch.close()
-        self.state.log_lines([_sent_line(record, attempts, decision) for record, attempts, decision in sent])
+            self._removed = 0
+        lines, self._sent_lines = self._sent_lines, []
+        self.state.log_lines(lines)
 
     def _dead(self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str) -> SendOutcome:
         reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
