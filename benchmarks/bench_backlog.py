@@ -53,6 +53,7 @@ def _drain(n: int) -> dict[str, float]:
         rig = Rig(Path(tmp), None, srv.url, "backlog", idle_grace_seconds=0.2)  # type: ignore[arg-type]
         rig.backlog(n)
         sent_dir = rig.state_dir / "sent"
+        load_before = os.getloadavg()[0]  # the machine is shared: wall time means little without it
         started = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery"],
                                 env=rig.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -79,7 +80,8 @@ def _drain(n: int) -> dict[str, float]:
             stop_seconds = time.monotonic() - asked
         del last_beat
         return {"seconds": elapsed, "per_candidate_ms": elapsed / n * 1000, "rss_mib": hwm,
-                "cpu_per_candidate_ms": cpu / n * 1000, "load": os.getloadavg()[0],
+                "cpu_per_candidate_ms": cpu / n * 1000, "cpu_s": cpu, "load_before": load_before,
+                "load": os.getloadavg()[0],
                 "heartbeat_gap_s": worst_gap, "sigterm_s": stop_seconds, "messages": len(srv.messages("backlog"))}
 
 
@@ -91,6 +93,8 @@ def main() -> list[dict[str, Any]]:
             _row(f"{n} pending: seconds until all delivered", r["seconds"], TARGET_SECONDS if n >= 10000 else None),
             _row(f"{n} pending: ms per candidate", r["per_candidate_ms"], None),
             _row(f"{n} pending: delivery role CPU ms per candidate", r["cpu_per_candidate_ms"], None),
+            _row(f"{n} pending: delivery role CPU seconds", r["cpu_s"], None),
+            _row(f"{n} pending: machine load average (1 min) at the start", r["load_before"], None),
             _row(f"{n} pending: machine load average (1 min) at the end", r["load"], None),
             _row(f"{n} pending: delivery role peak RSS (MiB)", r["rss_mib"], TARGET_RSS_MIB),
             _row(f"{n} pending: oldest heartbeat while working (s)", r["heartbeat_gap_s"], None),

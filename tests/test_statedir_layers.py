@@ -18,6 +18,7 @@ ALLOWED = {
     "_base": set(),
     "_files": {f"{PACKAGE}._base"},
     "_records": {f"{PACKAGE}._base", f"{PACKAGE}._files"},
+    "_batch": {f"{PACKAGE}._base", f"{PACKAGE}._files"},
 }
 
 

@@ -12,8 +12,9 @@ receipt, lock, health, log), in the spirit of Postfix's queue directories and ma
 
 :class:`StateDir` is built in layers, one module each: ``_files.FileStore`` (durable writes,
 safe reads, lock files), ``_records.RecordStore`` (records in folders, pipeline transitions) and,
-here, dead letters, locks, health and the log. Role locks (``_roles``) and retention
-(``_upkeep``) are loaded on first use: workers and maintenance only. Every public name is
+here, dead letters, locks, health and the log. Role locks (``_roles``), group commit
+(``_batch``: many records durable with a few flushes) and retention (``_upkeep``) are loaded on
+first use: workers and maintenance only. Every public name is
 imported from this package, never from its parts.
 
 The layers import downward only: ``_base`` (constants, errors, encoding, clock and the
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FOLDERS",
+    "GroupCommit",
     "LOG_MAX_BYTES",
     "LOG_NAME",
     "MUTATION_LOCK_SHARDS",
@@ -88,6 +90,7 @@ __all__ = [
 # --- the directory ----------------------------------------------------------------------
 
 if TYPE_CHECKING:
+    from donebell.shared.statedir._batch import GroupCommit
     from donebell.shared.statedir._roles import RoleLock
     from donebell.shared.statedir._wake import WakeQueue
 
@@ -158,6 +161,13 @@ class StateDir(RecordStore):
         except (InvalidRecord, ValueError, OSError):
             return None
 
+    def group_commit(self, folder: str) -> GroupCommit:
+        """Records bound for ``folder`` made durable together: one flush for many files and one
+        for the folder (``_batch``, workers only: draining a backlog)."""
+        from donebell.shared.statedir._batch import GroupCommit
+
+        return GroupCommit(self, folder)
+
     def wake_queue(self) -> WakeQueue:
         """The ``wake/`` records of replies to the Continue buttons (``_wake``; workers only)."""
         from donebell.shared.statedir._wake import WakeQueue
@@ -185,9 +195,20 @@ class StateDir(RecordStore):
         Callers pass no secrets: records and health hold none, and config secrets never reach
         this function.
         """
-        line = {"ts": round(now(), 3), "pid": os.getpid(), "level": level, "msg": message, **fields}
+        self.log_lines([(level, message, fields)])
+
+    def log_lines(self, lines: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """:meth:`log` for several ``(level, message, fields)`` lines with one append (a group
+        commit's lines: one open and write instead of one per record); never raises."""
+        if not lines:
+            return
+        at, pid = round(now(), 3), os.getpid()
         try:
-            data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            data = "".join(
+                json.dumps({"ts": at, "pid": pid, "level": level, "msg": message, **fields}, ensure_ascii=False,
+                           default=str) + "\n"
+                for level, message, fields in lines
+            ).encode("utf-8")
             path = self.path(LOG_NAME)
             # O_NONBLOCK: a FIFO planted as the log must not hang a hook (no reader: ENXIO).
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY, 0o600)
@@ -265,9 +286,14 @@ def open_state_dir() -> StateDir:
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
-        """``RoleLock`` for runtime imports (its module, workers only, is loaded on first access)."""
+        """``RoleLock`` and ``GroupCommit`` for runtime imports (their modules, workers only, are
+        loaded on first access)."""
         if name == "RoleLock":
             from donebell.shared.statedir._roles import RoleLock
 
             return RoleLock
+        if name == "GroupCommit":
+            from donebell.shared.statedir._batch import GroupCommit
+
+            return GroupCommit
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

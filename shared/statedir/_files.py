@@ -128,6 +128,22 @@ class FileStore:
             os.close(fd)
 
     def _write_temp(self, data: bytes, hint: str) -> str:
+        path, fd = self._stage_temp(data, hint)
+        try:
+            _step()
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            _unlink_quietly(path)
+            raise
+        os.close(fd)
+        return path
+
+    def _stage_temp(self, data: bytes, hint: str) -> tuple[str, int]:
+        """``data`` written to a new ``tmp/`` file, not flushed; its path and still open fd.
+
+        The caller flushes it (:meth:`_write_temp`, or a group commit flushing many at once).
+        """
         tmp_dir = self.path("tmp")
         for _ in range(100):
             name = f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
@@ -143,14 +159,11 @@ class FileStore:
                     _step()
                     written = os.write(fd, view)
                     view = view[written:]
-                _step()
-                os.fsync(fd)
             except BaseException:
                 os.close(fd)
                 _unlink_quietly(path)
                 raise
-            os.close(fd)
-            return path
+            return path, fd
         raise StateError("could not create a unique temporary file")
 
     def _write_volatile(self, data: bytes, hint: str) -> str:

@@ -107,6 +107,14 @@ class RecordStore(FileStore):
 
     def keys(self, folder: str) -> list[str]:
         """Keys of the records in ``folder``, oldest file first (by mtime, then name)."""
+        return [key for key, _ in self.stamped_keys(folder)]
+
+    def stamped_keys(self, folder: str) -> list[tuple[str, tuple[int, int, int]]]:
+        """:meth:`keys` with each file's ``(inode, mtime_ns, size)`` from the same listing.
+
+        Every record write creates a new file (a temp file renamed or linked into place), so an
+        unchanged stamp means an unchanged record: a caller may reuse what it derived from it.
+        """
         entries = []
         try:
             with os.scandir(self.path(folder)) as it:
@@ -114,13 +122,14 @@ class RecordStore(FileStore):
                     name = entry.name
                     if name.endswith(".json") and is_event_key(name[:-5]):
                         try:
-                            entries.append((entry.stat(follow_symlinks=False).st_mtime, name[:-5]))
+                            st = entry.stat(follow_symlinks=False)
                         except FileNotFoundError:
                             continue
+                        entries.append((st.st_mtime, name[:-5], (st.st_ino, st.st_mtime_ns, st.st_size)))
         except FileNotFoundError:
             return []
         entries.sort()
-        return [key for _, key in entries]
+        return [(key, stamp) for _, key, stamp in entries]
 
     def stray_files(self, folder: str) -> list[str]:
         """Names in a record folder that are not ``<key>.json`` (debris to dead-letter)."""
@@ -182,15 +191,25 @@ class RecordStore(FileStore):
         self._fsync_dir(self.path(src))
         return True
 
-    def remove(self, folder: str, key: str) -> bool:
-        """Remove a record; False if it was already gone."""
+    def remove(self, folder: str, key: str, *, sync: bool = True) -> bool:
+        """Remove a record; False if it was already gone.
+
+        ``sync=False`` leaves the folder flush to one :meth:`sync_folder` after many removals (a
+        group commit): a removal lost in a crash only brings back a record whose key has already
+        moved on, which every reader treats as debris of an interrupted transition.
+        """
         _step()
         try:
             os.unlink(self._record_file(folder, key))
         except FileNotFoundError:
             return False
-        self._fsync_dir(self.path(folder))
+        if sync:
+            self._fsync_dir(self.path(folder))
         return True
+
+    def sync_folder(self, folder: str) -> None:
+        """Make every link and removal in ``folder`` so far durable (one fsync of the folder)."""
+        self._fsync_dir(self.path(folder))
 
     def finish(self, src: str, receipt_folder: str, receipt: dict[str, Any]) -> bool:
         """Write a receipt, then remove the ``src`` record of the same key.

@@ -96,60 +96,68 @@ def scrub(text: str, auth: Auth | None, settings: SettingsLike | None = None) ->
 
 
 class NtfyClient:
-    """Publishes JSON messages to an ntfy server root over one kept-alive connection."""
+    """Publishes JSON messages to an ntfy server root over one kept-alive connection.
+
+    It talks to httpx's connection-pool transport directly, not through ``httpx.Client``: the
+    client's request building, cookie jar and redirect/auth machinery cost about as much CPU as
+    the rest of a delivery, and none of it is wanted (no cookies, no redirects, headers set here).
+    The transport still maps every network failure to the ``httpx`` exception
+    :func:`~donebell.workers.retry_policy.classify_exception` knows.
+    """
 
     def __init__(self, timeout: float, *, max_connections: int = 1) -> None:
         self.timeout = timeout
         self._max_connections = max_connections
-        self._clients: dict[str | None, httpx.Client] = {}  # proxy URL (None: direct) -> its client
-        self._client = self._new_client(None)
+        self._transports: dict[str | None, httpx.HTTPTransport] = {}  # proxy URL (None: direct) -> its pool
         self._deadline = AttemptDeadline()
 
-    def _new_client(self, proxy: str | None) -> httpx.Client:
-        # trust_env=False: the proxy comes from proxy_policy only (never credentials via a clear-text hop)
-        client = httpx.Client(
-            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT_CAP)),
-            follow_redirects=False,
-            limits=httpx.Limits(
-                max_connections=self._max_connections,
-                max_keepalive_connections=self._max_connections,
-                keepalive_expiry=30.0,
-            ),
-            headers={"User-Agent": USER_AGENT},
-            trust_env=False,
-            proxy=proxy,
-        )
-        self._clients[proxy] = client
-        return client
-
-    def _client_for(self, server: str, auth: Auth | None) -> httpx.Client:
-        """The kept-alive client of the route :mod:`.proxy_policy` picks; raises ``ProxyRefused``."""
+    def _transport_for(self, server: str, auth: Auth | None) -> httpx.HTTPTransport:
+        """The kept-alive pool of the route :mod:`.proxy_policy` picks; raises ``ProxyRefused``."""
         proxy = route_for(server, credentials=has_credentials(server, auth)).proxy
-        return self._clients.get(proxy) or self._new_client(proxy)
+        transport = self._transports.get(proxy)
+        if transport is None:
+            # The proxy comes from proxy_policy only (the environment is never read here).
+            transport = self._transports[proxy] = httpx.HTTPTransport(
+                limits=httpx.Limits(
+                    max_connections=self._max_connections,
+                    max_keepalive_connections=self._max_connections,
+                    keepalive_expiry=30.0,
+                ),
+                proxy=proxy,
+            )
+        return transport
 
     def set_timeout(self, timeout: float) -> None:
-        """Apply a changed ``timeout_seconds`` without dropping the kept-alive connection."""
-        if timeout != self.timeout:
-            self.timeout = timeout
-            for client in self._clients.values():
-                client.timeout = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_CAP))
+        """Apply a changed ``timeout_seconds`` (to the next request; the connection stays)."""
+        self.timeout = timeout
 
     def publish(self, server: str, payload: dict[str, Any], auth: Auth | None) -> Decision:
         """POST ``payload`` as JSON to the server root and classify the outcome; never raises
         for network trouble (that is a ``retry`` decision)."""
-        headers = {"Content-Type": "application/json"}
+        headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json"}
         if auth is not None:
             headers["Authorization"] = auth.header
-        body = _encode(payload)
-        url = server.rstrip("/") + "/"
+        url = httpx.URL(server.rstrip("/") + "/")
+        if url.username or url.password:  # user-info in `server` is Basic auth, as httpx.Client sends it
+            pair = f"{url.username}:{url.password}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT_CAP)).as_dict()
         with self._deadline.armed(self.timeout) as deadline:  # the whole exchange: attempt_deadline.py
             try:
-                client = self._client_for(server, auth)
-                with client.stream(
-                    "POST", url, content=body, headers=headers, extensions={"trace": deadline.trace}
-                ) as resp:
+                transport = self._transport_for(server, auth)
+                request = httpx.Request(
+                    "POST",
+                    url,
+                    content=_encode(payload),
+                    headers=headers,
+                    extensions={"timeout": timeout, "trace": deadline.trace},
+                )
+                resp = transport.handle_request(request)
+                try:
                     data = _read_capped(resp)
-                    return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
+                finally:
+                    resp.close()
+                return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
             except httpx.HTTPError as exc:
                 if deadline.fired:
                     return Decision("retry", f"timeout: no complete answer within {self.timeout:g}s (attempt deadline)")
@@ -158,14 +166,14 @@ class NtfyClient:
                 return Decision("retry", f"config: {exc}")
 
     def close(self) -> None:
-        for client in self._clients.values():
-            client.close()
+        for transport in self._transports.values():
+            transport.close()
 
 
 def _read_capped(resp: httpx.Response) -> bytes:
     chunks: list[bytes] = []
     total = 0
-    for chunk in resp.iter_bytes():
+    for chunk in resp.iter_raw():  # no Accept-Encoding was sent: the body is not compressed
         chunks.append(chunk)
         total += len(chunk)
         if total >= RESPONSE_BODY_CAP:

@@ -25,6 +25,11 @@ from donebell.workers.delivery.policies.sweep import plan as policy_plan
 from donebell.workers.delivery.retry_policy import Decision, backoff_seconds, clean_text
 from donebell.workers.delivery.server_backoff import ServerBackoff
 
+#: Removed outbox records whose folder flush is shared (one flush of ``outbox/`` per batch)...
+REMOVALS_PER_FLUSH = 64
+#: ...or per this much time, whichever comes first.
+REMOVAL_WINDOW_SECONDS = 0.02
+
 What = Literal["sent", "retried", "dead", "recovered", "invalid", "gone", "waiting", "blocked"]
 
 
@@ -66,6 +71,9 @@ class OutboxSender:
         self.config_problem = config_problem
         self.rng = rng or random.Random()
         self.backoff = ServerBackoff.load(state)  # the whole outbox waits while the server fails
+        self._removed = 0  # outbox records removed since the last flush of outbox/
+        self._first_removed_at = 0.0  # monotonic time of the oldest of them
+        self._sent_lines: list[tuple[str, str, dict[str, Any]]] = []  # their notify.log lines
 
     def deliver_due(self, at: float, *, budget_seconds: float | None = None) -> SendSummary:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
@@ -81,10 +89,24 @@ class OutboxSender:
         summary.left += len(outbox_keys) - len(keys)
         for name, value in held.counters.items():
             summary.counters[name] = value
-        backoff, cap = self.backoff, self.settings.retry_max_seconds
+        backoff = self.backoff
         was_clear = not backoff.kind
         if backoff.head_key in keys:  # rate-limited: the record that met the 429 goes first
             keys.insert(0, keys.pop(keys.index(backoff.head_key)))
+        try:
+            self._sweep(keys, at, started, budget_seconds, summary)
+        finally:
+            self.flush_removals()
+        if backoff.kind or not was_clear:
+            backoff.save(self.state)
+        summary.server_backoff = backoff.health()
+        return summary
+
+    def _sweep(
+        self, keys: list[str], at: float, started: float, budget_seconds: float | None, summary: SendSummary
+    ) -> None:
+        """Attempt ``keys`` in order until the budget, a stop request or the server's wait."""
+        backoff, cap = self.backoff, self.settings.retry_max_seconds
         for index, key in enumerate(keys):
             pass_control.heartbeat()
             if (budget_seconds is not None and time.monotonic() - started > budget_seconds) or pass_control.stop_requested():
@@ -96,7 +118,10 @@ class OutboxSender:
                 self._clamp_waiting(keys[index:], at)
                 summary.next_due = backoff.until if summary.next_due is None else min(summary.next_due, backoff.until)
                 break
-            outcome = self.deliver_record(key, max(at, now()) if index else at)
+            outcome = self._attempt(key, max(at, now()) if index else at)
+            waited = time.monotonic() - self._first_removed_at
+            if self._removed >= REMOVALS_PER_FLUSH or (self._removed and waited >= REMOVAL_WINDOW_SECONDS):
+                self.flush_removals()
             summary.counters[outcome.what] = summary.counters.get(outcome.what, 0) + 1
             if outcome.what in ("waiting", "retried", "blocked"):
                 summary.left += 1
@@ -107,13 +132,16 @@ class OutboxSender:
             due = outcome.next_attempt_at
             if due is not None and (summary.next_due is None or due < summary.next_due):
                 summary.next_due = due
-        if backoff.kind or not was_clear:
-            backoff.save(self.state)
-        summary.server_backoff = backoff.health()
-        return summary
 
     def deliver_record(self, key: str, at: float, *, force: bool = False) -> SendOutcome:
         """Attempt ``outbox/<key>`` if it is due (or ``force``); apply the outcome durably."""
+        try:
+            return self._attempt(key, at, force=force)
+        finally:
+            self.flush_removals()
+
+    def _attempt(self, key: str, at: float, *, force: bool = False) -> SendOutcome:
+        """:meth:`deliver_record` whose outbox removal may still wait for :meth:`flush_removals`."""
         for folder in RECEIPT_FOLDERS:
             if self.state.exists(folder, key):
                 # A crash after the receipt, before the removal: finish the removal, never resend.
@@ -188,48 +216,66 @@ class OutboxSender:
         return float(raw)
 
     def _apply(self, record: dict[str, Any], decision: Decision) -> SendOutcome:
-        key = record["key"]
         attempts = _int(record.get("attempts")) + 1
         done_at = now()
-        server = public_server(self.settings.server)
         error = clean_text(scrub(decision.error, self.auth, self.settings))
-        server_waits = self.backoff.observe(key, replace(decision, error=error), done_at,
+        server_waits = self.backoff.observe(record["key"], replace(decision, error=error), done_at,
                                             self.settings.retry_max_seconds, self.rng)
         if decision.verdict == "sent":
-            reason = "test" if record.get("test") is True else "sent"
-            outcome = {"attempts": attempts, "sent_at": done_at, "http_status": decision.status,
-                       "message_id": decision.message_id}  # the same on the digest's members and on it
-            reason = policy_send.receipt_members(self.state, record, "sent", reason, **outcome)
-            receipt = new_receipt(record, status="sent", reason=reason, server=server, **outcome)
-            self.state.finish("outbox", "sent", receipt)
-            self.state.log(
-                "info",
-                "sent",
-                key=key,
-                sequence_id=record.get("sequence_id"),
-                attempts=attempts,
-                http_status=decision.status,
-                test=record.get("test") is True,
-            )
-            return SendOutcome("sent", decision=decision)
+            return self._sent(record, decision, attempts, done_at)
         max_attempts = self.settings.max_attempts
         if decision.verdict == "permanent" or (max_attempts > 0 and attempts >= max_attempts):
-            reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
-            outcome = {"attempts": attempts, "failed_at": done_at, "http_status": decision.status,
-                       "last_error": error}
-            policy_send.receipt_members(self.state, record, "dead", reason, **outcome)
-            receipt = new_receipt(record, status="dead", reason=reason, ntfy_code=decision.ntfy_code,
-                                  server=server, **outcome)
-            self.state.finish("outbox", "dead", receipt)
-            self.state.log(
-                "error",
-                "delivery failed for good; dead-lettered",
-                key=key,
-                reason=reason,
-                attempts=attempts,
-                error=error,
-            )
-            return SendOutcome("dead", decision=decision)
+            return self._dead(record, decision, attempts, done_at, error)
+        return self._retry(record, decision, attempts, done_at, error, server_waits)
+
+    def _sent(self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float) -> SendOutcome:
+        """The server has it: its ``sent/`` receipt, then the outbox record goes (a digest's members first).
+
+        The receipt is durable before the next POST (a crash resends at most the record in
+        flight). The removal of a plain record's outbox copy shares one flush of ``outbox/`` with
+        the pass's next removals (:meth:`flush_removals`): a removal lost in a crash leaves a
+        record beside its receipt, which is removed on sight and never sent again.
+        """
+        reason = "test" if record.get("test") is True else "sent"
+        outcome = {"attempts": attempts, "sent_at": done_at, "http_status": decision.status,
+                   "message_id": decision.message_id}  # the same on the digest's members and on it
+        reason = policy_send.receipt_members(self.state, record, "sent", reason, **outcome)
+        receipt = new_receipt(record, status="sent", reason=reason, server=public_server(self.settings.server),
+                              **outcome)
+        if is_digest(record):
+            self.state.finish("outbox", "sent", receipt)
+            self.state.log_lines([_sent_line(record, attempts, decision)])
+            return SendOutcome("sent", decision=decision)
+        self.state.create("sent", receipt)  # an existing receipt wins, as finish() does
+        self.state.remove("outbox", record["key"], sync=False)
+        if not self._removed:
+            self._first_removed_at = time.monotonic()
+        self._removed += 1
+        self._sent_lines.append(_sent_line(record, attempts, decision))
+        return SendOutcome("sent", decision=decision)
+
+    def flush_removals(self) -> None:
+        """One flush of ``outbox/`` for the removals since the last one, and their log lines."""
+        if self._removed:
+            self.state.sync_folder("outbox")
+            self._removed = 0
+        lines, self._sent_lines = self._sent_lines, []
+        self.state.log_lines(lines)
+
+    def _dead(self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str) -> SendOutcome:
+        reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
+        outcome = {"attempts": attempts, "failed_at": done_at, "http_status": decision.status, "last_error": error}
+        policy_send.receipt_members(self.state, record, "dead", reason, **outcome)
+        receipt = new_receipt(record, status="dead", reason=reason, ntfy_code=decision.ntfy_code,
+                              server=public_server(self.settings.server), **outcome)
+        self.state.finish("outbox", "dead", receipt)
+        self.state.log("error", "delivery failed for good; dead-lettered", key=record["key"], reason=reason,
+                       attempts=attempts, error=error)
+        return SendOutcome("dead", decision=decision)
+
+    def _retry(
+        self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str, server_waits: bool
+    ) -> SendOutcome:
         delay = backoff_seconds(
             attempts,
             self.settings.retry_max_seconds,
@@ -248,9 +294,17 @@ class OutboxSender:
         )
         self.state.replace("outbox", record)
         self.state.log(
-            "warning", "delivery failed; will retry", key=key, attempts=attempts, error=error, retry_in=round(delay, 2)
+            "warning", "delivery failed; will retry", key=record["key"], attempts=attempts, error=error,
+            retry_in=round(delay, 2)
         )
         return SendOutcome("retried", done_at + delay, decision)
+
+
+def _sent_line(record: dict[str, Any], attempts: int, decision: Decision) -> tuple[str, str, dict[str, Any]]:
+    """The ``sent`` line of ``notify.log`` for one record."""
+    fields = {"key": record["key"], "sequence_id": record.get("sequence_id"), "attempts": attempts,
+              "http_status": decision.status, "test": record.get("test") is True}
+    return "info", "sent", fields
 
 
 def _int(value: object) -> int:

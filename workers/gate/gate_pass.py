@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from donebell.shared.ingest import finish_reopen
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers import pass_control
 from donebell.workers.gate import GatePass
-from donebell.workers.gate.commit import apply
+from donebell.workers.gate.commit import Promotions, apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
+from donebell.workers.gate.due import MAX_ROOTS_PER_PASS, load_due, root_of, shape_problem, watch_of
 from donebell.workers.gate.probe_schedule import clock_jump_horizon
 from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offline_verdict, remote_root, settings_wire
 from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, RemotePool, Trouble, pool_for
@@ -28,104 +28,12 @@ from donebell.workers.gate.verdict import Verdict
 if TYPE_CHECKING:
     from donebell.shared.settings_view import SettingsLike
 
-#: Folders that mean "this key already moved on": its pending copy is crash debris.
-_LATER = ("outbox", "sent", "suppressed", "dead")
+__all__ = ["MAX_ROOTS_PER_PASS", "root_of", "run_pass", "shape_problem"]  # the due check lives in due.py
+
 #: A remote second snapshot older than this when committed is taken again instead of promoted.
 FRESH_SECONDS = 2.0
-#: Coalescing groups (roots) one pass loads: a 10,000-candidate backlog is worked through in
-#: passes of this many roots (every due candidate of a loaded root comes along), so a pass's
-#: memory stays bounded; a pass yields after its budget anyway (``pass_control``). ``--once``
-#: (no budget) still judges everything in one pass.
-MAX_ROOTS_PER_PASS = 500
 
 Judged = list[tuple[dict[str, Any], Verdict]]
-
-
-def root_of(record: dict[str, Any]) -> str:
-    """The coalescing group: the Codex root thread, or the Claude session."""
-    if record.get("provider") == "claude":
-        return f"claude:{record.get('session_id') or record['key']}"
-    root = record.get("root_thread_id") or record.get("thread_id") or record["key"]
-    return f"codex:{root}"
-
-
-def shape_problem(record: dict[str, Any]) -> str | None:
-    """Why a parsed pending record cannot be judged (a field of the wrong type), or None.
-
-    Such a record is corrupt state: it goes to ``dead/`` like an unparsable one, instead of
-    aborting the pass for every other candidate.
-    """
-    if not isinstance(record.get("probe"), (dict, type(None))):
-        return "field 'probe' is not an object"
-    for name in ("created_at", "updated_at", "completed_at"):
-        value = record.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            return f"field '{name}' is not a number"
-    if not isinstance(record.get("revision", 1), int):
-        return "field 'revision' is not an integer"
-    return None
-
-
-def _load_due(
-    state: StateDir, now: float, result: GatePass, in_flight: set[str], roots: list[RootSpec], horizon: float
-) -> list[dict[str, Any]]:
-    """The candidates due for judgement; ``horizon`` is the longest legitimate wait ahead."""
-    due: list[dict[str, Any]] = []
-    roots_taken: set[str] = set()
-    for name in state.stray_files("pending"):
-        if not name.endswith(".tmp"):
-            state.dead_letter_invalid("pending", name, "not a <key>.json record file")
-            result.invalid += 1
-    for key in state.keys("pending"):
-        try:
-            record = state.read("pending", key)
-        except InvalidRecord as exc:
-            state.dead_letter_invalid("pending", f"{key}.json", str(exc))
-            result.invalid += 1
-            continue
-        if record is None or key in in_flight:
-            continue  # in flight: counted as waiting once the pass knows what is still out
-        problem = shape_problem(record)
-        if problem is not None:
-            with state.mutation_lock(key):
-                state.dead_letter_invalid("pending", f"{key}.json", problem)
-            result.invalid += 1
-            continue
-        if any(state.exists(folder, key) for folder in _LATER) and not finish_reopen(state, record):
-            # A crash between "create next state" and "remove pending": finish the removal.
-            with state.mutation_lock(key):
-                if any(state.exists(folder, key) for folder in _LATER):
-                    state.remove("pending", key)
-                    result.removed += 1
-                    state.log("info", "pending copy of a finished key removed", key=key)
-            continue
-        probe = record.get("probe") or {}
-        next_at = probe.get("next_probe_at")
-        fresh_evidence = probe.get("revision_seen") not in (None, record.get("revision"))
-        # A wait further ahead than any interval the gate sets means the clock went back: probe now.
-        jumped = isinstance(next_at, (int, float)) and next_at > now + horizon
-        if isinstance(next_at, (int, float)) and next_at > now and not fresh_evidence and not jumped:
-            result.waiting += 1
-            result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
-            if remote_root(record, roots) is None:  # a watch on a hung share would block delivery
-                result.watch_paths.extend(_watch_of(record))
-            continue
-        root = root_of(record)
-        if root not in roots_taken and len(roots_taken) >= MAX_ROOTS_PER_PASS and pass_control.budgeted():
-            result.waiting += 1  # a backlog: judged by a next pass, not held in memory by this one
-            result.next_due = now
-            continue
-        roots_taken.add(root)
-        due.append(record)
-    return due
-
-
-def _watch_of(record: dict[str, Any]) -> list[Path]:
-    paths = [Path(p) for p in (record.get("probe") or {}).get("watch") or [] if isinstance(p, str)]
-    transcript = record.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
-        paths.append(Path(transcript))
-    return paths
 
 
 def _order(record: dict[str, Any], verdict: Verdict) -> tuple[float, float, str]:
@@ -158,7 +66,8 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
     if pool is not None:
         _commit_answers(ctx, pool.receive(0.0) + pool.expire(), result)
     horizon = clock_jump_horizon(settings.unknown_retry_max_seconds, settings.idle_grace_seconds)
-    due = _load_due(state, now, result, pool.in_flight() if pool is not None else set(), roots, horizon)
+    in_flight = pool.in_flight() if pool is not None else set()
+    due = load_due(state, now, result, in_flight, roots, horizon, persistent.setdefault("pending_roots", {}))
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in due:
         groups.setdefault(root_of(record), []).append(record)
@@ -172,17 +81,7 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
         else:
             local.append((group, where))
     sent_at = _dispatch(ctx, pool_for(persistent, str(state.root)), remote, result) if remote else None
-    for index, (group, where) in enumerate(local):
-        if pass_control.should_stop():  # budget spent or SIGTERM: the rest is due next pass
-            result.waiting += sum(len(g) for g, _ in local[index:])
-            result.next_due = ctx.now
-            break
-        judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], settings)
-        for record, verdict in judged:
-            if where is None:
-                _commit(ctx, record, verdict, result)
-            else:  # idle_detection_mode off: decided without evidence, so without the root
-                _commit(ctx, record, mark(verdict, where), result, recheck=_offline_recheck(ctx, where), remote=True)
+    _judge_local(ctx, local, result)
     pool = persistent.get("remote_pool")
     if pool is not None:
         until = sent_at + SYNC_WINDOW_SECONDS if sent_at is not None else 0.0
@@ -196,6 +95,35 @@ def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: di
         result.remote = pool.health()
     result.watch_paths = sorted({Path(p) for p in result.watch_paths})
     return result
+
+
+def _judge_local(ctx: GateContext, local: list[tuple[list[dict[str, Any]], str | None]], result: GatePass) -> None:
+    """Evaluate and commit the local groups; their promotions are made durable in batches."""
+    promotions = Promotions(ctx.state)
+    try:
+        for index, (group, where) in enumerate(local):
+            if pass_control.should_stop():  # budget spent or SIGTERM: the rest is due next pass
+                result.waiting += sum(len(g) for g, _ in local[index:])
+                result.next_due = ctx.now
+                break
+            judged = _coalesce([(record, safe_evaluate(record, ctx)) for record in group], ctx.settings)
+            for record, verdict in judged:
+                if where is None:
+                    _commit(ctx, record, verdict, result, promotions=promotions)
+                else:  # idle_detection_mode off: decided without evidence, so without the root
+                    recheck = _offline_recheck(ctx, where)
+                    _commit(ctx, record, mark(verdict, where), result, recheck=recheck, remote=True)
+            if promotions.full():
+                _promote_staged(ctx, promotions, result)
+    finally:
+        _promote_staged(ctx, promotions, result)
+
+
+def _promote_staged(ctx: GateContext, promotions: Promotions, result: GatePass) -> None:
+    promoted, raced = promotions.commit()
+    result.promoted += promoted
+    if raced:
+        result.next_due = ctx.now  # new evidence arrived mid-decision: look again right away
 
 
 def _remote_of(group: list[dict[str, Any]], roots: list[RootSpec]) -> str | None:
@@ -273,6 +201,7 @@ def _commit(
     *,
     recheck: Callable[[dict[str, Any]], Verdict] | None = None,
     remote: bool = False,
+    promotions: Promotions | None = None,
 ) -> None:
     applied, final = apply(
         ctx.state,
@@ -281,6 +210,7 @@ def _commit(
         ctx.now,
         retry_max=ctx.settings.unknown_retry_max_seconds,
         recheck=recheck or (lambda current: safe_evaluate(current, ctx.fresh())),
+        promotions=promotions,
     )
     if applied == "promoted":
         result.promoted += 1
@@ -301,4 +231,4 @@ def _commit(
             result.next_due = next_at if result.next_due is None else min(result.next_due, next_at)
         if not remote:
             result.watch_paths.extend(final.watch)
-            result.watch_paths.extend(_watch_of(record))
+            result.watch_paths.extend(watch_of(record))
