@@ -114,7 +114,7 @@ def measure(archived: int) -> dict[str, Any]:
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=open(base / "run.err", "wb"),  # noqa: SIM115 - closed with the process
+            stderr=open(base / "run.err", "wb"),
         )
         sup = psutil.Process(proc.pid)
         try:

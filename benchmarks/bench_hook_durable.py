@@ -37,7 +37,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_hook import interpreters  # noqa: E402
+from benchmarks.bench_hook import interpreters
 
 REPO = Path(__file__).resolve().parents[1]
 EVENTS = REPO / "tests" / "fixtures" / "hooks" / "claude" / "print-apierror529" / "hooks.jsonl"

@@ -34,7 +34,7 @@ class FakeNtfy(BaseHTTPRequestHandler):
     skew = 0.0
     redirect = False
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+    def do_GET(self) -> None:
         type(self).requests.append(("GET", self.path, self.headers.get("Authorization")))
         if self.redirect:
             self.send_response_only(301)

@@ -52,7 +52,7 @@ class CodexAppServer:
             env=self.home.env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=open(self.stderr_path, "w"),  # noqa: SIM115
+            stderr=open(self.stderr_path, "w"),
             text=True,
             start_new_session=True,
         )

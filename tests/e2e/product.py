@@ -167,7 +167,7 @@ class Product:
             [*DONEBELL, "run"],
             env=self.env(),
             stdin=subprocess.DEVNULL,
-            stdout=open(self.root / f"run{n}.out", "wb"),  # noqa: SIM115 - the child owns it
+            stdout=open(self.root / f"run{n}.out", "wb"),
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )

@@ -84,9 +84,9 @@ def _child(request: dict[str, object]) -> None:
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.close(out)
-        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own stdin
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        sys.stdin = open(0, closefd=False)
+        sys.stdout = open(1, "w", closefd=False)
+        sys.stderr = open(2, "w", closefd=False)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         argv = request["argv"]

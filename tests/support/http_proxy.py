@@ -35,7 +35,7 @@ class HttpProxy:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
             def _forward(self) -> None:

@@ -57,8 +57,8 @@ class Harness:
             [sys.executable, "-m", "donebell.supervisor.cli", "run"],
             env={**self.env, **extra_env},
             stdin=subprocess.DEVNULL,
-            stdout=open(self.log_dir / f"run{n}.out", "wb"),  # noqa: SIM115 - closed with the process
-            stderr=open(self.log_dir / f"run{n}.err", "wb"),  # noqa: SIM115
+            stdout=open(self.log_dir / f"run{n}.out", "wb"),
+            stderr=open(self.log_dir / f"run{n}.err", "wb"),
             start_new_session=True,
         )
         self.procs.append(proc)
