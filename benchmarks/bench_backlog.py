@@ -55,8 +55,12 @@ def _drain(n: int) -> dict[str, float]:
         sent_dir = rig.state_dir / "sent"
         load_before = os.getloadavg()[0]  # the machine is shared: wall time means little without it
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery"],
-                                env=rig.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery"],
+            env=rig.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         worst_gap, last_beat, elapsed = 0.0, None, float("inf")
         try:
             while time.monotonic() - started < 900:
@@ -79,10 +83,18 @@ def _drain(n: int) -> dict[str, float]:
             proc.wait(60)
             stop_seconds = time.monotonic() - asked
         del last_beat
-        return {"seconds": elapsed, "per_candidate_ms": elapsed / n * 1000, "rss_mib": hwm,
-                "cpu_per_candidate_ms": cpu / n * 1000, "cpu_s": cpu, "load_before": load_before,
-                "load": os.getloadavg()[0],
-                "heartbeat_gap_s": worst_gap, "sigterm_s": stop_seconds, "messages": len(srv.messages("backlog"))}
+        return {
+            "seconds": elapsed,
+            "per_candidate_ms": elapsed / n * 1000,
+            "rss_mib": hwm,
+            "cpu_per_candidate_ms": cpu / n * 1000,
+            "cpu_s": cpu,
+            "load_before": load_before,
+            "load": os.getloadavg()[0],
+            "heartbeat_gap_s": worst_gap,
+            "sigterm_s": stop_seconds,
+            "messages": len(srv.messages("backlog")),
+        }
 
 
 def main() -> list[dict[str, Any]]:

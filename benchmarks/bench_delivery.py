@@ -58,8 +58,7 @@ def main() -> list[dict[str, Any]]:
 
 
 def _row(metric: str, value: float, target: float, *, higher_is_better: bool = True) -> dict[str, Any]:
-    row: dict[str, Any] = {"benchmark": "delivery", "metric": metric, "value": round(float(value), 2),
-                           "target": target}
+    row: dict[str, Any] = {"benchmark": "delivery", "metric": metric, "value": round(float(value), 2), "target": target}
     if value and target:
         row["ratio"] = round(value / target if higher_is_better else target / value, 3)
     return row

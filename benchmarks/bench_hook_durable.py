@@ -95,7 +95,11 @@ def _run(setup: Setup, payload: bytes, sigterm: bool, command: list[str] | None 
     """Start the hook, optionally SIGTERM it like Claude; return its exec time (epoch seconds)."""
     started = time.time()
     proc = subprocess.Popen(
-        command or setup.command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=setup.env
+        command or setup.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=setup.env,
     )
     assert proc.stdin is not None
     proc.stdin.write(payload)
@@ -163,14 +167,38 @@ def main() -> list[dict[str, Any]]:
                 rows.append({**row, "metric": f"{label}: StopFailure time-to-durable, {title}", "value": None})
                 continue
             median, p99 = statistics.median(values), _p99(values)
-            rows.append({**row, "metric": f"{label}: StopFailure time-to-durable, {title}, median (ms)",
-                         "value": median * 1000, "ratio": round(median / base, 2)})
-            rows.append({**row, "metric": f"{label}: StopFailure time-to-durable, {title}, p99 (ms)",
-                         "value": p99 * 1000, "target": "< 1500 (Claude's SIGKILL)", "ratio": round(p99 / base, 2)})
-        rows.append({**row, "metric": f"{label}: of {runs} runs SIGTERMed at 25 ms, left no candidate",
-                     "value": result["lost"], "target": "0"})
-        rows.append({**row, "metric": f"{label}: the same without the shell shield (bare console script)",
-                     "value": result["bare_lost"]})
+            rows.append(
+                {
+                    **row,
+                    "metric": f"{label}: StopFailure time-to-durable, {title}, median (ms)",
+                    "value": median * 1000,
+                    "ratio": round(median / base, 2),
+                }
+            )
+            rows.append(
+                {
+                    **row,
+                    "metric": f"{label}: StopFailure time-to-durable, {title}, p99 (ms)",
+                    "value": p99 * 1000,
+                    "target": "< 1500 (Claude's SIGKILL)",
+                    "ratio": round(p99 / base, 2),
+                }
+            )
+        rows.append(
+            {
+                **row,
+                "metric": f"{label}: of {runs} runs SIGTERMed at 25 ms, left no candidate",
+                "value": result["lost"],
+                "target": "0",
+            }
+        )
+        rows.append(
+            {
+                **row,
+                "metric": f"{label}: the same without the shell shield (bare console script)",
+                "value": result["bare_lost"],
+            }
+        )
     for line in rows:
         print(line)
     return rows

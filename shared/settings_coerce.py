@@ -54,6 +54,7 @@ def _pattern(name: str) -> re.Pattern[str]:
         )
     return _PATTERNS[name]
 
+
 _INT_MAX = 2**63  # pydantic refuses a float beyond i64 as an int ("exceeded maximum size")
 
 

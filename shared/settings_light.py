@@ -135,7 +135,9 @@ class SettingsViewBase:
 
     def redacted(self) -> dict[str, Any]:
         """All keys with secrets replaced by ``MASK`` (or null when unset), as ``Settings.redacted``."""
-        data = {k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()}
+        data = {
+            k: (MASK if isinstance(getattr(self, k), Secret) else v) for k, v in self.model_dump(mode="json").items()
+        }
         if isinstance(data.get("server"), str):
             data["server"] = secret_text.redact_url(data["server"])
         return data

@@ -65,8 +65,9 @@ class Slot:
 class Supervisor:
     """Spawns the roles and keeps them running until told to stop."""
 
-    def __init__(self, state: StateDir, slots: list[Slot], intervals: Intervals, notifier: Notifier,
-                 lock: RoleLock | None = None) -> None:
+    def __init__(
+        self, state: StateDir, slots: list[Slot], intervals: Intervals, notifier: Notifier, lock: RoleLock | None = None
+    ) -> None:
         self.state, self.slots, self.iv, self.notifier = state, slots, intervals, notifier
         self.lock = lock  # locks/supervisor.lock; re-taken if the state directory is replaced
         self.exit_code = 0

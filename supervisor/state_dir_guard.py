@@ -32,19 +32,26 @@ def retake(supervisor: Supervisor, old: RoleLock) -> RoleLock | None:
         state.ensure()
         lock = state.role_lock("supervisor")
     except (StateError, OSError) as exc:
-        supervisor.say(f"the state directory {state.root} was deleted and cannot be re-created: {exc}; stopping",
-                       level="error")
+        supervisor.say(
+            f"the state directory {state.root} was deleted and cannot be re-created: {exc}; stopping", level="error"
+        )
         lock = None
     else:
         if lock is not None:
             old.release()
-            supervisor.say(f"the state directory {state.root} was deleted or replaced; re-created it and its "
-                           "locks (roles restart on the new locks)", level="warning")
+            supervisor.say(
+                f"the state directory {state.root} was deleted or replaced; re-created it and its "
+                "locks (roles restart on the new locks)",
+                level="warning",
+            )
             supervisor.publish()
             return lock
         owner = state.lock_owner("supervisor") or {}
-        supervisor.say(f"another supervisor (pid {owner.get('pid', '?')}) owns the re-created state directory "
-                       f"{state.root}; stopping this one", level="error")
+        supervisor.say(
+            f"another supervisor (pid {owner.get('pid', '?')}) owns the re-created state directory "
+            f"{state.root}; stopping this one",
+            level="error",
+        )
     supervisor.stop_signal = supervisor.stop_signal or 15
     supervisor.exit_code = EXIT_ALREADY_RUNNING
     old.release()

@@ -43,9 +43,7 @@ def sleeper() -> Iterator[dict[str, Any]]:
 
 
 @pytest.fixture()
-def isolated_env(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_config: None
-) -> Iterator[dict[str, Path]]:
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_config: None) -> Iterator[dict[str, Path]]:
     """Point DONEBELL_*, CODEX_HOME and CLAUDE_CONFIG_DIR at fresh folders under tmp_path."""
     paths = {
         "state": tmp_path / "state",

@@ -89,8 +89,9 @@ def test_a_hanging_version_call_costs_one_short_timeout(bin_dir: Path, monkeypat
     assert all("timed out" in (f.warning or "") for f in found)
 
 
-def test_status_names_the_versions_and_warns_without_degrading(bin_dir: Path, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_names_the_versions_and_warns_without_degrading(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install_agent(bin_dir, "codex", "0.171.0")
     install_agent(bin_dir, "claude", "2.1.400")
     state_dir = tmp_path / "state"
@@ -101,7 +102,9 @@ def test_status_names_the_versions_and_warns_without_degrading(bin_dir: Path, tm
     assert doc["agents"]["claude"]["state"] == "newer"
     assert doc["status"] == "not-running" and not any("claude" in r for r in doc["reasons"])
     text = status.render(doc)
-    assert "agents: codex 0.171.0 (tested: 0.163.0, 0.168.0, 0.171.0); claude 2.1.400 (tested: 2.1.197, 2.1.332)" in text
+    assert (
+        "agents: codex 0.171.0 (tested: 0.163.0, 0.168.0, 0.171.0); claude 2.1.400 (tested: 2.1.197, 2.1.332)" in text
+    )
     assert "! claude 2.1.400 is newer than every tested release (2.1.197, 2.1.332)" in text
     out = io.StringIO()
     monkeypatch.setattr("sys.stdout", out)
@@ -132,8 +135,12 @@ def test_version_parsing() -> None:
 def test_doctor_lists_the_version_checks(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`donebell doctor --json` carries both checks next to the wiring checks."""
     install_agent(bin_dir, "claude", "2.1.197")
-    for name, folder in (("DONEBELL_CONFIG", "config.json"), ("DONEBELL_STATE_DIR", "state"),
-                         ("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude")):
+    for name, folder in (
+        ("DONEBELL_CONFIG", "config.json"),
+        ("DONEBELL_STATE_DIR", "state"),
+        ("CODEX_HOME", "codex"),
+        ("CLAUDE_CONFIG_DIR", "claude"),
+    ):
         monkeypatch.setenv(name, str(tmp_path / folder))
     out = io.StringIO()
     doctor.main(["--json"], runner=SubprocessRunner(), out=out)

@@ -13,8 +13,9 @@ BENCHMARKS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("b
 
 @pytest.mark.parametrize("script", BENCHMARKS, ids=[p.stem for p in BENCHMARKS])
 def test_help_describes_and_does_not_run(script: Path, tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60,
-                         cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("usage:") and res.stderr == ""
     first_doc_line = (script.read_text().split('"""')[1].strip().splitlines() or [""])[0]

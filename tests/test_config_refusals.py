@@ -59,13 +59,26 @@ def test_a_relative_state_dir_is_refused_and_creates_nothing_in_the_cwd(tmp_path
     project = tmp_path / "project"
     project.mkdir()
     environ = {**env.environ(), "DONEBELL_STATE_DIR": "state"}
-    hook = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"], input=STOP_PAYLOAD,
-                          capture_output=True, text=True, env=environ, cwd=project, timeout=30)
+    hook = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
+        input=STOP_PAYLOAD,
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=project,
+        timeout=30,
+    )
     assert hook.returncode == 0 and hook.stdout == "{}\n"
     assert "DONEBELL_STATE_DIR must be an absolute path" in hook.stderr
     for args in (["worker", "delivery", "--once"], ["status"], ["test"], ["doctor"]):
-        run = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], capture_output=True, text=True,
-                             env=environ, cwd=project, timeout=30)
+        run = subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", *args],
+            capture_output=True,
+            text=True,
+            env=environ,
+            cwd=project,
+            timeout=30,
+        )
         assert run.returncode == 78, (args, run)
         assert "DONEBELL_STATE_DIR must be an absolute path" in run.stderr and "Traceback" not in run.stderr
     assert list(project.iterdir()) == []
@@ -78,11 +91,24 @@ def test_a_relative_config_path_is_refused_and_hooks_carry_on(tmp_path: Path) ->
     project.mkdir()
     (project / "config.json").write_text(json.dumps({"topic": "planted", "server": "http://127.0.0.1:9"}))
     environ = {**env.environ(), "DONEBELL_CONFIG": "config.json"}
-    check = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "config", "check"], capture_output=True,
-                           text=True, env=environ, cwd=project, timeout=30)
+    check = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "config", "check"],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=project,
+        timeout=30,
+    )
     assert check.returncode == 1 and "DONEBELL_CONFIG must be an absolute path" in check.stderr
-    hook = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"], input=STOP_PAYLOAD,
-                          capture_output=True, text=True, env=environ, cwd=project, timeout=30)
+    hook = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
+        input=STOP_PAYLOAD,
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=project,
+        timeout=30,
+    )
     assert hook.returncode == 0 and hook.stdout == "{}\n"
     assert env.state.count("pending") == 1  # the evidence is kept; the worker reports the config loudly
 
@@ -91,16 +117,30 @@ def test_a_token_from_the_environment_with_a_public_config_file_is_fine(tmp_path
     """DONEBELL_TOKEN with a 0644 config that holds no secret was refused ("readable by others");
     the file holds nothing secret, so `config check` is ok and `donebell test` delivers with the token."""
     token = "tk_envtokenabcdefghijklmnopqrs01"
-    with NtfyStandin(tokens={token: "phil"}, users={"phil": "pw-unused-1"}, default_access="deny-all",
-                     access={"phil": {TOPIC: "read-write"}}) as srv:
+    with NtfyStandin(
+        tokens={token: "phil"},
+        users={"phil": "pw-unused-1"},
+        default_access="deny-all",
+        access={"phil": {TOPIC: "read-write"}},
+    ) as srv:
         env = Env(tmp_path, server=srv.url)
         os.chmod(env.config_path, 0o644)
         environ = {**env.environ(), "DONEBELL_TOKEN": token}
-        check = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "config", "check"],
-                               capture_output=True, text=True, env=environ, timeout=30)
+        check = subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", "config", "check"],
+            capture_output=True,
+            text=True,
+            env=environ,
+            timeout=30,
+        )
         assert check.returncode == 0, check.stderr
-        test = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "test", "--json"],
-                              capture_output=True, text=True, env=environ, timeout=30)
+        test = subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", "test", "--json"],
+            capture_output=True,
+            text=True,
+            env=environ,
+            timeout=30,
+        )
         assert test.returncode == 0, test.stdout + test.stderr
         assert json.loads(test.stdout)["http_status"] == 200 and len(srv.messages()) == 1
         # the same file holding the token itself is still refused
@@ -115,8 +155,14 @@ def test_hooks_carry_on_and_the_kicked_worker_reports_a_broken_config(tmp_path: 
     evidence kept); the on-demand worker they start refuses once, in notify.log and its health, and
     `donebell run` refuses to start with the same reason."""
     env = Env(tmp_path, server="http://127.0.0.1:99999", token="tk_x\n")
-    hook = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"], input=STOP_PAYLOAD,
-                          capture_output=True, text=True, env=env.environ(), timeout=30)
+    hook = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
+        input=STOP_PAYLOAD,
+        capture_output=True,
+        text=True,
+        env=env.environ(),
+        timeout=30,
+    )
     assert hook.returncode == 0 and hook.stdout == "{}\n" and hook.stderr == ""
     assert env.state.count("pending") == 1
     deadline = time.monotonic() + 20

@@ -53,7 +53,10 @@ def test_set_changes_one_key_in_place_and_prints_old_and_new(cfg: Path) -> None:
     [
         (("set", "priority", "9"), "priority: Input should be less than or equal to 5"),
         (("set", "topic", "has spaces"), "topic"),
-        (("set", "idle_detection_mode", "lenient"), "idle_detection_mode: Input should be 'strict', 'balanced' or 'off'"),
+        (
+            ("set", "idle_detection_mode", "lenient"),
+            "idle_detection_mode: Input should be 'strict', 'balanced' or 'off'",
+        ),
         (("set", "prority", "2"), "unknown key 'prority'; did you mean 'priority'?"),
         (("set", "token", "tk_abcdefghijklmnop123"), "token is a secret: run `donebell config set token -`"),
         (("unset", "nonsense"), "unknown key 'nonsense'"),

@@ -145,8 +145,9 @@ def test_gate_runs_before_sending_in_the_same_pass(srv: NtfyStandin, tmp_path: P
 
 def test_bearer_and_basic_auth_reach_the_server(tmp_path: Path) -> None:
     """A token is sent as Bearer, a username/password as Basic, and the protected topic accepts both."""
-    with NtfyStandin(tokens={TOKEN: "phil"}, users={"phil": PASSWORD}, default_access="deny-all",
-                     access={"phil": {TOPIC: "rw"}}) as srv:
+    with NtfyStandin(
+        tokens={TOKEN: "phil"}, users={"phil": PASSWORD}, default_access="deny-all", access={"phil": {TOPIC: "rw"}}
+    ) as srv:
         env = Env(tmp_path, server=srv.url, token=TOKEN)
         env.queue()
         role = env.role()
@@ -217,10 +218,18 @@ def test_credentials_over_plain_http_to_another_host_are_refused(tmp_path: Path)
         role.teardown()
 
 
-@pytest.mark.parametrize("server,ok", [("http://127.0.0.1:8080", True), ("http://localhost", True),
-                                       ("http://[::1]:80", True), ("https://ntfy.example", True),
-                                       ("http://ntfy.example", False), ("http://10.0.0.5", False),
-                                       ("http://u:pw@ntfy.example", False)])
+@pytest.mark.parametrize(
+    "server,ok",
+    [
+        ("http://127.0.0.1:8080", True),
+        ("http://localhost", True),
+        ("http://[::1]:80", True),
+        ("https://ntfy.example", True),
+        ("http://ntfy.example", False),
+        ("http://10.0.0.5", False),
+        ("http://u:pw@ntfy.example", False),
+    ],
+)
 def test_insecure_auth_rule(server: str, ok: bool, tmp_path: Path) -> None:
     """Credentials (token or URL user-info) go over http:// only to loopback; https:// is always fine."""
     env = Env(tmp_path, server=server, **({} if "@" in server else {"token": TOKEN}))

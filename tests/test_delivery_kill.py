@@ -57,7 +57,9 @@ def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:
         seen = collections.Counter(m.get("sequence_id") for m in srv.messages())
         assert set(seen) == ours  # every record reached the server; nothing foreign did
         duplicates = sum(n - 1 for n in seen.values())
-        print(f"{kills} kills ({mid_drain} mid-drain), {len(srv.requests)} requests, "
-              f"{duplicates} duplicates, all with their record's sequence_id")
+        print(
+            f"{kills} kills ({mid_drain} mid-drain), {len(srv.requests)} requests, "
+            f"{duplicates} duplicates, all with their record's sequence_id"
+        )
         # A duplicate needs a kill between the server storing a message and the receipt.
         assert duplicates <= kills

@@ -139,9 +139,11 @@ def test_hook_candidate_reaches_the_server_through_gate_and_outbox(srv: NtfyStan
         for n in range(1, 4):
             time.sleep(0.2)  # let the worker go back to sleep, so each candidate must wake it
             rec = outbox_record()
-            candidate = {k: v for k, v in rec.items()
-                         if k not in ("promoted_at", "verdict", "sequence_id", "attempts", "next_attempt_at",
-                                      "last_error")}
+            candidate = {
+                k: v
+                for k, v in rec.items()
+                if k not in ("promoted_at", "verdict", "sequence_id", "attempts", "next_attempt_at", "last_error")
+            }
             candidate.update(kind="candidate", classification="root")
             submitted = time.monotonic()
             assert submit_candidate(env.state, candidate) == "created"

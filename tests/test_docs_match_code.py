@@ -38,8 +38,13 @@ def _checks_in_code() -> set[str]:
 
 
 def test_troubleshooting_lists_exactly_the_doctor_checks(isolated_env: dict[str, Path]) -> None:
-    res = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "doctor", "--json"], capture_output=True,
-                         text=True, timeout=120, env=dict(os.environ))
+    res = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
     ran = {c["name"] for c in json.loads(res.stdout)["checks"]}
     documented = _documented_checks()
     assert ran <= documented, ran - documented

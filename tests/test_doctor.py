@@ -150,8 +150,10 @@ def test_a_hook_pointing_at_a_missing_donebell_fails(env: dict[str, Path]) -> No
     path.write_text(json.dumps(hooks))
     code, doc, _ = doctor()
     assert code == 1
-    assert check(doc, "codex_hooks")["status"] == "fail" and "/gone/venv/bin/donebell" in check(doc, "codex_hooks")[
-        "summary"]
+    assert (
+        check(doc, "codex_hooks")["status"] == "fail"
+        and "/gone/venv/bin/donebell" in check(doc, "codex_hooks")["summary"]
+    )
 
 
 def test_a_hooks_file_codex_rejects_is_reported(env: dict[str, Path]) -> None:
@@ -168,8 +170,9 @@ def test_server_reachable_with_no_publish_and_no_credentials(env: dict[str, Path
     """Doctor GETs /v1/health only, without the token, and never prints the token or password."""
     cfg = json.loads(env["config"].read_text())
     server = cfg["server"].replace("http://", f"http://ana:{PASSWORD}@")
-    env["config"].write_text(json.dumps({**cfg, "server": server, "token": TOKEN, "username": "ana",
-                                         "password": PASSWORD}))
+    env["config"].write_text(
+        json.dumps({**cfg, "server": server, "token": TOKEN, "username": "ana", "password": PASSWORD})
+    )
     code, doc, table = doctor()
     assert check(doc, "server")["status"] == "ok"
     assert {method for method, _, _ in FakeNtfy.requests} == {"GET"}
@@ -209,7 +212,9 @@ def test_missing_or_loose_config(env: dict[str, Path]) -> None:
     """No topic fails; a group-readable config without secrets warns with the chmod to run."""
     env["config"].chmod(0o644)
     _, doc, _ = doctor()
-    assert check(doc, "config")["status"] == "warn" and f"chmod 600 {env['config']}" in check(doc, "config")["next_step"]
+    assert (
+        check(doc, "config")["status"] == "warn" and f"chmod 600 {env['config']}" in check(doc, "config")["next_step"]
+    )
     env["config"].write_text(json.dumps({"server": "https://ntfy.sh"}))
     code, doc, _ = doctor()
     assert code == 1 and check(doc, "config")["status"] == "fail"
@@ -224,14 +229,21 @@ def test_service_state_through_the_runner(env: dict[str, Path]) -> None:
     _, doc, _ = doctor(missing)
     assert check(doc, "service")["status"] == "unknown"
     assert ("systemctl", "--user", "is-active", "donebell.service") in missing.calls
-    reachable: dict[tuple[str, ...], Completed] = {("systemctl", "--user", "show-environment"): Completed((), 0, "HOME=/h\n", "")}
-    inactive = RecordingRunner({**reachable, ("systemctl",): Completed((), 3, "inactive\n", "")},
-                               programs={"systemctl": "/bin/systemctl"})
+    reachable: dict[tuple[str, ...], Completed] = {
+        ("systemctl", "--user", "show-environment"): Completed((), 0, "HOME=/h\n", "")
+    }
+    inactive = RecordingRunner(
+        {**reachable, ("systemctl",): Completed((), 3, "inactive\n", "")}, programs={"systemctl": "/bin/systemctl"}
+    )
     _, doc, _ = doctor(inactive)
-    assert check(doc, "service")["status"] == "warn" and "systemctl --user restart" in check(doc, "service")["next_step"]
+    assert (
+        check(doc, "service")["status"] == "warn" and "systemctl --user restart" in check(doc, "service")["next_step"]
+    )
     state = StateDir(env["state"]).ensure()
-    state.write_health("supervisor", {**current_process_identity(), "state": "running", "started_at": now(),
-                                      "heartbeat_at": now(), "roles": {}})
+    state.write_health(
+        "supervisor",
+        {**current_process_identity(), "state": "running", "started_at": now(), "heartbeat_at": now(), "roles": {}},
+    )
     _, doc, _ = doctor(RecordingRunner({("systemctl",): Completed((), 0, "active\n", "")}))
     assert check(doc, "service")["status"] == "ok" and str(os.getpid()) in check(doc, "service")["summary"]
 
@@ -244,8 +256,12 @@ def test_dead_letters_failing_deliveries_and_log_errors(env: dict[str, Path]) ->
     key = "a" * 64
     state.create("dead", {**records.base("receipt", key, "codex"), "status": "dead", "reason": "permanent-http-error"})
     state.log("error", "delivery refused: HTTP 400")
-    outbox = {**records.base("outbox", "b" * 64, "codex"), "promoted_at": now() - 1200, "attempts": 7,
-              "last_error": "HTTP 401 unauthorized"}
+    outbox = {
+        **records.base("outbox", "b" * 64, "codex"),
+        "promoted_at": now() - 1200,
+        "attempts": 7,
+        "last_error": "HTTP 401 unauthorized",
+    }
     state.create("outbox", outbox)
     code, doc, _ = doctor()
     assert "permanent-http-error" in check(doc, "dead_letters")["summary"]

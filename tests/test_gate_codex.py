@@ -145,7 +145,9 @@ def test_active_goal_holds_and_unavailable_goal_db_does_not(world: CodexWorld, s
     assert "goal database unavailable" in state.read("outbox", key2)["probe"]["history"][-1]["evidence"]  # type: ignore[index]
 
 
-def _family(world: CodexWorld, child_recs: list[dict[str, Any]] | bytes, *, edge: bool = True, thread_row: bool = True) -> str:
+def _family(
+    world: CodexWorld, child_recs: list[dict[str, Any]] | bytes, *, edge: bool = True, thread_row: bool = True
+) -> str:
     world.write_rollout(PARENT_THREAD, lines_of("subagent-parent.jsonl"))
     world.write_rollout(CHILD_THREAD, child_recs)
     world.add_thread(PARENT_THREAD)

@@ -58,6 +58,8 @@ FORBIDDEN = {
     "donebell.shared.config",  # pydantic settings: hooks read config with config_schema.read_keys
     *STDLIB_FORBIDDEN,
 }
+
+
 def imported_modules(stderr: bytes) -> set[str]:
     """Module names from ``-X importtime`` output."""
     names = set()

@@ -78,8 +78,14 @@ def test_install_adds_managed_entries_and_preserves_everything_else(env: dict[st
     assert only_insertions(old_hooks, new_hooks)
     parsed = json.loads(new_hooks)
     assert parsed["hooks"]["Stop"][-1] == {
-        "hooks": [{"type": "command", "command": f"{EXE} hook codex-stop", "timeout": 30,
-                   "statusMessage": "donebell: notify when the task is done"}]
+        "hooks": [
+            {
+                "type": "command",
+                "command": f"{EXE} hook codex-stop",
+                "timeout": 30,
+                "statusMessage": "donebell: notify when the task is done",
+            }
+        ]
     }
     assert without_managed(parsed, is_ours) == json.loads(old_hooks)
 
@@ -176,14 +182,16 @@ def test_dry_run_never_shows_the_token(env: dict[str, Path]) -> None:
 def test_claude_exec_form_only_on_a_version_known_to_support_args(env: dict[str, Path]) -> None:
     """Claude 2.1.197 gets `command` + `args` (behind the SIGTERM-ignoring /bin/sh, docs/hooks.md
     "Signals"); an older or unknown Claude gets the quoted shell form."""
-    new = RecordingRunner({("/opt/claude", "--version"): Completed((), 0, "2.1.197 (Claude Code)\n")},
-                          programs={"claude": "/opt/claude"})
+    new = RecordingRunner(
+        {("/opt/claude", "--version"): Completed((), 0, "2.1.197 (Claude Code)\n")}, programs={"claude": "/opt/claude"}
+    )
     install("--claude", runner=new)
     handler = json.loads((env["claude"] / "settings.json").read_text())["hooks"]["Stop"][-1]["hooks"][0]
-    shield = ["-c", "trap '' TERM HUP; exec \"$0\" \"$@\""]
+    shield = ["-c", 'trap \'\' TERM HUP; exec "$0" "$@"']
     assert handler == {"type": "command", "command": "/bin/sh", "args": [*shield, EXE, "hook", "claude"], "timeout": 30}
-    old = RecordingRunner({("/opt/claude", "--version"): Completed((), 0, "2.0.5 (Claude Code)\n")},
-                          programs={"claude": "/opt/claude"})
+    old = RecordingRunner(
+        {("/opt/claude", "--version"): Completed((), 0, "2.0.5 (Claude Code)\n")}, programs={"claude": "/opt/claude"}
+    )
     install("--claude", runner=old)
     stops = json.loads((env["claude"] / "settings.json").read_text())["hooks"]["Stop"]
     assert [h["command"] for g in stops for h in g["hooks"]][1:] == [f"{EXE} hook claude"]
@@ -192,8 +200,9 @@ def test_claude_exec_form_only_on_a_version_known_to_support_args(env: dict[str,
 def test_an_unshielded_exec_form_entry_is_upgraded_in_place_and_uninstalled(env: dict[str, Path]) -> None:
     """The exec form earlier installs wrote (no signal shield) is recognized, replaced by the
     shielded one at the same place, and `uninstall` removes the shielded entries again."""
-    claude_231 = RecordingRunner({("/opt/claude", "--version"): Completed((), 0, "2.1.332 (Claude Code)\n")},
-                                 programs={"claude": "/opt/claude"})
+    claude_231 = RecordingRunner(
+        {("/opt/claude", "--version"): Completed((), 0, "2.1.332 (Claude Code)\n")}, programs={"claude": "/opt/claude"}
+    )
     old = {"type": "command", "command": "/old/venv/bin/donebell", "args": ["hook", "claude"], "timeout": 30}
     settings = {"hooks": {"StopFailure": [{"hooks": [old]}, {"hooks": [{"type": "command", "command": "mine"}]}]}}
     (env["claude"] / "settings.json").write_text(json.dumps(settings))
@@ -216,7 +225,10 @@ def test_an_older_install_elsewhere_is_replaced_in_place(env: dict[str, Path]) -
     (env["codex"] / "config.toml").write_text(f'notify = ["{old_exe}", "hook", "codex-notify"]\n')
     install("--codex")
     stop = json.loads((env["codex"] / "hooks.json").read_text())["hooks"]["Stop"]
-    assert [h["command"] for g in stop for h in g["hooks"]] == [f"{EXE} hook codex-stop", "python3 ~/bin/lint-on-stop.py"]
+    assert [h["command"] for g in stop for h in g["hooks"]] == [
+        f"{EXE} hook codex-stop",
+        "python3 ~/bin/lint-on-stop.py",
+    ]
     assert tomllib.loads((env["codex"] / "config.toml").read_text())["notify"] == [EXE, "hook", "codex-notify"]
     assert "chain_notify" not in json.loads(env["config"].read_text())
 

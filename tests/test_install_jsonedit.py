@@ -45,7 +45,7 @@ def test_inserted_text_follows_the_file_style() -> None:
     """Tab-indented files get tabs, CRLF files get CRLF, compact files stay on one line."""
     tabs = JsonDocument(STYLES["tabs"])
     tabs.append_item(("hooks", "Stop"), GROUP)
-    assert "\n\t\t\t{\n\t\t\t\t\"hooks\": [" in tabs.text
+    assert '\n\t\t\t{\n\t\t\t\t"hooks": [' in tabs.text
     crlf = JsonDocument(STYLES["crlf"])
     crlf.add_member(("hooks",), "Stop", [GROUP])
     assert "\n" not in crlf.text.replace("\r\n", "")
@@ -72,8 +72,13 @@ def test_duplicate_keys_resolve_to_the_last_like_json_parsers() -> None:
 
 @pytest.mark.parametrize(
     ("text", "where"),
-    [('{"a": 1,}', "line 1 column 9"), ('{\n  "a": [1 2]\n}', "line 2 column 11"), ("[1] x", "line 1 column 5"),
-     ('{"a": "\\q"}', "line 1 column 7"), ("", "line 1 column 1")],
+    [
+        ('{"a": 1,}', "line 1 column 9"),
+        ('{\n  "a": [1 2]\n}', "line 2 column 11"),
+        ("[1] x", "line 1 column 5"),
+        ('{"a": "\\q"}', "line 1 column 7"),
+        ("", "line 1 column 1"),
+    ],
 )
 def test_invalid_json_names_line_and_column(text: str, where: str) -> None:
     """Broken input is refused with the position of the problem."""

@@ -59,7 +59,11 @@ def test_log_shows_waiting_and_retrying_records_and_log_warnings(tmp_path: Path)
     env.queue(thread_id=thread)
     env.run_cli("worker", "delivery", "--once")
     out = env.run_cli("log").stdout
-    assert f"sending    codex #{short_id(thread)} donebell  attempt 1 failed" in out and "attempt 1 failed" in out and "will retry" in out
+    assert (
+        f"sending    codex #{short_id(thread)} donebell  attempt 1 failed" in out
+        and "attempt 1 failed" in out
+        and "will retry" in out
+    )
     assert "warning" in out and "delivery failed; will retry" in out
 
 
@@ -88,8 +92,15 @@ def test_explain_accepts_every_id_on_the_phone(srv: NtfyStandin, tmp_path: Path)
     [message] = srv.messages()
     assert message["message"].endswith(f"#{short_id(thread)}")
     key = str(rec["key"])
-    for ident in (f"#{short_id(thread)}", short_id(thread), message["sequence_id"], message["id"], thread,
-                  f"#{thread[:8]}", key):
+    for ident in (
+        f"#{short_id(thread)}",
+        short_id(thread),
+        message["sequence_id"],
+        message["id"],
+        thread,
+        f"#{thread[:8]}",
+        key,
+    ):
         res = env.run_cli("explain", ident, "--json")
         assert res.returncode == 0, (ident, res.stdout, res.stderr)
         assert [r["key"] for r in json.loads(res.stdout)["records"]] == [key], ident

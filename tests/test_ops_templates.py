@@ -16,7 +16,7 @@ from donebell.supervisor.install.managed import donebell_executable
 from donebell.supervisor.install.service import render_launchd, render_systemd, render_task
 
 EXE = donebell_executable()
-TRICKY_ENV = {"DONEBELL_STATE_DIR": "/srv/done bell/100% \"q\" $HOME", "CODEX_HOME": "/home/a&b/<codex>"}
+TRICKY_ENV = {"DONEBELL_STATE_DIR": '/srv/done bell/100% "q" $HOME', "CODEX_HOME": "/home/a&b/<codex>"}
 TASK_NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
 
 
@@ -42,8 +42,14 @@ def _verify(unit: Path, tmp_path: Path, *user: str) -> list[str]:
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700, exist_ok=True)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "SYSTEMD_LOG_COLOR": "0"}
-    proc = subprocess.run([_systemd_analyze(), *user, "verify", str(unit)], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    proc = subprocess.run(
+        [_systemd_analyze(), *user, "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     problems = [line for line in (proc.stdout + proc.stderr).splitlines() if "donebell" in line]
     return problems + ([f"exit code {proc.returncode}"] if proc.returncode else [])
 
@@ -66,8 +72,13 @@ def test_systemd_analyze_does_catch_a_broken_unit(tmp_path: Path) -> None:
 def test_systemd_unit_has_the_service_contract() -> None:
     """Type=notify, ExecStart=<abs donebell> run, restart on failure after 5 s, a watchdog."""
     lines = render_systemd(EXE, {}).splitlines()
-    for expected in ("Type=notify", f"ExecStart={EXE} run", "Restart=on-failure", "RestartSec=5",
-                     "WantedBy=default.target"):
+    for expected in (
+        "Type=notify",
+        f"ExecStart={EXE} run",
+        "Restart=on-failure",
+        "RestartSec=5",
+        "WantedBy=default.target",
+    ):
         assert expected in lines
     assert any(line.startswith("WatchdogSec=") and int(line.split("=")[1]) > 0 for line in lines)
 

@@ -63,12 +63,12 @@ def test_markdown_reduced_to_one_plain_line() -> None:
     md = (
         "# Release notes\n\nFixed the **login** bug in `auth_handler` and _cleaned up_ snake_case_names.\n\n"
         "- First [item](https://example.com/a)\n- Second ![diagram](x.png)\n\n"
-        "| Name | Value |\n|------|:-----:|\n| a    | 1     |\n\n```python\nprint(\"hi\")\n```\n"
+        '| Name | Value |\n|------|:-----:|\n| a    | 1     |\n\n```python\nprint("hi")\n```\n'
         "> quoted *text*\n---\nSee <https://example.com>.\n"
     )
     assert reduce_markdown(md) == (
         "Release notes Fixed the login bug in auth_handler and cleaned up snake_case_names. "
-        "First item Second diagram Name Value a 1 print(\"hi\") quoted text See https://example.com."
+        'First item Second diagram Name Value a 1 print("hi") quoted text See https://example.com.'
     )
     p = render(outbox_record(last_message=md), settings(include_message=True, max_message_chars=1000))
     assert "\n" not in p["message"] and "**" not in p["message"] and "markdown" not in p
@@ -141,8 +141,10 @@ def test_task_link_opt_ins() -> None:
     for thread in (THREAD.upper(), "not-a-uuid", THREAD.replace("-", "")):
         odd = render(outbox_record(thread_id=thread), settings(include_task_link=True, include_task_link_action=True))
         assert "click" not in odd and "actions" not in odd
-    claude = render(outbox_record(provider="claude", thread_id=THREAD),
-                    settings(include_task_link=True, include_task_link_action=True))
+    claude = render(
+        outbox_record(provider="claude", thread_id=THREAD),
+        settings(include_task_link=True, include_task_link_action=True),
+    )
     assert "click" not in claude and "actions" not in claude
 
 
@@ -175,9 +177,11 @@ def test_thread_title_prefers_user_name_then_session_index(tmp_path: Path) -> No
     other = tmp_path / "codex2"
     other.mkdir()
     (other / "session_index.jsonl").write_text(
-        json.dumps({"id": THREAD, "thread_name": "old name", "updated_at": "1"}) + "\n"
+        json.dumps({"id": THREAD, "thread_name": "old name", "updated_at": "1"})
+        + "\n"
         + "not json\n"
-        + json.dumps({"id": THREAD, "thread_name": "new name", "updated_at": "2"}) + "\n",
+        + json.dumps({"id": THREAD, "thread_name": "new name", "updated_at": "2"})
+        + "\n",
         encoding="utf-8",
     )
     rec2 = outbox_record(codex_home=str(other))
@@ -212,8 +216,10 @@ def test_claude_record_uses_session_id() -> None:
     assert p["sequence_id"].startswith("claude-")
 
 
-@pytest.mark.parametrize("field,value", [("cwd", ["x"]), ("last_message", 42), ("stats", "fast"),
-                                         ("thread_id", None), ("outcome", {"x": 1}), ("error", 3)])
+@pytest.mark.parametrize(
+    "field,value",
+    [("cwd", ["x"]), ("last_message", 42), ("stats", "fast"), ("thread_id", None), ("outcome", {"x": 1}), ("error", 3)],
+)
 def test_odd_field_types_do_not_break_rendering(field: str, value: Any) -> None:
     """A wrongly typed field is ignored instead of failing the delivery."""
     rec = outbox_record()

@@ -28,14 +28,23 @@ PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 def _run(env: Env, proxies: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in env.environ().items() if k.lower() not in PROXY_VARS}
-    return subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], capture_output=True, text=True,
-                          env={**environ, **proxies}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**environ, **proxies},
+        timeout=60,
+    )
 
 
 @pytest.fixture()
 def authed() -> Iterator[NtfyStandin]:
-    with NtfyStandin(tokens={TOKEN: "phil"}, users={"phil": "pw-proxy-unused"}, default_access="deny-all",
-                     access={"phil": {TOPIC: "read-write"}}) as srv:
+    with NtfyStandin(
+        tokens={TOKEN: "phil"},
+        users={"phil": "pw-proxy-unused"},
+        default_access="deny-all",
+        access={"phil": {TOPIC: "read-write"}},
+    ) as srv:
         yield srv
 
 
@@ -96,8 +105,9 @@ def test_https_goes_through_https_proxy_in_a_connect_tunnel(authed: NtfyStandin,
     with HttpProxy() as proxy:
         env = Env(tmp_path, server=f"https://ntfy.example.test:{port}", token=TOKEN)
         record = env.queue()
-        worker = _run(env, {"HTTPS_PROXY": proxy.url, "HTTP_PROXY": "http://127.0.0.1:9"}, "worker", "delivery",
-                      "--once")
+        worker = _run(
+            env, {"HTTPS_PROXY": proxy.url, "HTTP_PROXY": "http://127.0.0.1:9"}, "worker", "delivery", "--once"
+        )
         assert worker.returncode == 0, worker.stderr
         assert [(r.method, r.target) for r in proxy.requests] == [("CONNECT", f"ntfy.example.test:{port}")]
         assert "Authorization" not in proxy.requests[0].headers
@@ -109,8 +119,9 @@ def test_no_proxy_is_respected(srv: NtfyStandin, tmp_path: Path) -> None:
     with HttpProxy() as proxy:
         env = Env(tmp_path, server="http://ntfy.example.test:9", token=TOKEN, allow_insecure_auth=True)
         record = env.queue()
-        worker = _run(env, {"HTTP_PROXY": proxy.url, "NO_PROXY": "localhost,.example.test"}, "worker", "delivery",
-                      "--once")
+        worker = _run(
+            env, {"HTTP_PROXY": proxy.url, "NO_PROXY": "localhost,.example.test"}, "worker", "delivery", "--once"
+        )
         assert worker.returncode == 0, worker.stderr
         assert proxy.requests == []
         assert env.state.read("outbox", record["key"])["attempts"] == 1  # type: ignore[index]

@@ -30,8 +30,9 @@ def _outputs(env: Env, *commands: tuple[str, ...]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("where", ["file", "environment"])
-def test_a_token_with_a_trailing_newline_is_a_config_error_not_a_leak(srv: NtfyStandin, tmp_path: Path,
-                                                                      where: str) -> None:
+def test_a_token_with_a_trailing_newline_is_a_config_error_not_a_leak(
+    srv: NtfyStandin, tmp_path: Path, where: str
+) -> None:
     """It was sent, httpx refused the header quoting its bytes, and that text went to notify.log,
     last_error, `donebell test`, doctor and explain. Now every command refuses it up front (exit 78,
     naming the key), the worker does not loop, the queued record is untouched, the token is nowhere."""
@@ -43,8 +44,13 @@ def test_a_token_with_a_trailing_newline_is_a_config_error_not_a_leak(srv: NtfyS
         import sys
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], capture_output=True,
-                                  text=True, env={**env.environ(), **environ_extra}, timeout=30)
+            return subprocess.run(
+                [sys.executable, "-m", "donebell.supervisor.cli", *args],
+                capture_output=True,
+                text=True,
+                env={**env.environ(), **environ_extra},
+                timeout=30,
+            )
     else:
         run = env.run_cli
     test = run("test")
@@ -53,9 +59,17 @@ def test_a_token_with_a_trailing_newline_is_a_config_error_not_a_leak(srv: NtfyS
     assert worker.returncode == 78 and "token" in worker.stderr, worker
     check = run("config", "check")
     assert check.returncode == 1 and "token" in check.stderr
-    texts = {name: r.stdout + r.stderr for name, r in
-             (("test", test), ("worker", worker), ("check", check), ("doctor", run("doctor", "--json")),
-              ("explain", run("explain", "--json", str(record["thread_id"]))), ("status", run("status", "--json")))}
+    texts = {
+        name: r.stdout + r.stderr
+        for name, r in (
+            ("test", test),
+            ("worker", worker),
+            ("check", check),
+            ("doctor", run("doctor", "--json")),
+            ("explain", run("explain", "--json", str(record["thread_id"]))),
+            ("status", run("status", "--json")),
+        )
+    }
     texts["state"] = env.all_state_text()
     leaks = [name for name, text in texts.items() if TOKEN in text]
     assert leaks == [] and srv.requests == []
@@ -68,10 +82,18 @@ def test_an_error_an_older_version_stored_is_scrubbed_in_every_output(tmp_path: 
     env = Env(tmp_path, server="http://127.0.0.1:9", token=TOKEN + "\n")
     quoted = f"network: Illegal header value b'Bearer {TOKEN}\\n'"
     record = env.queue(attempts=3, last_error=quoted, next_attempt_at=4e9)
-    texts = _outputs(env, ("doctor", "--json"), ("doctor",), ("explain", "--json", str(record["thread_id"])),
-                     ("explain", str(record["thread_id"])), ("status", "--json"))
-    assert "Illegal header value" in texts["doctor --json"] and "Illegal header value" in texts["explain --json " +
-                                                                                                 record["thread_id"]]
+    texts = _outputs(
+        env,
+        ("doctor", "--json"),
+        ("doctor",),
+        ("explain", "--json", str(record["thread_id"])),
+        ("explain", str(record["thread_id"])),
+        ("status", "--json"),
+    )
+    assert (
+        "Illegal header value" in texts["doctor --json"]
+        and "Illegal header value" in texts["explain --json " + record["thread_id"]]
+    )
     assert [name for name, text in texts.items() if TOKEN in text] == []
 
 
@@ -79,7 +101,9 @@ def test_password_in_the_server_url_is_never_shown(srv: NtfyStandin, tmp_path: P
     """`config show` (documented as redacted) and `donebell test` ("subscribe to http://user:pw@…")
     printed the password of a `user:password@` server. Now the user stays, the password is masked or
     dropped, in every output and state file; the request still authenticates with it."""
-    with NtfyStandin(users={"phil": PASSWORD}, default_access="deny-all", access={"phil": {TOPIC: "read-write"}}) as auth_srv:
+    with NtfyStandin(
+        users={"phil": PASSWORD}, default_access="deny-all", access={"phil": {TOPIC: "read-write"}}
+    ) as auth_srv:
         server = auth_srv.url.replace("http://", f"http://phil:{PASSWORD}@")
         env = Env(tmp_path, server=server)
         show = env.run_cli("config", "show")
@@ -99,9 +123,17 @@ def test_every_form_a_library_prints_is_masked() -> None:
     from donebell.shared import secret_text
 
     secret = "s3cr\u00e9t/+\n"
-    forms = [secret, secret.strip(), repr(secret.encode())[2:-1], repr(secret)[1:-1], json.dumps(secret)[1:-1],
-             json.dumps(repr(secret.encode())[2:-1])[1:-1], "s3cr%C3%A9t%2F%2B",
-             base64.b64encode(f"phil:{secret}".encode()).decode(), base64.b64encode(f":{secret}".encode()).decode()]
+    forms = [
+        secret,
+        secret.strip(),
+        repr(secret.encode())[2:-1],
+        repr(secret)[1:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(repr(secret.encode())[2:-1])[1:-1],
+        "s3cr%C3%A9t%2F%2B",
+        base64.b64encode(f"phil:{secret}".encode()).decode(),
+        base64.b64encode(f":{secret}".encode()).decode(),
+    ]
     for form in forms:
         text = f"error: <{form}> end"
         assert secret_text.scrub(text, [secret], "phil") == f"error: <{secret_text.MASK}> end", form
@@ -111,7 +143,9 @@ def test_every_form_a_library_prints_is_masked() -> None:
 def test_shown_urls_lose_the_password() -> None:
     from donebell.shared import secret_text
 
-    assert secret_text.redact_url("https://phil:pw@ntfy.example:8443/x") == "https://phil:**********@ntfy.example:8443/x"
+    assert (
+        secret_text.redact_url("https://phil:pw@ntfy.example:8443/x") == "https://phil:**********@ntfy.example:8443/x"
+    )
     assert secret_text.redact_url("https://phil@ntfy.example") == "https://phil@ntfy.example"
     assert secret_text.public_url("https://phil:pw@ntfy.example/x") == "https://ntfy.example/x"
     assert secret_text.url_passwords("https://phil:p%40ss@h") == ["p%40ss", "p@ss"]
@@ -122,8 +156,17 @@ def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
     from donebell.shared import config, secret_text, settings_view
 
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"topic": "t", "token": TOKEN, "username": "phil", "password": "pw-1234",
-                                "server": f"https://phil:{PASSWORD}@ntfy.example"}))
+    path.write_text(
+        json.dumps(
+            {
+                "topic": "t",
+                "token": TOKEN,
+                "username": "phil",
+                "password": "pw-1234",
+                "server": f"https://phil:{PASSWORD}@ntfy.example",
+            }
+        )
+    )
     path.chmod(0o600)
     for loaded in (config.load(path), settings_view.load(path)):
         secrets, user = secret_text.settings_secrets(loaded.settings)

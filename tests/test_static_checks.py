@@ -70,3 +70,11 @@ def test_ruff_is_clean() -> None:
         [_tool("ruff"), "check", "."], cwd=REPO, capture_output=True, text=True, timeout=300, check=False
     )
     assert result.returncode == 0, result.stdout[-4000:]
+
+
+def test_ruff_format_owns_the_layout() -> None:
+    """ruff format --check passes on the whole repository (pyproject.toml: the formatter owns line length)."""
+    result = subprocess.run(
+        [_tool("ruff"), "format", "--check", "."], cwd=REPO, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stdout[-4000:]

@@ -27,7 +27,9 @@ def _qr(url: str) -> str:
 
 def _donebell(*args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "donebell.supervisor.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"}
+    )
 
 
 def test_install_prints_the_url_and_its_qr_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,8 +50,13 @@ def test_config_show_carries_the_url_as_one_line_and_stays_json(tmp_path: Path) 
     assert f'  "subscribe_url": "{url}"' in res.stdout.splitlines()
     primary, secondary = pty.openpty()  # a terminal: the QR code follows the JSON
     try:
-        proc = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "config", "show"], env=env.environ(),
-                              stdout=secondary, stderr=subprocess.PIPE, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", "config", "show"],
+            env=env.environ(),
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
         os.close(secondary)
         chunks = []
         while True:

@@ -30,8 +30,14 @@ def _environ(home: Path) -> dict[str, str]:
 
 def _under_umask_000(home: Path, *args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
     command = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "donebell.supervisor.cli", *args))
-    return subprocess.run(["sh", "-c", f"umask 000 && exec {command}"], input=stdin, capture_output=True, text=True,
-                          env=_environ(home), timeout=timeout)
+    return subprocess.run(
+        ["sh", "-c", f"umask 000 && exec {command}"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=_environ(home),
+        timeout=timeout,
+    )
 
 
 def _loose(home: Path) -> list[str]:
@@ -62,8 +68,12 @@ def test_every_file_and_folder_is_owner_only_under_umask_000(srv: NtfyStandin, t
     assert len(srv.messages()) >= 1  # `donebell test` went through
     # the supervisor and the roles it spawns, each taking its own lock
     command = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "donebell.supervisor.cli", "run"))
-    proc = subprocess.Popen(["sh", "-c", f"umask 000 && exec {command}"], env=_environ(home),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["sh", "-c", f"umask 000 && exec {command}"],
+        env=_environ(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     locks = home / ".local" / "state" / "donebell" / "locks"
     try:
         deadline = time.monotonic() + 30
@@ -74,6 +84,12 @@ def test_every_file_and_folder_is_owner_only_under_umask_000(srv: NtfyStandin, t
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     created = {str(p.relative_to(home)) for p in home.rglob("*")}
-    assert {".config", ".local", ".local/state", ".local/state/donebell/locks/delivery.lock",
-            ".local/state/donebell/locks/supervisor.lock", ".codex/config.toml"} <= created
+    assert {
+        ".config",
+        ".local",
+        ".local/state",
+        ".local/state/donebell/locks/delivery.lock",
+        ".local/state/donebell/locks/supervisor.lock",
+        ".codex/config.toml",
+    } <= created
     assert _loose(home) == []

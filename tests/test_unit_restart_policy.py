@@ -20,14 +20,16 @@ def test_the_unit_prevents_restarts_on_the_config_error_exit(tmp_path: Path, mon
     monkeypatch.setenv("DONEBELL_CONFIG", str(paths["config"]))
     paths["config"].parent.mkdir(parents=True)
     paths["config"].write_text(json.dumps({"topic": "donebell-x", "priority": 9}))
-    run = subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", "run"], capture_output=True, text=True,
-                         timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "run"], capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 78 and "priority" in run.stderr
     unit = render_systemd("/opt/donebell/bin/donebell", {})
     assert f"RestartPreventExitStatus={run.returncode}\n" in unit and "Restart=on-failure\n" in unit
     if shutil.which("systemd-analyze"):
         unit_file = tmp_path / "donebell.service"
         unit_file.write_text(unit.replace("/opt/donebell/bin/donebell", "/bin/true"))
-        verify = subprocess.run(["systemd-analyze", "verify", str(unit_file)], capture_output=True, text=True,
-                                timeout=60)
+        verify = subprocess.run(
+            ["systemd-analyze", "verify", str(unit_file)], capture_output=True, text=True, timeout=60
+        )
         assert verify.returncode == 0, verify.stderr

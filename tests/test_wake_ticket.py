@@ -120,7 +120,9 @@ def test_no_buttons_for_tests_remote_threads_and_beyond_three(tmp_path: Path, mo
     assert "actions" not in render(outbox_record(test=True), wake_settings())
     assert "actions" not in render(outbox_record(source="remote-scanner"), wake_settings())
     three = [{"label": f"b{i}", "prompt": "p"} for i in range(3)]
-    linked = render(outbox_record(), wake_settings(wake_actions=three, include_task_link=True, include_task_link_action=True))
+    linked = render(
+        outbox_record(), wake_settings(wake_actions=three, include_task_link=True, include_task_link_action=True)
+    )
     assert [a["label"] for a in linked["actions"]] == ["Open task", "b0", "b1"]
 
 

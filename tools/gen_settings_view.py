@@ -100,7 +100,9 @@ def check_watch_root_model() -> None:
     expected = {"path": (str, True, PydanticUndefined), "origin": (str | None, False, None)}
     expected["sqlite_path"] = (str | None, False, None)
     if shape != expected or WatchRoot.model_config.get("extra", "ignore") != "ignore":
-        raise UnsupportedModel(f"WatchRoot changed ({shape}): update settings_light.WatchRootEntry and config_schema.watch_root")
+        raise UnsupportedModel(
+            f"WatchRoot changed ({shape}): update settings_light.WatchRootEntry and config_schema.watch_root"
+        )
 
 
 def default_of(name: str, info: FieldInfo) -> Any:

@@ -240,7 +240,9 @@ def _serve(
             # The state directory was deleted or replaced under us: another worker may hold the
             # new lock already. Stop before working; the supervisor restarts us on the new one.
             logger.error("role lock %s is gone or replaced; stopping", role.name)
-            sys.stderr.write(f"donebell {role.name}: its lock file is gone or replaced (state directory deleted?); stopping\n")
+            sys.stderr.write(
+                f"donebell {role.name}: its lock file is gone or replaced (state directory deleted?); stopping\n"
+            )
             return EXIT_LOCK_LOST, pass_started_at
         health.update(state="scanning" if health.data.get("passes") else "starting")
         started = time.monotonic()

@@ -205,8 +205,10 @@ class StateDir(RecordStore):
         at, pid = round(now(), 3), os.getpid()
         try:
             data = "".join(
-                json.dumps({"ts": at, "pid": pid, "level": level, "msg": message, **fields}, ensure_ascii=False,
-                           default=str) + "\n"
+                json.dumps(
+                    {"ts": at, "pid": pid, "level": level, "msg": message, **fields}, ensure_ascii=False, default=str
+                )
+                + "\n"
                 for level, message, fields in lines
             ).encode("utf-8")
             path = self.path(LOG_NAME)

@@ -29,7 +29,9 @@ class RoleLock:
         """False once ``locks/<role>.lock`` is gone or is another file (the state directory was
         deleted or replaced): the OS lock this process holds then guards nothing, and a second
         supervisor or worker can take the new file. Checked before every pass (issue 15)."""
-        return self._identity is not None and _identity(self._state.path("locks", f"{self.role}.lock")) == self._identity
+        return (
+            self._identity is not None and _identity(self._state.path("locks", f"{self.role}.lock")) == self._identity
+        )
 
     def release(self) -> None:
         if self.still_held():  # else the owner record beside the lock is a newer holder's

@@ -105,4 +105,3 @@ def _show(settings: config.Settings) -> int:
 
         sys.stdout.write(f"Subscribe on your phone (scan, or open {url}):\n{qr_text(url)}\n")
     return 0
-

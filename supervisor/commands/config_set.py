@@ -138,8 +138,16 @@ def change(path: Path, key: str, raw: str | None) -> tuple[str, str]:
         else:
             doc.add_member((), key, stored)
         new = _shown(key, stored)
-    edit = FileChange(target, old_text, bom + doc.text, "donebell config", new_file_mode=0o600, force_mode=0o600,
-                      secret=True, backup=False)
+    edit = FileChange(
+        target,
+        old_text,
+        bom + doc.text,
+        "donebell config",
+        new_file_mode=0o600,
+        force_mode=0o600,
+        secret=True,
+        backup=False,
+    )
     try:
         apply(edit, backup_stamp())
     except EditError as exc:

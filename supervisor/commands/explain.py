@@ -245,11 +245,14 @@ def main(argv: list[str]) -> int:
     session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
     wakes = wake_history(state, args.id)
     if args.json:
-        text = json.dumps(
-            {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session, "wakes": wakes},
-            indent=2,
-            default=str,
-        ) + "\n"
+        text = (
+            json.dumps(
+                {"id": args.id, "state_dir": str(root), "records": items, "claude_session": session, "wakes": wakes},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
     elif items or session or wakes:
         text = render(args.id, items, session, now) + "".join(f"{line}\n" for line in render_wakes(wakes))
     else:

@@ -67,8 +67,10 @@ def assess(agent: str, version: tuple[int, int, int]) -> tuple[str, str | None]:
     if version < low:
         return "older", f"{program} {shown} is older than every tested release ({listing}): upgrade {program}"
     if version > high:
-        return "newer", (f"{program} {shown} is newer than every tested release ({listing}): "
-                         "its hooks may have changed; check `donebell explain` if a notification is missing")
+        return "newer", (
+            f"{program} {shown} is newer than every tested release ({listing}): "
+            "its hooks may have changed; check `donebell explain` if a notification is missing"
+        )
     return "tested", None
 
 

@@ -44,8 +44,14 @@ def run_checks(runner: Runner) -> list[Check]:
 
         checks.append(check_wake(settings))
     if not any(c.details.get("wired") for c in agents):
-        checks.append(Check("agents", FAIL, "no agent is wired to donebell: nothing will trigger a notification",
-                            "run `donebell install`"))
+        checks.append(
+            Check(
+                "agents",
+                FAIL,
+                "no agent is wired to donebell: nothing will trigger a notification",
+                "run `donebell install`",
+            )
+        )
     state = StateDir(paths.state_dir_path())  # never .ensure(): doctor creates nothing
     status = doctor_runtime.status_document(state) if state.root.is_dir() else None
     checks.append(doctor_runtime.check_service(runner, status))
@@ -67,7 +73,12 @@ def scrub(text: str, secrets: list[str], username: str | None = None) -> str:
 
 def document(checks: list[Check]) -> dict[str, Any]:
     blocked = any(c.status == FAIL for c in checks)
-    return {"schema": SCHEMA, "ok": not blocked, "exit_code": 1 if blocked else 0, "checks": [asdict(c) for c in checks]}
+    return {
+        "schema": SCHEMA,
+        "ok": not blocked,
+        "exit_code": 1 if blocked else 0,
+        "checks": [asdict(c) for c in checks],
+    }
 
 
 def render(checks: list[Check]) -> str:

@@ -59,9 +59,11 @@ def check_config() -> tuple[Check, config.Settings | None]:
         return Check("config", FAIL, str(exc), "fix the file, then run `donebell config check`"), None
     settings = loaded.settings
     if not loaded.exists:
-        return Check("config", FAIL, f"no config file at {path}", "run `donebell install` (or `donebell config init`)"), None
+        return Check(
+            "config", FAIL, f"no config file at {path}", "run `donebell install` (or `donebell config init`)"
+        ), None
     if not settings.topic:
-        return Check("config", FAIL, f"{path}: no topic set", f"set \"topic\" in {path}"), settings
+        return Check("config", FAIL, f"{path}: no topic set", f'set "topic" in {path}'), settings
     problem = _owner_only(path) if path.exists() else None
     details = {"path": str(path), "server": _public_url(settings.server), "warnings": loaded.warnings}
     if problem:
@@ -83,7 +85,9 @@ def check_state_dir() -> Check:
             return Check("state_dir", OK, f"{root}: not created yet (the first hook or `donebell run` creates it)")
         return Check("state_dir", FAIL, f"{root}: cannot be created ({parent} is not writable)", "fix the permissions")
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        return Check("state_dir", FAIL, f"{root} is a symlink or not a directory; donebell refuses it", f"remove {root}")
+        return Check(
+            "state_dir", FAIL, f"{root} is a symlink or not a directory; donebell refuses it", f"remove {root}"
+        )
     unwritable = [
         str(p) for p in (root, *(root / f for f in FOLDERS)) if p.exists() and not os.access(p, os.W_OK | os.X_OK)
     ]
@@ -99,7 +103,11 @@ def _program_missing(argv: list[Any] | None) -> str | None:
     if not argv:
         return None
     program = argv[0]
-    if isinstance(program, str) and os.path.isabs(program) and not (os.path.isfile(program) and os.access(program, os.X_OK)):
+    if (
+        isinstance(program, str)
+        and os.path.isabs(program)
+        and not (os.path.isfile(program) and os.access(program, os.X_OK))
+    ):
         return program
     return None
 
@@ -139,29 +147,59 @@ def check_codex() -> list[Check]:
     stops = _handlers(hooks_doc, "Stop", CODEX_STOP_ARGS)
     notify = toml.get("notify")
     has_notify = is_managed_argv(notify, CODEX_NOTIFY_ARGS)
-    broken = [p for p in (*(_program_missing(handler_argv(h)) for h in stops),
-                          _program_missing(notify if has_notify else None)) if p]
+    broken = [
+        p
+        for p in (*(_program_missing(handler_argv(h)) for h in stops), _program_missing(notify if has_notify else None))
+        if p
+    ]
     details = {"home": str(home), "stop_hooks": len(stops), "notify": has_notify, "wired": bool(stops or has_notify)}
+    checks = [_codex_wiring(stops, has_notify, broken, details), *_codex_loading(home, hooks_doc, stops, toml)]
+    checks.extend(check_codex_trust(home))
+    return checks
+
+
+def _codex_wiring(stops: list[Any], has_notify: bool, broken: list[str], details: dict[str, Any]) -> Check:
+    """Are Codex's Stop hook and notify both pointed at a donebell that exists?"""
     if broken:
-        checks = [Check("codex_hooks", FAIL, f"Codex runs a donebell that does not exist: {broken[0]}",
-                        "run `donebell install --codex` again from the current installation", details)]
-    elif stops and has_notify:
-        checks = [Check("codex_hooks", OK, "Stop hook and notify registered", details=details)]
-    elif stops or has_notify:
+        return Check(
+            "codex_hooks",
+            FAIL,
+            f"Codex runs a donebell that does not exist: {broken[0]}",
+            "run `donebell install --codex` again from the current installation",
+            details,
+        )
+    if stops and has_notify:
+        return Check("codex_hooks", OK, "Stop hook and notify registered", details=details)
+    if stops or has_notify:
         missing = "notify" if stops else "the Stop hook"
-        checks = [Check("codex_hooks", WARN, f"{missing} is not registered", "run `donebell install --codex`", details)]
-    else:
-        checks = [Check("codex_hooks", WARN, "Codex is not wired to donebell", "run `donebell install --codex`", details)]
+        return Check("codex_hooks", WARN, f"{missing} is not registered", "run `donebell install --codex`", details)
+    return Check("codex_hooks", WARN, "Codex is not wired to donebell", "run `donebell install --codex`", details)
+
+
+def _codex_loading(home: Path, hooks_doc: Any, stops: list[Any], toml: dict[str, Any]) -> list[Check]:
+    """What would keep Codex from running the hooks it has: an unloadable file, duplicates, hooks off."""
+    checks = []
     problem = codex_hooks_problem(hooks_doc) if hooks_doc is not None else None
     if problem:
-        checks.append(Check("codex_hooks", WARN, f"Codex cannot load hooks.json ({problem}): none of its hooks run",
-                            f"fix {home / 'hooks.json'}"))
+        checks.append(
+            Check(
+                "codex_hooks",
+                WARN,
+                f"Codex cannot load hooks.json ({problem}): none of its hooks run",
+                f"fix {home / 'hooks.json'}",
+            )
+        )
     if len(stops) > 1:
         checks.append(Check("codex_hooks", WARN, f"{len(stops)} donebell Stop hooks", "run `donebell install --codex`"))
     if isinstance(toml.get("features"), dict) and toml["features"].get("hooks") is False:
-        checks.append(Check("codex_hooks", WARN, "hooks are disabled ([features] hooks = false)",
-                            "remove that line to let Codex run hooks"))
-    checks.extend(check_codex_trust(home))
+        checks.append(
+            Check(
+                "codex_hooks",
+                WARN,
+                "hooks are disabled ([features] hooks = false)",
+                "remove that line to let Codex run hooks",
+            )
+        )
     return checks
 
 
@@ -196,16 +234,36 @@ def check_claude(enabled: bool) -> list[Check]:
     broken = [p for hs in found.values() for h in hs if (p := _program_missing(handler_argv(h)))]
     details = {"settings": str(home / "settings.json"), "events": wired, "wired": bool(wired)}
     if broken:
-        return [Check("claude_hooks", FAIL, f"Claude runs a donebell that does not exist: {broken[0]}",
-                      "run `donebell install --claude` again from the current installation", details)]
+        return [
+            Check(
+                "claude_hooks",
+                FAIL,
+                f"Claude runs a donebell that does not exist: {broken[0]}",
+                "run `donebell install --claude` again from the current installation",
+                details,
+            )
+        ]
     if not wired:
-        return [Check("claude_hooks", WARN, "Claude Code is not wired to donebell", "run `donebell install --claude`",
-                      details)]
+        return [
+            Check(
+                "claude_hooks", WARN, "Claude Code is not wired to donebell", "run `donebell install --claude`", details
+            )
+        ]
     if not enabled:
-        return [Check("claude_hooks", WARN, "hooks registered but enable_claude_code is false: they do nothing",
-                      "set enable_claude_code to true", details)]
+        return [
+            Check(
+                "claude_hooks",
+                WARN,
+                "hooks registered but enable_claude_code is false: they do nothing",
+                "set enable_claude_code to true",
+                details,
+            )
+        ]
     missing = [event for event in CLAUDE_EVENTS if event not in wired]
     if missing:
-        return [Check("claude_hooks", WARN, f"missing hooks: {', '.join(missing)}", "run `donebell install --claude`",
-                      details)]
+        return [
+            Check(
+                "claude_hooks", WARN, f"missing hooks: {', '.join(missing)}", "run `donebell install --claude`", details
+            )
+        ]
     return [Check("claude_hooks", OK, f"{', '.join(wired)} registered", details=details)]

@@ -77,8 +77,13 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
     linux_systemctl = sys.platform.startswith("linux") and runner.which("systemctl") is not None
     no_manager = service_manager.systemd_user_problem(runner) if linux_systemctl else None
     if no_manager:  # `donebell install` cannot help here: say the ways that do
-        return Check("service", WARN, f"the supervisor is not running and {no_manager}; {no_service.SENTENCE}",
-                     service_manager.ways_on_text(), details)
+        return Check(
+            "service",
+            WARN,
+            f"the supervisor is not running and {no_manager}; {no_service.SENTENCE}",
+            service_manager.ways_on_text(),
+            details,
+        )
     if installed == "missing":
         return Check("service", WARN, no_service.SENTENCE, no_service.FIX, details)
     step = "check `journalctl --user -u donebell` and run `systemctl --user restart donebell.service`"
@@ -87,7 +92,9 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
     elif sys.platform == "win32":
         step = "run `schtasks /Run /TN donebell` and check notify.log in the state folder"
     status_word = UNKNOWN if installed == "unknown" else WARN
-    return Check("service", status_word, f"the supervisor is not running ({said}): {no_service.SENTENCE}", step, details)
+    return Check(
+        "service", status_word, f"the supervisor is not running ({said}): {no_service.SENTENCE}", step, details
+    )
 
 
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:
@@ -103,24 +110,41 @@ def check_server(settings: config.Settings) -> tuple[Check, float | None]:
             check_sendable(settings, auth_for(settings))  # what blocks the delivery role: plain http, a proxy hop
         route = route_for(settings.server, credentials=False)  # the delivery role's proxy policy
     except (ConfigProblem, ProxyRefused) as exc:
-        return Check("server", FAIL, f"delivery is blocked: {exc}", "fix the server URL, the credentials or the "
-                     "proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)"), None
+        return Check(
+            "server",
+            FAIL,
+            f"delivery is blocked: {exc}",
+            "fix the server URL, the credentials or the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)",
+        ), None
     try:
         response = httpx.get(shown, timeout=SERVER_TIMEOUT, follow_redirects=False, trust_env=False, proxy=route.proxy)
     except httpx.HTTPError as exc:
-        return Check("server", FAIL, f"cannot reach {shown}: {type(exc).__name__}",
-                     "check the server URL, the network, a proxy or the firewall"), None
+        return Check(
+            "server",
+            FAIL,
+            f"cannot reach {shown}: {type(exc).__name__}",
+            "check the server URL, the network, a proxy or the firewall",
+        ), None
     server_time = _date_header(response.headers.get("date"))
     if response.is_redirect:
         target = _public_url(response.headers.get("location", "?"))
-        return Check("server", FAIL, f"{shown} redirects to {target}; donebell never follows redirects",
-                     "set \"server\" to the final URL"), server_time
+        return Check(
+            "server",
+            FAIL,
+            f"{shown} redirects to {target}; donebell never follows redirects",
+            'set "server" to the final URL',
+        ), server_time
     if response.status_code == 404:
-        return Check("server", WARN, f"{_public_url(settings.server)} answers but has no /v1/health (not ntfy?)",
-                     "check the server URL"), server_time
+        return Check(
+            "server",
+            WARN,
+            f"{_public_url(settings.server)} answers but has no /v1/health (not ntfy?)",
+            "check the server URL",
+        ), server_time
     if response.status_code >= 400:
-        return Check("server", FAIL, f"{shown} answered HTTP {response.status_code}",
-                     "check the server URL and its status"), server_time
+        return Check(
+            "server", FAIL, f"{shown} answered HTTP {response.status_code}", "check the server URL and its status"
+        ), server_time
     try:
         healthy = response.json().get("healthy")
     except (ValueError, AttributeError):
@@ -140,17 +164,30 @@ def _date_header(value: str | None) -> float | None:
 def check_clock(server_time: float | None) -> Check:
     local = now()
     if local < _OLDEST_SANE_CLOCK:
-        return Check("clock", FAIL, f"the system clock says {time.strftime('%Y-%m-%d', time.gmtime(local))}",
-                     "set the system clock (enable NTP)")
+        return Check(
+            "clock",
+            FAIL,
+            f"the system clock says {time.strftime('%Y-%m-%d', time.gmtime(local))}",
+            "set the system clock (enable NTP)",
+        )
     if os.environ.get("DONEBELL_CLOCK_OFFSET"):
-        return Check("clock", WARN, "DONEBELL_CLOCK_OFFSET (a test setting) shifts donebell's clock",
-                     "unset DONEBELL_CLOCK_OFFSET")
+        return Check(
+            "clock",
+            WARN,
+            "DONEBELL_CLOCK_OFFSET (a test setting) shifts donebell's clock",
+            "unset DONEBELL_CLOCK_OFFSET",
+        )
     if server_time is None:
         return Check("clock", UNKNOWN, "no server time to compare with")
     skew = local - server_time
     if abs(skew) > CLOCK_SKEW_WARN:
-        return Check("clock", WARN, f"the clock differs from the server's by {skew:+.0f} s",
-                     "enable time synchronization (NTP)", {"skew_seconds": round(skew, 1)})
+        return Check(
+            "clock",
+            WARN,
+            f"the clock differs from the server's by {skew:+.0f} s",
+            "enable time synchronization (NTP)",
+            {"skew_seconds": round(skew, 1)},
+        )
     return Check("clock", OK, f"within {abs(skew):.0f} s of the server", details={"skew_seconds": round(skew, 1)})
 
 
@@ -175,24 +212,49 @@ def check_queue(state: StateDir, status: dict[str, Any] | None) -> list[Check]:
         oldest = min(float(r.get("promoted_at") or r.get("created_at") or now()) for r in failing)
         summary = f"{len(failing)} notification(s) waiting; last error: {str(failing[-1]['last_error'])[:200]}"
         stuck = now() - oldest > FAILING_DELIVERY_AGE
-        checks.append(Check("delivery", FAIL if stuck else WARN, summary,
-                            "fix the cause above (server, token, network); they are retried automatically"))
+        checks.append(
+            Check(
+                "delivery",
+                FAIL if stuck else WARN,
+                summary,
+                "fix the cause above (server, token, network); they are retried automatically",
+            )
+        )
     dead = _records(state, "dead", 5)
     if dead:
         reasons = sorted({str(r.get("reason")) for r in dead})
-        checks.append(Check("dead_letters", WARN, f"{state.count('dead')} dead letter(s) (recent: {', '.join(reasons)})",
-                            f"inspect {state.root / 'dead'}; `donebell explain <id>` tells why",
-                            {"recent": [{k: r.get(k) for k in ("key", "reason", "detail", "created_at")} for r in dead]}))
+        checks.append(
+            Check(
+                "dead_letters",
+                WARN,
+                f"{state.count('dead')} dead letter(s) (recent: {', '.join(reasons)})",
+                f"inspect {state.root / 'dead'}; `donebell explain <id>` tells why",
+                {"recent": [{k: r.get(k) for k in ("key", "reason", "detail", "created_at")} for r in dead]},
+            )
+        )
     roles = (status or {}).get("roles") or {}
     for name, role in roles.items():
         if role.get("state") == "fatal":
             word = FAIL if name == "delivery" else WARN
-            checks.append(Check("roles", word, f"{name} is fatal: {role.get('last_error') or 'restarts failed'}",
-                                "see `donebell status` and the log; `donebell worker " + name + " --once --debug`"))
+            checks.append(
+                Check(
+                    "roles",
+                    word,
+                    f"{name} is fatal: {role.get('last_error') or 'restarts failed'}",
+                    "see `donebell status` and the log; `donebell worker " + name + " --once --debug`",
+                )
+            )
     errors = recent_log_errors(state)
     if errors:
-        checks.append(Check("errors", WARN, f"{len(errors)} error(s) in the log in the last 24 h; last: {errors[-1]}",
-                            f"see {state.root / LOG_NAME}", {"recent": errors[-5:]}))
+        checks.append(
+            Check(
+                "errors",
+                WARN,
+                f"{len(errors)} error(s) in the log in the last 24 h; last: {errors[-1]}",
+                f"see {state.root / LOG_NAME}",
+                {"recent": errors[-5:]},
+            )
+        )
     if not checks:
         checks.append(Check("queue", OK, "no failing deliveries, dead letters or recent errors"))
     return checks

@@ -44,4 +44,6 @@ def check_chain_notify(chain: list[str] | None) -> Check:
             "install that program again, or drop it: `donebell config unset chain_notify`",
             {"chain_notify": chain},
         )
-    return Check("chain_notify", OK, f"your previous Codex notify {chain[0]} runs first", details={"chain_notify": chain})
+    return Check(
+        "chain_notify", OK, f"your previous Codex notify {chain[0]} runs first", details={"chain_notify": chain}
+    )

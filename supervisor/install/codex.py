@@ -134,13 +134,17 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
             plan.messages.append(f"your previous notify {current} now runs first, from donebell's chain_notify")
             problem = chain_program_problem(current)
             if problem:
-                plan.messages.append(f"warning: your previous notify cannot start ({problem}); "
-                                     "every turn will log it until you fix it or run `donebell config unset chain_notify`")
+                plan.messages.append(
+                    f"warning: your previous notify cannot start ({problem}); "
+                    "every turn will log it until you fix it or run `donebell config unset chain_notify`"
+                )
         else:
             raise EditError(f"{config_path}: notify is not a list of strings; fix it, nothing was changed")
         new_toml = toml_bom + body
     plan.changes.append(FileChange(config_path, old_toml, new_toml, "Codex config"))
-    plan.messages.append(f"{config_path}: notify " + ("already donebell" if old_toml == new_toml else "set to donebell"))
+    plan.messages.append(
+        f"{config_path}: notify " + ("already donebell" if old_toml == new_toml else "set to donebell")
+    )
     return plan
 
 
@@ -163,7 +167,9 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
             created.remove(str(hooks_path))
         forget_containers(plan.record, hooks_path)
         plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=new is not None))
-        plan.messages.append(f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook"))
+        plan.messages.append(
+            f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook")
+        )
 
     config_path = target_of(home / "config.toml")
     old_toml = read_text(config_path)

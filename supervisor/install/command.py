@@ -39,7 +39,9 @@ def _parser(command: str) -> argparse.ArgumentParser:
         description=f"{what} the agents' hooks and the background service (default: every agent found).",
     )
     parser.add_argument("--codex", action="store_true", help="only Codex ($CODEX_HOME, default ~/.codex)")
-    parser.add_argument("--claude", action="store_true", help="only Claude Code ($CLAUDE_CONFIG_DIR, default ~/.claude)")
+    parser.add_argument(
+        "--claude", action="store_true", help="only Claude Code ($CLAUDE_CONFIG_DIR, default ~/.claude)"
+    )
     parser.add_argument("--service", choices=SERVICES, help="service manager (default: this platform's)")
     parser.add_argument("--dry-run", action="store_true", help="print the exact diff of each file; change nothing")
     if command == "uninstall":
@@ -121,7 +123,9 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
             record = plans[-1].record
         if with_claude:
             exec_form = install_claude.use_exec_form(install_claude.claude_version(runner))
-            plans.append(install_claude.plan_install(paths.claude_config_dir(), executable, record, exec_form=exec_form))
+            plans.append(
+                install_claude.plan_install(paths.claude_config_dir(), executable, record, exec_form=exec_form)
+            )
             record = plans[-1].record
         chain = plans[0].chain if with_codex else KEEP
         # chain_notify and the record first: the user's notify is saved before it is replaced.
@@ -209,8 +213,10 @@ def main_uninstall(
         out.write(f"  service: {message}\n")
     _keep_oldest_backups([c.path for c in changes] + ([service.change.path] if service and service.change else []), out)
     if purge_confirmed and still_running:
-        out.write(f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
-                  f"{paths.state_dir_path()} and could not be stopped; stop it, then run the command again\n")
+        out.write(
+            f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
+            f"{paths.state_dir_path()} and could not be stopped; stop it, then run the command again\n"
+        )
         ok = False
     elif purge_confirmed:
         ok = _purge(config_file, out) and ok

@@ -104,7 +104,7 @@ def is_managed_argv(argv: object, args: tuple[str, ...]) -> bool:
 #: signal Claude 2.1.332 sends ~25 ms after starting a print-mode StopFailure hook cannot land
 #: during Python's start-up; the ignored disposition survives ``exec`` (docs/hooks.md, "Signals").
 SIGNAL_SHIELD_SHELL = "/bin/sh"
-SIGNAL_SHIELD_SCRIPT = "trap '' TERM HUP; exec \"$0\" \"$@\""
+SIGNAL_SHIELD_SCRIPT = 'trap \'\' TERM HUP; exec "$0" "$@"'
 
 
 def handler_argv(handler: Any) -> list[Any] | None:

@@ -111,9 +111,7 @@ def render_systemd(executable: str, env: dict[str, str]) -> str:
 
 
 def render_launchd(executable: str, env: dict[str, str], log_file: str) -> str:
-    environment = "".join(
-        f"    <key>{escape(k)}</key>\n    <string>{escape(v)}</string>\n" for k, v in env.items()
-    )
+    environment = "".join(f"    <key>{escape(k)}</key>\n    <string>{escape(v)}</string>\n" for k, v in env.items())
     values = {"EXECUTABLE": escape(executable), "LOG_FILE": escape(log_file), "ENVIRONMENT": environment}
     return render(template("com.donebell.agent.plist"), values)
 

@@ -53,7 +53,9 @@ def running(state: StateDir) -> list[Running]:
     def add(what: str, record: dict[str, Any] | None) -> None:
         if isinstance(record, dict) and owner_alive(record) and record["pid"] not in found:
             stamp = record.get("create_time")
-            found[record["pid"]] = Running(what, record["pid"], float(stamp) if isinstance(stamp, (int, float)) else None)
+            found[record["pid"]] = Running(
+                what, record["pid"], float(stamp) if isinstance(stamp, (int, float)) else None
+            )
 
     supervisor = state.read_health("supervisor")
     add("donebell run", supervisor)

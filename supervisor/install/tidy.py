@@ -63,9 +63,7 @@ def prune_backups(target: Path) -> tuple[Path | None, list[Path]]:
         siblings = list(target.parent.iterdir())
     except OSError:
         return None, []
-    found = sorted(
-        (order, p) for p in siblings if (order := _backup_order(p, target.name)) is not None and p.is_file()
-    )
+    found = sorted((order, p) for p in siblings if (order := _backup_order(p, target.name)) is not None and p.is_file())
     if not found:
         return None, []
     removed = []

@@ -136,7 +136,5 @@ def donebell_stop_hooks(codex_home: Path) -> list[HookTrust]:
         current = hook_hash("Stop", matcher, handler)
         entry = entries.get(key)
         trusted = entry.get("trusted_hash") if entry else None
-        result.append(
-            HookTrust(key, source, str(handler.get("command")), current, trusted, verdict(current, entry))
-        )
+        result.append(HookTrust(key, source, str(handler.get("command")), current, trusted, verdict(current, entry)))
     return result

@@ -54,8 +54,10 @@ class AgentRun:
 
     def describe(self) -> str:
         """A compact dump for assertion messages."""
-        return (f"rc={self.returncode} timed_out={self.timed_out} {self.duration_s:.1f}s\n"
-                f"--- stdout ---\n{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}")
+        return (
+            f"rc={self.returncode} timed_out={self.timed_out} {self.duration_s:.1f}s\n"
+            f"--- stdout ---\n{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}"
+        )
 
 
 class RunningAgent:
@@ -66,8 +68,14 @@ class RunningAgent:
         self.argv = list(argv)
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            self.argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            self.argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
 
     @property

@@ -29,9 +29,23 @@ from e2e.agent_proc import AgentRun, RunningAgent, base_env, start_agent
 from e2e.recorder import Recorder, hook_config
 
 __all__ = [
-    "AgentRun", "ClaudeHome", "CodexHome", "Recorder", "RunningAgent", "claude_project_slug",
-    "event_payloads", "interrupt_when_stalled", "make_claude_home", "make_codex_home", "read_jsonl",
-    "run_claude", "run_claude_interrupted", "run_codex", "run_codex_interrupted", "start_claude", "start_codex",
+    "AgentRun",
+    "ClaudeHome",
+    "CodexHome",
+    "Recorder",
+    "RunningAgent",
+    "claude_project_slug",
+    "event_payloads",
+    "interrupt_when_stalled",
+    "make_claude_home",
+    "make_codex_home",
+    "read_jsonl",
+    "run_claude",
+    "run_claude_interrupted",
+    "run_codex",
+    "run_codex_interrupted",
+    "start_claude",
+    "start_codex",
 ]
 
 JSON = dict[str, Any]
@@ -150,8 +164,13 @@ def make_codex_home(
 
 
 def codex_argv(prompt: str, *, bypass_hook_trust: bool = True, extra_args: Sequence[str] = ()) -> list[str]:
-    argv = [str(npm_clis.codex_binary()), "exec", "--json", "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox"]
+    argv = [
+        str(npm_clis.codex_binary()),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+    ]
     if bypass_hook_trust:
         argv.append("--dangerously-bypass-hook-trust")  # exec skips untrusted hooks silently
     return [*argv, *extra_args, prompt]
@@ -168,8 +187,9 @@ def run_codex(home: CodexHome, prompt: str, *, timeout: float = 60, **kw: Any) -
     return replace(run, session_files=tuple(home.rollouts()))
 
 
-def interrupt_when_stalled(agent: RunningAgent, server: ScriptedServer, *, stall: int = 1,
-                           timeout: float = 60) -> AgentRun:
+def interrupt_when_stalled(
+    agent: RunningAgent, server: ScriptedServer, *, stall: int = 1, timeout: float = 60
+) -> AgentRun:
     """Wait until the fake holds its `stall`-th stalled request, SIGINT the agent, reap it."""
     try:
         server.wait_for_stall(count=stall, timeout=timeout)
@@ -182,8 +202,9 @@ def interrupt_when_stalled(agent: RunningAgent, server: ScriptedServer, *, stall
     return run
 
 
-def run_codex_interrupted(home: CodexHome, server: FakeResponses, prompt: str, *, stall: int = 1,
-                          timeout: float = 60, **kw: Any) -> AgentRun:
+def run_codex_interrupted(
+    home: CodexHome, server: FakeResponses, prompt: str, *, stall: int = 1, timeout: float = 60, **kw: Any
+) -> AgentRun:
     """Run codex and SIGINT it mid-request; script a `Stall()` step where the turn should be caught."""
     run = interrupt_when_stalled(start_codex(home, prompt, **kw), server, stall=stall, timeout=timeout)
     return replace(run, session_files=tuple(home.rollouts()))
@@ -285,8 +306,9 @@ def run_claude(home: ClaudeHome, prompt: str, *, timeout: float = 60, **kw: Any)
     return replace(run, session_files=(*home.transcripts(), *home.subagent_transcripts()))
 
 
-def run_claude_interrupted(home: ClaudeHome, server: FakeMessages, prompt: str, *, stall: int = 1,
-                           timeout: float = 60, **kw: Any) -> AgentRun:
+def run_claude_interrupted(
+    home: ClaudeHome, server: FakeMessages, prompt: str, *, stall: int = 1, timeout: float = 60, **kw: Any
+) -> AgentRun:
     """Run `claude -p` and SIGINT it while the fake holds a `Stall()` request."""
     run = interrupt_when_stalled(start_claude(home, prompt, **kw), server, stall=stall, timeout=timeout)
     return replace(run, session_files=(*home.transcripts(), *home.subagent_transcripts()))

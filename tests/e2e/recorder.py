@@ -16,10 +16,12 @@ RECORD_HOOK = Path(__file__).with_name("record_hook.py")
 def hook_config(hooks: Mapping[str, Sequence[str]], timeout: int = 30) -> dict[str, Any]:
     """`{"hooks": {Event: [{"hooks": [{"type": "command", ...}]}]}}`, the shape both CLIs read
     (Codex: $CODEX_HOME/hooks.json; Claude: the "hooks" key of settings.json)."""
-    return {"hooks": {
-        event: [{"hooks": [{"type": "command", "command": c, "timeout": timeout} for c in commands]}]
-        for event, commands in hooks.items()
-    }}
+    return {
+        "hooks": {
+            event: [{"hooks": [{"type": "command", "command": c, "timeout": timeout} for c in commands]}]
+            for event, commands in hooks.items()
+        }
+    }
 
 
 class Recorder:
@@ -80,4 +82,3 @@ class Recorder:
                 return
             seen = n
             time.sleep(quiet_s)
-

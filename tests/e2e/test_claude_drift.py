@@ -96,8 +96,9 @@ def test_claude_background_shell_outlives_the_print_turn(tmp_path: Path, recorde
         assert run.returncode == 0, run.describe()
         [stop] = recorder.payloads("Stop")
         assert [t["status"] for t in stop["background_tasks"]] == ["running"]
-        product.expect([done(TITLE, f"background work was stopped when Claude exited · {KILLED_TURN_END}",
-                             session_of(home))])
+        product.expect(
+            [done(TITLE, f"background work was stopped when Claude exited · {KILLED_TURN_END}", session_of(home))]
+        )
         product.assert_healthy()
 
 
@@ -142,8 +143,11 @@ def test_claude_asynchronous_subagent(tmp_path: Path, recorder: Recorder) -> Non
 def test_claude_interactive_api_error(tmp_path: Path) -> None:
     """A 529 in an interactive session (the TUI on a pty): exactly one "failed" notification while
     the session stays open, and nothing more when the user leaves with /exit."""
-    fallback: dict[str, Any] = {"main": api_error(529), "title": Text('{"title": "Fake session"}'),
-                                "*": Text("FAKE-FALLBACK")}
+    fallback: dict[str, Any] = {
+        "main": api_error(529),
+        "title": Text('{"title": "Fake session"}'),
+        "*": Text("FAKE-FALLBACK"),
+    }
     with (
         FakeMessages({}, fallback=fallback) as server,
         claude_product(tmp_path, server) as (product, home),

@@ -56,7 +56,8 @@ def test_codex_simple_turn(tmp_path: Path, recorder: Recorder) -> None:
     assert [p["last_agent_message"] for p in event_payloads(rollout, "task_complete")] == ["FAKE-FINAL: hello"]
     stop = recorder.payloads("Stop")
     assert [(s["hook_event_name"], s["session_id"], s["last_assistant_message"]) for s in stop] == [
-        ("Stop", thread_id, "FAKE-FINAL: hello")]
+        ("Stop", thread_id, "FAKE-FINAL: hello")
+    ]
     assert (notify["type"], notify["thread-id"], notify["client"]) == ("agent-turn-complete", thread_id, "codex_exec")
     assert [r.path for r in server.requests] == ["/v1/responses"] and not server.unscripted
 
@@ -183,11 +184,13 @@ def test_claude_529_fires_stop_failure(tmp_path: Path, recorder: Recorder) -> No
 
 def test_claude_background_bash(tmp_path: Path, recorder: Recorder) -> None:
     """The first Stop lists the running background shell; its completion starts a second turn."""
-    script = {"main": [
-        bash("sleep 1; echo BG-DONE", "Sleep in background", run_in_background=True),
-        CText("turn end; background still running"),
-        CText("FINAL after background"),
-    ]}
+    script = {
+        "main": [
+            bash("sleep 1; echo BG-DONE", "Sleep in background", run_in_background=True),
+            CText("turn end; background still running"),
+            CText("FINAL after background"),
+        ]
+    }
     with FakeMessages(script) as server:
         home = make_claude_home(tmp_path, server, hooks=recorder.hooks("Stop"))
         run = run_claude(home, "start a background job")
@@ -213,16 +216,21 @@ def test_claude_subagent_routes_to_sub(tmp_path: Path, recorder: Recorder) -> No
 
 def test_claude_goal_evaluator(tmp_path: Path, recorder: Recorder) -> None:
     """`/goal` asks the 'goal' route; a not-met verdict continues the turn, a met one ends it."""
-    script: Script = {"main": [CText("working on it"), CText("now done")],
-              "goal": [GoalVerdict(False, "not yet"), GoalVerdict(True, "met")]}
+    script: Script = {
+        "main": [CText("working on it"), CText("now done")],
+        "goal": [GoalVerdict(False, "not yet"), GoalVerdict(True, "met")],
+    }
     with FakeMessages(script) as server:
         home = make_claude_home(tmp_path, server, hooks=recorder.hooks("Stop"))
         run = run_claude(home, "/goal the work is done")
     assert run.returncode == 0, run.describe()
     assert [r.route for r in server.requests if r.method == "POST"] == ["main", "goal", "main", "goal"]
     assert [s["stop_hook_active"] for s in recorder.payloads("Stop")] == [False, True]
-    statuses = [r["attachment"] for r in read_jsonl(home.transcripts()[0])
-                if r.get("type") == "attachment" and r["attachment"].get("type") == "goal_status"]
+    statuses = [
+        r["attachment"]
+        for r in read_jsonl(home.transcripts()[0])
+        if r.get("type") == "attachment" and r["attachment"].get("type") == "goal_status"
+    ]
     assert statuses[-1]["met"] is True
 
 

@@ -41,8 +41,13 @@ class ClaudeTui:
         os.set_blocking(master, True)
         env = home.env | {"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
         proc = subprocess.Popen(
-            [str(npm_clis.claude_binary()), *args], cwd=home.workdir, env=env,
-            stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+            [str(npm_clis.claude_binary()), *args],
+            cwd=home.workdir,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
         )
         os.close(slave)
         return cls(proc, master)

@@ -26,7 +26,9 @@ from support.rig import Rig, Turn, messages_by_sequence
 from support.service import Service, kill_leftovers, processes_of
 
 
-def test_a_slow_body_server_is_cut_off_at_the_attempt_deadline(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+def test_a_slow_body_server_is_cut_off_at_the_attempt_deadline(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
     """Headers at once, then one byte a second for 40 s: the attempt ends within timeout_seconds (+ slack),
     is counted in the record (attempts 1, a timeout error), and the turn is delivered once the server heals."""
     rig = make_rig(timeout_seconds=2.0, retry_max_seconds=2.0)
@@ -151,7 +153,9 @@ def test_a_429_paces_the_whole_outbox_and_keeps_its_order(make_rig: Callable[...
     assert all(rig.where(t.key) == ["sent"] for t in turns)
 
 
-def test_without_a_service_status_and_doctor_name_the_unrecovered_gap(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+def test_without_a_service_status_and_doctor_name_the_unrecovered_gap(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
     """Hooks only, no `donebell run`: a turn whose hook never ran is not delivered by the on-demand
     worker (only the service's scanner would find it), and `status` and `doctor` say exactly that and
     name the fix."""
@@ -221,7 +225,9 @@ def test_deleting_the_state_dir_under_a_running_service_leaves_one_service(
     assert all(rig.where(t.key) == ["sent"] for t in after)
 
 
-def test_a_gate_backlog_heartbeats_and_stops_promptly_on_sigterm(make_rig: Callable[..., Rig], standin: NtfyStandin) -> None:
+def test_a_gate_backlog_heartbeats_and_stops_promptly_on_sigterm(
+    make_rig: Callable[..., Rig], standin: NtfyStandin
+) -> None:
     """1,500 pending candidates (their rollouts beside them) and a running delivery role: while it
     works through them its heartbeat never ages past a few seconds, and SIGTERM mid-backlog ends it
     within seconds (a pass yields after its budget; the old pass over the whole backlog took minutes,
@@ -245,5 +251,10 @@ def test_a_gate_backlog_heartbeats_and_stops_promptly_on_sigterm(make_rig: Calla
     assert worst_gap < 5.0, f"heartbeat {worst_gap:.1f}s old while the backlog was worked"
     assert stop_seconds < 8.0 and rc == 0, f"SIGTERM answered after {stop_seconds:.1f}s (rc {rc})"
     assert sent > 0 and len(standin.messages(rig.topic)) == sent <= len(turns)
-    record("gate_backlog", pending=len(turns), sent_in_12s=sent, heartbeat_gap_s=round(worst_gap, 2),
-           sigterm_s=round(stop_seconds, 2))
+    record(
+        "gate_backlog",
+        pending=len(turns),
+        sent_in_12s=sent,
+        heartbeat_gap_s=round(worst_gap, 2),
+        sigterm_s=round(stop_seconds, 2),
+    )

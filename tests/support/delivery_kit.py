@@ -52,8 +52,9 @@ class Env:
         return load(self.config_path).settings
 
     def role(self, *, once: bool = True, until_idle: bool = False) -> DeliveryRole:
-        role = DeliveryRole(self.state, self.settings(), argparse.Namespace(once=once, until_idle=until_idle,
-                                                                            debug=False))
+        role = DeliveryRole(
+            self.state, self.settings(), argparse.Namespace(once=once, until_idle=until_idle, debug=False)
+        )
         role.config.path = self.config_path
         role.setup()
         return role
@@ -65,12 +66,22 @@ class Env:
         return rec
 
     def run_cli(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "donebell.supervisor.cli", *args], env=self.environ(),
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", *args],
+            env=self.environ(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def popen_cli(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-m", "donebell.supervisor.cli", *args], env=self.environ(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "donebell.supervisor.cli", *args],
+            env=self.environ(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def all_state_text(self) -> str:
         """Every file of the state directory, decoded leniently (for secret greps)."""
@@ -81,8 +92,9 @@ class Env:
         return "\n".join(chunks)
 
 
-def outbox_record(provider: str = "codex", thread_id: str | None = None, turn_id: str | None = None,
-                  **fields: Any) -> dict[str, Any]:
+def outbox_record(
+    provider: str = "codex", thread_id: str | None = None, turn_id: str | None = None, **fields: Any
+) -> dict[str, Any]:
     """An outbox record like the gate promotes: candidate fields + delivery metadata."""
     turn = turn_id or secrets.token_hex(8)
     if provider == "codex":

@@ -34,8 +34,20 @@ from support.fake_responses import (
 )
 
 __all__ = [
-    "FakeMessages", "GoalVerdict", "HttpError", "MaxTokens", "MidStreamError", "RecordedRequest", "Stall", "Text",
-    "ToolUse", "agent", "api_error", "bash", "claude_route", "system_text",
+    "FakeMessages",
+    "GoalVerdict",
+    "HttpError",
+    "MaxTokens",
+    "MidStreamError",
+    "RecordedRequest",
+    "Stall",
+    "Text",
+    "ToolUse",
+    "agent",
+    "api_error",
+    "bash",
+    "claude_route",
+    "system_text",
 ]
 
 GOAL_EVALUATOR_PREFIX = "You are evaluating a stop-condition hook in Claude Code"
@@ -85,30 +97,44 @@ class GoalVerdict(Step):
     impossible: bool = False
 
 
-def bash(command: str, description: str = "Run a command", run_in_background: bool = False,
-         text: str | None = None) -> ToolUse:
+def bash(
+    command: str, description: str = "Run a command", run_in_background: bool = False, text: str | None = None
+) -> ToolUse:
     args: JSON = {"command": command, "description": description}
     if run_in_background:
         args["run_in_background"] = True
     return ToolUse("Bash", args, text)
 
 
-def agent(prompt: str, description: str = "Fake sub task", subagent_type: str = "general-purpose",
-          run_in_background: bool = False) -> ToolUse:
+def agent(
+    prompt: str,
+    description: str = "Fake sub task",
+    subagent_type: str = "general-purpose",
+    run_in_background: bool = False,
+) -> ToolUse:
     """Start a subagent; script its own replies under the "sub" route.
 
     ``run_in_background`` is always sent: Claude 2.1.332 runs an Agent call asynchronously unless
     it says ``false`` (2.1.197 treated a missing flag as ``false``)."""
-    args: JSON = {"description": description, "prompt": prompt, "subagent_type": subagent_type,
-                  "run_in_background": run_in_background}
+    args: JSON = {
+        "description": description,
+        "prompt": prompt,
+        "subagent_type": subagent_type,
+        "run_in_background": run_in_background,
+    }
     return ToolUse("Agent", args)
 
 
 # The error `type`s the real API uses for each status; the CLI maps them to StopFailure.error.
 _ERROR_TYPES = {
-    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-    500: "api_error", 529: "overloaded_error",
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
 }
 
 
@@ -215,26 +241,51 @@ class FakeMessages(ScriptedServer):
             yield sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": start})
             yield sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
             yield sse("content_block_stop", {"type": "content_block_stop", "index": i})
-        yield sse("message_delta", {"type": "message_delta",
-                                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                                    "usage": {"output_tokens": 10}})
+        yield sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": 10},
+            },
+        )
         yield sse("message_stop", {"type": "message_stop"})
 
     def _message_start(self, req: RecordedRequest) -> bytes:
         model = (req.body or {}).get("model", "claude-fake")
-        usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
-        return sse("message_start", {"type": "message_start", "message": {
-            "id": self.next_id("msg"), "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
-        }})
+        usage = {
+            "input_tokens": 100,
+            "output_tokens": 1,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        return sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": self.next_id("msg"),
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            },
+        )
 
     def _mid_stream_error(self, req: RecordedRequest, step: MidStreamError) -> Iterable[bytes]:
         yield self._message_start(req)
-        yield sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                          "content_block": {"type": "text", "text": ""}})
-        yield sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                          "delta": {"type": "text_delta", "text": step.text}})
+        yield sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        )
+        yield sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": step.text}},
+        )
         # A finished block, then the error (no message_delta): 2.1.332 finalizes the partial reply
         # and reports the cut; with no block finished it would retry without streaming instead.
         yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})

@@ -218,8 +218,13 @@ class ScriptedServer:
         except ValueError:
             body = None
         req = RecordedRequest(
-            n=0, t=time.time(), method=h.command, path=h.path,
-            headers={k.lower(): v for k, v in h.headers.items()}, body=body, route="",
+            n=0,
+            t=time.time(),
+            method=h.command,
+            path=h.path,
+            headers={k.lower(): v for k, v in h.headers.items()},
+            body=body,
+            route="",
         )
         if self.answer_unrouted(h, req):
             self._record(req)
@@ -424,28 +429,52 @@ class FakeResponses(ScriptedServer):
         if isinstance(step, Text):
             msg_id = self.next_id("msg")
             added = {"type": "message", "role": "assistant", "id": msg_id, "content": []}
-            yield sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": added})
-            yield sse("response.output_text.delta", {
-                "type": "response.output_text.delta", "item_id": msg_id, "output_index": 0,
-                "content_index": 0, "delta": step.text,
-            })
-            done = {**added, "status": "completed",
-                    "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
-            yield sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": done})
+            yield sse(
+                "response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": added}
+            )
+            yield sse(
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": msg_id,
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": step.text,
+                },
+            )
+            done = {
+                **added,
+                "status": "completed",
+                "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+            }
+            yield sse(
+                "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": done}
+            )
         elif isinstance(step, FunctionCall):
             args = step.arguments(req) if callable(step.arguments) else step.arguments
             item: JSON = {
-                "type": "function_call", "status": "completed", "id": self.next_id("fc"),
-                "call_id": self.next_id("call"), "name": step.name, "arguments": json.dumps(args),
+                "type": "function_call",
+                "status": "completed",
+                "id": self.next_id("fc"),
+                "call_id": self.next_id("call"),
+                "name": step.name,
+                "arguments": json.dumps(args),
             }
             if step.namespace:
                 item["namespace"] = step.namespace
-            yield sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item})
-            yield sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item})
+            yield sse(
+                "response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}
+            )
+            yield sse(
+                "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
+            )
         else:
             raise TypeError(f"FakeResponses cannot stream {step!r}")
         usage = {
-            "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110,
+            "input_tokens": 100,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 110,
         }
         yield sse("response.completed", {"type": "response.completed", "response": {"id": resp_id, "usage": usage}})

@@ -51,6 +51,7 @@ def claude_version() -> tuple[int, ...]:
     """The Claude Code version under test, for the few scenarios whose expectations depend on it."""
     return tuple(int(part) for part in CLAUDE_VERSION.split("."))
 
+
 _CODEX_REL = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 _CLAUDE_REL = "node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 _MARKER = "donebell-e2e-installed.json"
@@ -132,8 +133,13 @@ def _binaries_answer(prefix: Path) -> bool:
             return False
         try:
             out = subprocess.run(
-                [str(binary), "--version"], check=False, capture_output=True, text=True, timeout=60,
-                stdin=subprocess.DEVNULL, env={"PATH": os.defpath, "HOME": str(prefix)},
+                [str(binary), "--version"],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                env={"PATH": os.defpath, "HOME": str(prefix)},
             ).stdout
         except (OSError, subprocess.TimeoutExpired):
             return False

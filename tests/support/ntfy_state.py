@@ -301,8 +301,15 @@ class Faults:
         """Hold the request until `release()` (or stop, or `max_seconds`), then close it unanswered."""
         self._add(count, kind="hang", store=store, max_seconds=max_seconds, match=match)
 
-    def trickle(self, count: int = 1, *, store: bool = False, interval: float = 1.0, max_seconds: float = 60.0,
-                match: str = "publish") -> None:
+    def trickle(
+        self,
+        count: int = 1,
+        *,
+        store: bool = False,
+        interval: float = 1.0,
+        max_seconds: float = 60.0,
+        match: str = "publish",
+    ) -> None:
         """A slow body: status 200 and headers at once, then one byte every `interval` seconds
         (chunked) until `max_seconds` or stop; a client without an overall deadline waits it out."""
         self._add(count, kind="trickle", store=store, delay=interval, max_seconds=max_seconds, match=match)

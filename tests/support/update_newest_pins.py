@@ -19,7 +19,11 @@ PINS_FILE = Path(__file__).resolve().with_name("agent_pins.json")
 
 def latest(package: str) -> str:
     out = subprocess.run(
-        ["npm", "view", package, "version"], check=True, capture_output=True, text=True, timeout=120,
+        ["npm", "view", package, "version"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
         stdin=subprocess.DEVNULL,
     ).stdout.strip()
     if not out or any(c.isspace() for c in out):

@@ -109,7 +109,9 @@ class OutboxSender:
         backoff, cap = self.backoff, self.settings.retry_max_seconds
         for index, key in enumerate(keys):
             pass_control.heartbeat()
-            if (budget_seconds is not None and time.monotonic() - started > budget_seconds) or pass_control.stop_requested():
+            if (
+                budget_seconds is not None and time.monotonic() - started > budget_seconds
+            ) or pass_control.stop_requested():
                 summary.more = True
                 summary.left += len(keys) - index
                 break
@@ -188,7 +190,12 @@ class OutboxSender:
             except InvalidRecord:
                 continue  # set aside by the pass that gets to send it
             raw = record.get("next_attempt_at") if record is not None else None
-            if record is not None and isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > at + cap + 1.0:
+            if (
+                record is not None
+                and isinstance(raw, (int, float))
+                and not isinstance(raw, bool)
+                and raw > at + cap + 1.0
+            ):
                 self._due(record, at)
 
     def _due(self, record: dict[str, Any], at: float) -> float | None:
@@ -219,8 +226,9 @@ class OutboxSender:
         attempts = _int(record.get("attempts")) + 1
         done_at = now()
         error = clean_text(scrub(decision.error, self.auth, self.settings))
-        server_waits = self.backoff.observe(record["key"], replace(decision, error=error), done_at,
-                                            self.settings.retry_max_seconds, self.rng)
+        server_waits = self.backoff.observe(
+            record["key"], replace(decision, error=error), done_at, self.settings.retry_max_seconds, self.rng
+        )
         if decision.verdict == "sent":
             return self._sent(record, decision, attempts, done_at)
         max_attempts = self.settings.max_attempts
@@ -237,11 +245,16 @@ class OutboxSender:
         record beside its receipt, which is removed on sight and never sent again.
         """
         reason = "test" if record.get("test") is True else "sent"
-        outcome = {"attempts": attempts, "sent_at": done_at, "http_status": decision.status,
-                   "message_id": decision.message_id}  # the same on the digest's members and on it
+        outcome = {
+            "attempts": attempts,
+            "sent_at": done_at,
+            "http_status": decision.status,
+            "message_id": decision.message_id,
+        }  # the same on the digest's members and on it
         reason = policy_send.receipt_members(self.state, record, "sent", reason, **outcome)
-        receipt = new_receipt(record, status="sent", reason=reason, server=public_server(self.settings.server),
-                              **outcome)
+        receipt = new_receipt(
+            record, status="sent", reason=reason, server=public_server(self.settings.server), **outcome
+        )
         if is_digest(record):
             self.state.finish("outbox", "sent", receipt)
             self.state.log_lines([_sent_line(record, attempts, decision)])
@@ -262,15 +275,29 @@ class OutboxSender:
         lines, self._sent_lines = self._sent_lines, []
         self.state.log_lines(lines)
 
-    def _dead(self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str) -> SendOutcome:
+    def _dead(
+        self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str
+    ) -> SendOutcome:
         reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
         outcome = {"attempts": attempts, "failed_at": done_at, "http_status": decision.status, "last_error": error}
         policy_send.receipt_members(self.state, record, "dead", reason, **outcome)
-        receipt = new_receipt(record, status="dead", reason=reason, ntfy_code=decision.ntfy_code,
-                              server=public_server(self.settings.server), **outcome)
+        receipt = new_receipt(
+            record,
+            status="dead",
+            reason=reason,
+            ntfy_code=decision.ntfy_code,
+            server=public_server(self.settings.server),
+            **outcome,
+        )
         self.state.finish("outbox", "dead", receipt)
-        self.state.log("error", "delivery failed for good; dead-lettered", key=record["key"], reason=reason,
-                       attempts=attempts, error=error)
+        self.state.log(
+            "error",
+            "delivery failed for good; dead-lettered",
+            key=record["key"],
+            reason=reason,
+            attempts=attempts,
+            error=error,
+        )
         return SendOutcome("dead", decision=decision)
 
     def _retry(
@@ -294,16 +321,25 @@ class OutboxSender:
         )
         self.state.replace("outbox", record)
         self.state.log(
-            "warning", "delivery failed; will retry", key=record["key"], attempts=attempts, error=error,
-            retry_in=round(delay, 2)
+            "warning",
+            "delivery failed; will retry",
+            key=record["key"],
+            attempts=attempts,
+            error=error,
+            retry_in=round(delay, 2),
         )
         return SendOutcome("retried", done_at + delay, decision)
 
 
 def _sent_line(record: dict[str, Any], attempts: int, decision: Decision) -> tuple[str, str, dict[str, Any]]:
     """The ``sent`` line of ``notify.log`` for one record."""
-    fields = {"key": record["key"], "sequence_id": record.get("sequence_id"), "attempts": attempts,
-              "http_status": decision.status, "test": record.get("test") is True}
+    fields = {
+        "key": record["key"],
+        "sequence_id": record.get("sequence_id"),
+        "attempts": attempts,
+        "http_status": decision.status,
+        "test": record.get("test") is True,
+    }
     return "info", "sent", fields
 
 

@@ -97,8 +97,9 @@ class ServerBackoff:
         self.failures += 1
         self.since = self.since or at
         self.error = decision.error
-        delay = backoff_seconds(self.failures, cap, ntfy_code=decision.ntfy_code,
-                                retry_after=decision.retry_after, rng=rng)
+        delay = backoff_seconds(
+            self.failures, cap, ntfy_code=decision.ntfy_code, retry_after=decision.retry_after, rng=rng
+        )
         if decision.status == 429:
             self.kind, self.head_key = "rate-limited", key
             if decision.retry_after is None:
@@ -115,12 +116,20 @@ class ServerBackoff:
         """The delivery role's ``server_backoff`` health field (None when clear)."""
         if not self.kind:
             return None
-        return {"kind": self.kind, "until": self.until, "failures": self.failures, "since": self.since,
-                "last_error": self.error, "text": self.text()}
+        return {
+            "kind": self.kind,
+            "until": self.until,
+            "failures": self.failures,
+            "since": self.since,
+            "last_error": self.error,
+            "text": self.text(),
+        }
 
     def text(self) -> str:
         when = time.strftime("%H:%M:%S", time.localtime(self.until))
         if self.kind == "rate-limited":
             return f"rate limited by the server until {when}; the outbox waits and keeps its order"
-        return (f"server unavailable ({self.error[:80]}); the whole outbox is backing off until {when}, "
-                f"one probe at a time ({self.failures} failure(s) in a row)")
+        return (
+            f"server unavailable ({self.error[:80]}); the whole outbox is backing off until {when}, "
+            f"one probe at a time ({self.failures} failure(s) in a row)"
+        )

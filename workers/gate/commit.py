@@ -182,10 +182,12 @@ class Promotions:
                 self.state.sync_folder("pending")
         finally:
             batch.close()
-        self.state.log_lines([
-            ("info", "promoted", {"key": key, "verdict": verdict.reason, "evidence": verdict.evidence[:200]})
-            for key, verdict in linked
-        ])
+        self.state.log_lines(
+            [
+                ("info", "promoted", {"key": key, "verdict": verdict.reason, "evidence": verdict.evidence[:200]})
+                for key, verdict in linked
+            ]
+        )
         return len(linked), len(staged) - len(linked)
 
 

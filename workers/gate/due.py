@@ -24,6 +24,7 @@ _LATER = ("outbox", "sent", "suppressed", "dead")
 #: (no budget) still judges everything in one pass.
 MAX_ROOTS_PER_PASS = 500
 
+
 def root_of(record: dict[str, Any]) -> str:
     """The coalescing group: the Codex root thread, or the Claude session."""
     if record.get("provider") == "claude":

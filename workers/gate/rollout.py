@@ -28,6 +28,7 @@ CHUNK = 64 << 10
 MAX_LINE = 4 << 20
 SCAN_CAP = 16 << 20
 
+
 @dataclass
 class Segment:
     """The non-lifecycle lines between two lifecycle events (newest token count wins)."""

@@ -49,7 +49,6 @@ class Lifecycle:
     has_message: bool = False  # complete: a non-empty last_agent_message
 
 
-
 #: A fact about the lines between lifecycle events: ``("user"|"agent", True)``, ``("tokens", n)``,
 #: ``("malformed", why)`` or ``("oversized", 1)``.
 Fact = tuple[str, Any]
