@@ -26,6 +26,7 @@ import donebell.workers
 import pytest
 from donebell.shared.lean_core import HOOK_PATH_MODULES, is_lean, on_hook_path
 from support.hooks_harness import HookEnv, claude_event, notify_payload
+from support.import_probe import PROBE, imported_modules
 
 #: Standard library modules the hook path does without: ~6 ms together against a ~10 ms
 #: interpreter start (docs/hooks.md, "Speed").
@@ -58,29 +59,6 @@ FORBIDDEN = {
     "donebell.shared.config",  # pydantic settings: hooks read config with config_schema.read_keys
     *STDLIB_FORBIDDEN,
 }
-
-
-def imported_modules(stderr: bytes) -> set[str]:
-    """Module names from ``-X importtime`` output."""
-    names = set()
-    for line in stderr.decode("utf-8", "replace").splitlines():
-        if line.startswith("import time:") and "|" in line:
-            name = line.rsplit("|", 1)[1].strip()
-            if name != "imported package":
-                names.add(name)
-    return names
-
-
-#: Runs the CLI as the ``donebell`` console script does (``main()``; ``python -m`` would add
-#: runpy's own imports), and dumps ``sys.modules`` at exit as a second witness next to
-#: ``-X importtime``.
-PROBE = (
-    "import atexit, sys\n"
-    "out = sys.argv.pop(1)\n"
-    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
-    "from donebell.supervisor.cli import main\n"
-    "sys.exit(main())\n"
-)
 
 
 def package_root(tmp: Path) -> Path:

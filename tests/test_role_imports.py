@@ -24,8 +24,8 @@ from donebell.shared.statedir import StateDir
 from donebell.workers.role import ROLES as ROLE_MODULES
 from support.codex_home import make_codex_home
 from support.delivery_kit import outbox_record
+from support.import_probe import PROBE, imported_modules
 from support.ntfy_standin import NtfyStandin
-from test_import_cost import PROBE, imported_modules
 
 TOKEN = "tk_roleimportsroleimportsroleimp"
 TOPIC = "role-imports"
