@@ -13,7 +13,9 @@ from typing import Any
 from support.fake_messages import FakeMessages, Text, bash
 
 from e2e.harness import start_claude
-from e2e.product import Product, claude_product, done
+from e2e.notes import done
+from e2e.product import Product
+from e2e.product_scenarios import claude_product
 from e2e.recorder import Recorder
 
 TITLE = "work"  # the harness's work dir; the notification title is the project folder name

@@ -26,62 +26,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from donebell.shared.short_id import short_id
 from support import npm_clis
 from support.ntfy_standin import NtfyStandin
 
 from e2e.agent_proc import base_env
-from e2e.harness import ClaudeHome, CodexHome, make_claude_home, make_codex_home
+from e2e.harness import ClaudeHome, CodexHome
+from e2e.notes import FAST_CONFIG, JSON, Note
+from e2e.state_files import brief, pid_alive, read_json
 
-JSON = dict[str, Any]
 DONEBELL = [sys.executable, "-m", "donebell.supervisor.cli"]
-ORIGIN = "e2e"
-DONE_TAGS = ["white_check_mark"]
-FAILED_TAGS = ["x"]
-STOPPED_TAGS = ["stop_sign"]
-
-#: Short timings that keep strict semantics: a 0.5 s quiet window (the product default is 2 s),
-#: unknown evidence retried quickly but for long enough that a slow CI machine is not "unverifiable".
-FAST_CONFIG: JSON = {
-    "idle_detection_mode": "strict",
-    "idle_grace_seconds": 0.5,
-    "idle_probe_grace_seconds": 30.0,
-    "unknown_retry_max_seconds": 1.0,
-    "include_message": True,
-    "origin": ORIGIN,
-}
-
-
-@dataclass(frozen=True, order=True)
-class Note:
-    """One expected (or received) notification: what a phone would show."""
-
-    title: str
-    message: str
-    tags: tuple[str, ...] = tuple(DONE_TAGS)
-
-    @classmethod
-    def of(cls, msg: JSON) -> Note:
-        return cls(str(msg.get("title", "")), str(msg.get("message", "")), tuple(msg.get("tags") or ()))
-
-
-def done(title: str, final: str, ident: str) -> Note:
-    """A finished task: `<final message> · e2e · #<short id>` with the default tag."""
-    return Note(title, f"{final} · {ORIGIN} · #{short_id(ident)}", tuple(DONE_TAGS))
-
-
-def failed(title: str, error: str, ident: str) -> Note:
-    return Note(title, f"failed: {error} · {ORIGIN} · #{short_id(ident)}", tuple(FAILED_TAGS))
-
-
-def stopped(title: str, ident: str) -> Note:
-    return Note(title, f"stopped · {ORIGIN} · #{short_id(ident)}", tuple(STOPPED_TAGS))
 
 
 @dataclass
@@ -209,12 +168,12 @@ class Product:
         for pid in roles:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # each role leads its own process group
-        self.wait_until(lambda: not any(_alive(p) for p in roles), 10, "the killed roles to disappear")
+        self.wait_until(lambda: not any(pid_alive(p) for p in roles), 10, "the killed roles to disappear")
         return roles
 
     @staticmethod
     def alive(pid: int) -> bool:
-        return _alive(pid)
+        return pid_alive(pid)
 
     def role_pids(self) -> dict[str, int | None]:
         roles = self.health("supervisor").get("roles") or {}
@@ -231,7 +190,7 @@ class Product:
             if proc.poll() is None:
                 pids.append(proc.pid)
         for pid in set(pids):
-            if _alive(pid):
+            if pid_alive(pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
         for proc in self.supervisors:
@@ -240,12 +199,12 @@ class Product:
 
     # ---- state ----------------------------------------------------------------------------
     def health(self, name: str) -> JSON:
-        return _read_json(self.state_dir / "health" / f"{name}.json") or {}
+        return read_json(self.state_dir / "health" / f"{name}.json") or {}
 
     def records(self, folder: str) -> list[JSON]:
         out = []
         for path in sorted((self.state_dir / folder).glob("*.json")):
-            rec = _read_json(path)
+            rec = read_json(path)
             if rec is not None:
                 out.append(rec)
         return out
@@ -354,7 +313,7 @@ class Product:
                     out.append(f"  {rel}  {path.stat().st_size} B  mtime {path.stat().st_mtime:.3f}")
         for folder in ("pending", "outbox", "sent", "suppressed", "dead"):
             for rec in self.records(folder):
-                out.append(f"---- {folder}/{rec.get('key', '?')}: " + _brief(rec))
+                out.append(f"---- {folder}/{rec.get('key', '?')}: " + brief(rec))
         out.append(f"==== notify.log (last {log_lines} lines)")
         path = self.state_dir / "notify.log"
         if path.exists():
@@ -375,117 +334,3 @@ class Product:
             if time.monotonic() > end:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{self.diagnostics()}")
             time.sleep(0.05)
-
-
-def trust_codex_stop_hook(home: CodexHome) -> str:
-    """Trust donebell's Stop hook in config.toml as a user does with Codex's `/hooks` review
-    (`[hooks.state."<key>"] trusted_hash`), hashed by donebell's own trust_hash module; its key."""
-    from donebell.supervisor.install.trust_hash import donebell_stop_hooks
-
-    [hook] = donebell_stop_hooks(home.codex_home)
-    with home.config_toml.open("a") as f:
-        f.write(f"\n[hooks.state.{json.dumps(hook.key)}]\ntrusted_hash = {json.dumps(hook.current_hash)}\n")
-    [trusted] = donebell_stop_hooks(home.codex_home)
-    assert trusted.status == "trusted", trusted
-    return str(hook.key)
-
-
-def sent_receipts(product: Product) -> list[JSON]:
-    return [r for r in product.records("sent") if r.get("reason") == "sent"]
-
-
-def log_entries(product: Product, *, msg_prefix: str = "", **match: Any) -> list[JSON]:
-    return [
-        e
-        for e in product.log()
-        if str(e.get("msg", "")).startswith(msg_prefix) and all(e.get(k) == v for k, v in match.items())
-    ]
-
-
-def _brief(rec: JSON) -> str:
-    keep: JSON = {
-        k: rec.get(k)
-        for k in (
-            "provider",
-            "source",
-            "sources",
-            "outcome",
-            "classification",
-            "reason",
-            "thread_id",
-            "turn_id",
-            "session_id",
-            "prompt_id",
-            "verdict",
-        )
-        if k in rec
-    }
-    probe = rec.get("probe") or {}
-    history = probe.get("history") or rec.get("probe_history") or []
-    keep["probe"] = [{k: h.get(k) for k in ("decision", "reason", "evidence", "count")} for h in history[-6:]]
-    return json.dumps(keep)[:1500]
-
-
-def _read_json(path: Path) -> JSON | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _alive(pid: int) -> bool:
-    """A live, non-zombie process."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def thread_ids(paths: Iterable[Path]) -> list[str]:
-    """Rollout thread ids (session_meta.id) of the given rollouts."""
-    out = []
-    for p in paths:
-        first = p.read_text().split("\n", 1)[0]
-        out.append(json.loads(first)["payload"]["id"])
-    return out
-
-
-@contextlib.contextmanager
-def _dump_on_failure(product: Product) -> Iterator[None]:
-    """On any failure, print the state as it was then (before teardown kills the processes),
-    unless the assertion message already carries it."""
-    try:
-        yield
-    except BaseException as exc:
-        if "==== donebell state dir" not in str(exc):
-            sys.stderr.write(product.diagnostics() + "\n")
-        raise
-
-
-@contextlib.contextmanager
-def codex_product(
-    tmp: Path, server: Any, *, config: JSON | None = None, extra_env: dict[str, str] | None = None, start: bool = True
-) -> Iterator[tuple[Product, CodexHome]]:
-    """A Codex home wired by `donebell install --service none --codex`, under a running supervisor."""
-    with Product(tmp, dict(config or {})) as product:
-        home = make_codex_home(tmp, server, extra_env={**product.agent_env(), **(extra_env or {})})
-        product.install(codex=home)
-        if start:
-            product.start()
-        with _dump_on_failure(product):
-            yield product, home
-
-
-@contextlib.contextmanager
-def claude_product(
-    tmp: Path, server: Any, *, config: JSON | None = None, hooks: Any = None, extra_env: dict[str, str] | None = None
-) -> Iterator[tuple[Product, ClaudeHome]]:
-    """A Claude config dir wired by `donebell install --service none --claude`, under a running supervisor."""
-    with Product(tmp, dict(config or {})) as product:
-        home = make_claude_home(tmp, server, hooks=hooks, extra_env={**product.agent_env(), **(extra_env or {})})
-        product.install(claude=home)
-        product.start()
-        with _dump_on_failure(product):
-            yield product, home

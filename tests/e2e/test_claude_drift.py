@@ -28,7 +28,8 @@ from support.fake_responses import Step
 
 from e2e.claude_background import background_shell_scenario
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude
-from e2e.product import FAILED_TAGS, ORIGIN, claude_product, done, sent_receipts
+from e2e.notes import FAILED_TAGS, ORIGIN, done
+from e2e.product_scenarios import claude_product, sent_receipts
 from e2e.recorder import Recorder
 from e2e.tui import ClaudeTui
 

@@ -15,7 +15,9 @@ import pytest
 from support.fake_messages import FakeMessages, Text, api_error
 
 from e2e.harness import ClaudeHome, run_claude
-from e2e.product import FAST_CONFIG, Product, claude_product, done, failed, sent_receipts
+from e2e.notes import FAST_CONFIG, done, failed
+from e2e.product import Product
+from e2e.product_scenarios import claude_product, sent_receipts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 

@@ -19,7 +19,8 @@ from support.fake_messages import FakeMessages, GoalVerdict, Stall, Text, agent,
 
 from e2e.claude_background import background_shell_scenario
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude
-from e2e.product import ORIGIN, claude_product, done, failed, sent_receipts
+from e2e.notes import ORIGIN, done, failed
+from e2e.product_scenarios import claude_product, sent_receipts
 from e2e.recorder import Recorder
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]

@@ -42,15 +42,8 @@ from e2e.harness import (
     run_codex_interrupted,
     start_codex,
 )
-from e2e.product import (
-    codex_product,
-    done,
-    failed,
-    log_entries,
-    sent_receipts,
-    stopped,
-    trust_codex_stop_hook,
-)
+from e2e.notes import done, failed, stopped
+from e2e.product_scenarios import codex_product, log_entries, sent_receipts, trust_codex_stop_hook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 

@@ -34,7 +34,9 @@ from e2e.harness import (
     run_claude,
     run_codex,
 )
-from e2e.product import JSON, Product, _dump_on_failure
+from e2e.notes import JSON
+from e2e.product import Product
+from e2e.product_scenarios import _dump_on_failure
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
