@@ -1,166 +1,30 @@
-"""The generated light settings view: current with the model, and equal to the pydantic loader.
+"""The generated light settings view equals the pydantic loader.
 
 Role processes load ``shared/settings_view.py`` (stdlib only) instead of the pydantic ``Settings``.
-These tests pin that the committed module is exactly what the generator renders from the model,
-that a changed model is caught, and that both loaders agree on a broad table of real config files
+These tests pin that both loaders agree on every key and on a broad table of real config files
 and environments: the same values (types included), the same warnings, the same refusals with the
-same one-line message.
+same one-line message. Staleness against the model is in test_settings_view_generator.py, lax
+coercions in test_settings_view_coercions.py, secrets in test_settings_view_secrets.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from donebell.shared import config, settings_light, settings_view
 from donebell.shared.config import Settings
-from pydantic import Field, field_validator
-from support import pydantic_config
-
-from tools import gen_settings_view
-
-# --- staleness --------------------------------------------------------------------------------
-
-
-def test_committed_view_matches_the_model() -> None:
-    """shared/settings_view.py and shared/config_fields.py are exactly what the generator renders from the current model."""
-    current = gen_settings_view.MODULE.read_text(encoding="utf-8")
-    assert current == gen_settings_view.render(), "run: python -m tools.gen_settings_view"
-    table = gen_settings_view.FIELDS_MODULE.read_text(encoding="utf-8")
-    assert table == gen_settings_view.render_fields(), "run: python -m tools.gen_settings_view"
-
-
-def test_a_changed_model_renders_a_different_view() -> None:
-    """A new key, a changed default or a changed bound each change the rendered module."""
-
-    class WithNewKey(Settings):
-        brand_new_key: int = Field(7, ge=1, description="A key the view does not know.")
-
-    class WithOtherDefault(Settings):
-        priority: int = Field(4, ge=1, le=5)
-
-    class WithOtherBound(Settings):
-        priority: int = Field(3, ge=2, le=5)
-
-    committed = gen_settings_view.MODULE.read_text(encoding="utf-8")
-    table = gen_settings_view.FIELDS_MODULE.read_text(encoding="utf-8")
-    assert gen_settings_view.render(WithNewKey) != committed
-    for model in (WithNewKey, WithOtherDefault, WithOtherBound):
-        assert gen_settings_view.render_fields(model) != table
-    assert 'FieldSpec("brand_new_key", "int", 7, ge=1)' in gen_settings_view.render_fields(WithNewKey)
-
-
-def test_check_mode_fails_on_a_stale_module(tmp_path: Path) -> None:
-    """`--check` exits 0 on the rendered module and 1 on a stale one."""
-    module = tmp_path / "settings_view.py"
-    module.write_text(gen_settings_view.render(), encoding="utf-8")
-    table = tmp_path / "config_fields.py"
-    table.write_text(gen_settings_view.render_fields(), encoding="utf-8")
-    assert gen_settings_view.main(["--check", "--output", str(module)]) == 0
-    table.write_text(table.read_text().replace('"strict"', '"lenient"', 1), encoding="utf-8")
-    assert gen_settings_view.main(["--check", "--output", str(module)]) == 1
-    table.write_text(gen_settings_view.render_fields(), encoding="utf-8")
-    module.write_text(module.read_text().replace('"strict"', '"lenient"', 1), encoding="utf-8")
-    assert gen_settings_view.main(["--check", "--output", str(module)]) == 1
-
-
-def test_generator_refuses_what_the_view_cannot_mirror() -> None:
-    """A type, constraint or validator the engine does not reproduce fails generation, naming the key."""
-
-    class WithDict(Settings):
-        extra_map: dict[str, int] = Field(default_factory=dict)
-
-    class WithLength(Settings):
-        origin: str = Field("", max_length=10)
-
-    class WithOwnValidator(Settings):
-        @field_validator("origin")
-        @classmethod
-        def _origin(cls, value: str) -> str:
-            return value.strip()
-
-    class WithRequired(Settings):
-        needed: str
-
-    for model, word in (
-        (WithDict, "extra_map"),
-        (WithLength, "origin"),
-        (WithOwnValidator, "origin"),
-        (WithRequired, "needed"),
-    ):
-        with pytest.raises(gen_settings_view.UnsupportedModel, match=word):
-            gen_settings_view.render(model)
-
+from support.settings_parity import assert_same, private_config, typed, write
 
 # --- parity -----------------------------------------------------------------------------------
-
-
-def typed(value: Any) -> Any:
-    """A comparable form that keeps types apart (1, 1.0 and True differ; NaN equals NaN)."""
-    if isinstance(value, dict):
-        return {k: typed(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [typed(v) for v in value]
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, value)
-
-
-def outcome(loader: Any, path: Path) -> tuple[Any, ...]:
-    """What a loader makes of the config at ``path`` with the current environment."""
-    try:
-        loaded = loader(path)
-    except config.ConfigError as exc:
-        return ("refused", str(exc))
-    s = loaded.settings
-    secrets = {
-        k: getattr(s, k).get_secret_value() if getattr(s, k) is not None else None for k in ("token", "password")
-    }
-    roots = [r if isinstance(r, str) else (r.path, r.origin, r.sqlite_path) for r in s.watch_roots]
-    return (
-        "loaded",
-        typed(s.model_dump(mode="json")),
-        typed(s.redacted()),
-        secrets,
-        roots,
-        loaded.unused_legacy,
-        loaded.warnings,
-        loaded.exists,
-    )
-
-
-def both(path: Path) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """pydantic's own reading (the reference) and the roles' view; the CLI's loader must equal the reference."""
-    reference = outcome(pydantic_config.load, path)
-    assert outcome(config.load, path) == reference
-    return reference, outcome(settings_view.load, path)
 
 
 @pytest.fixture()
 def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A config path in a private folder, with no DONEBELL_* variable of the developer's shell."""
-    for name in list(os.environ):
-        if name.lower().startswith("donebell_"):
-            monkeypatch.delenv(name)
-    return tmp_path / "config.json"
-
-
-def write(path: Path, data: Any, mode: int = 0o600) -> None:
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    path.chmod(mode)
-
-
-def assert_same(path: Path, expect: str | None = None) -> tuple[Any, ...]:
-    """Both loaders agree; ``expect`` ("loaded"/"refused") pins which way, so a case cannot pass by accident."""
-    pyd, light = both(path)
-    assert light == pyd
-    if expect is not None:
-        assert pyd[0] == expect, pyd
-    return pyd
+    return private_config(tmp_path, monkeypatch)
 
 
 #: Per kind: a valid non-default value as the file holds it, and the same as an environment string.
@@ -327,115 +191,9 @@ def test_both_loaders_agree(
     assert_same(cfg, expect)
 
 
-#: Raw inputs of pydantic's lax coercions, tried on one key of each kind, from the file and the environment.
-COERCIONS: list[Any] = [
-    True,
-    False,
-    0,
-    1,
-    2,
-    -1,
-    3.0,
-    3.5,
-    1e20,
-    9.2e18,
-    "4",
-    " 4 ",
-    "4.0",
-    "4.",
-    "+4",
-    "-0",
-    "4.5",
-    "1_000",
-    "1__0",
-    "_1",
-    "1e3",
-    "0x10",
-    "inf",
-    "-inf",
-    "Infinity",
-    "nan",
-    "",
-    " ",
-    "on",
-    "OFF",
-    "t",
-    "Yes",
-    " true ",
-    "1.0",
-    "٤",
-    None,
-    [],
-    ["x"],
-    {"path": "/x"},
-    "strict",
-    "balanced",
-]
-KIND_KEYS = [
-    "priority",
-    "max_message_chars",
-    "idle_grace_seconds",
-    "watch_scan_seconds",
-    "markdown",
-    "idle_detection_mode",
-    "topic",
-    "username",
-    "token",
-    "tags",
-    "chain_notify",
-    "watch_roots",
-]
-
-
-@pytest.mark.parametrize("key", KIND_KEYS)
-def test_lax_coercions_agree(cfg: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
-    """Numbers, number-like strings, bool words, null and lists coerce or fail identically."""
-    outcomes = set()
-    for value in COERCIONS:
-        write(cfg, {key: value})
-        outcomes.add(assert_same(cfg)[0])
-        if isinstance(value, str):
-            write(cfg, {})
-            monkeypatch.setenv(f"DONEBELL_{key.upper()}", value)
-            outcomes.add(assert_same(cfg)[0])
-            monkeypatch.delenv(f"DONEBELL_{key.upper()}")
-    assert outcomes == {"loaded", "refused"}  # the table exercises both ways for every kind
-
-
-@pytest.mark.parametrize("secret", ["token", "password"])
-def test_loose_file_with_a_secret_is_refused_by_both(cfg: Path, monkeypatch: pytest.MonkeyPatch, secret: str) -> None:
-    """A token or password in a file others can read is refused with the same chmod hint; 0600 loads."""
-    write(cfg, {"topic": "t", secret: "hunter2"}, mode=0o644)
-    refused = assert_same(cfg, "refused")
-    assert "chmod 600" in refused[1] and "hunter2" not in refused[1]
-    cfg.chmod(0o600)
-    assert_same(cfg, "loaded")
-    # the secret from the environment with a loose file that holds none: the file is not secret (issue 15)
-    write(cfg, {"topic": "t"}, mode=0o644)
-    monkeypatch.setenv(f"DONEBELL_{secret.upper()}", "hunter2")
-    assert_same(cfg, "loaded")
-    # a password inside the server URL is a secret in the file
-    monkeypatch.delenv(f"DONEBELL_{secret.upper()}")
-    write(cfg, {"topic": "t", "server": "https://u:hunter2@ntfy.example"}, mode=0o644)
-    refused = assert_same(cfg, "refused")
-    assert "chmod 600" in refused[1] and "hunter2" not in refused[1]
-
-
 def test_one_error_class_for_both_loaders() -> None:
     """`except config.ConfigError` catches the view's refusals (callers need not know which loader ran)."""
     assert settings_view.ConfigError is config.ConfigError is settings_light.ConfigError
-
-
-def test_secrets_never_print(cfg: Path) -> None:
-    """repr/str of the view, its secrets and its dumps never show a token or password."""
-    write(cfg, {"topic": "t", "token": "tok-123456", "password": "pw-654321", "username": "u"})
-    settings = settings_view.load(cfg).settings
-    assert settings.token is not None and settings.token.get_secret_value() == "tok-123456"
-    shown = [repr(settings), str(settings), repr(settings.token), str(settings.password)]
-    shown += [json.dumps(settings.model_dump(mode="json")), json.dumps(settings.redacted())]
-    for text in shown:
-        assert "tok-123456" not in text and "pw-654321" not in text
-    assert settings.redacted()["token"] == "**********"
 
 
 def readers(model: Settings, view: settings_view.SettingsView) -> list[settings_view.SettingsLike]:
