@@ -50,7 +50,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
 HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
 
 #: The remote scanner's quick run (``workers/remote_scan_child.py``): standard library and StateDir
-#: until a full scan is needed (``tests/test_remote_scanner.py`` checks its imports).
+#: until a full scan is needed (``tests/test_remote_scanner_quick_runs.py`` checks its imports).
 REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
     "donebell.workers.scanners.remote_scan_child",
     "donebell.workers.scanners.remote_root_summary",
