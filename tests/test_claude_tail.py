@@ -3,14 +3,12 @@
 The engine runs over a real state dir and real files in a Claude config dir; "quiet" is made by
 setting a transcript's mtime into the past, as time would. Transcripts are the recorded 2.1.332
 runs (tests/fixtures/claude-2.1.332) and the 2.1.197 background run (tests/fixtures/gate/claude).
+Bad input (not JSON, a FIFO, a huge line, a deleted file) is in test_claude_tail_bad_input.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import time
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,9 @@ from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
 from donebell.workers.hooks.claude_outcome import KILLED_NOTE
-from donebell.workers.scanners.claude_tail import FOLDER, ClaudeTail
+from donebell.workers.scanners.claude_tail import FOLDER
 from support.claude_fixtures import cut_after, events_332, place, session_of, transcript_lines
+from support.claude_tail_kit import age, engine, pending, prompts, watching
 from support.hooks_harness import HookEnv
 
 GATE_FIXTURES = Path(__file__).parent / "fixtures" / "gate" / "claude"
@@ -31,30 +30,6 @@ def claude_dir(tmp_path: Path) -> Path:
     path = tmp_path / "claude"
     (path / "projects").mkdir(parents=True)
     return path
-
-
-def engine(state: StateDir, claude_dir: Path, grace: float = 0.5) -> ClaudeTail:
-    return ClaudeTail(state, claude_dir, idle_grace=grace, origin="test", include_message=True)
-
-
-def age(path: Path, seconds: float) -> None:
-    t = time.time() - seconds
-    os.utime(path, (t, t))
-
-
-def pending(state: StateDir) -> list[dict[str, object]]:
-    return [r for k in state.keys("pending") if (r := state.read("pending", k)) is not None]
-
-
-def watching(state: StateDir, claude_dir: Path) -> ClaudeTail:
-    """An engine that has done its first pass over an empty config dir (files after it are new)."""
-    tail = engine(state, claude_dir)
-    tail.scan(full=True)
-    return tail
-
-
-def prompts(scenario: str) -> list[str]:
-    return [p["prompt_id"] for p in events_332(scenario) if p["hook_event_name"] == "UserPromptSubmit"]
 
 
 @pytest.mark.parametrize(
@@ -231,66 +206,6 @@ def test_cursor_survives_a_restart(state: StateDir, claude_dir: Path) -> None:
     counters = again.scan(full=True).counters
     assert counters.get("claude_first_sight") is None and counters.get("claude_created") is None
     assert len(pending(state)) == 1
-
-
-# bad input ------------------------------------------------------------------------------------
-
-
-def test_lines_not_json_or_not_utf8_are_skipped_and_counted(state: StateDir, claude_dir: Path) -> None:
-    lines = transcript_lines("simple")
-    bad = [b"this is not json\n", b'{"type": "user", "message": "\xff\xfe"}\n', b"[1, 2]\n"]
-    tail = watching(state, claude_dir)
-    path = place(claude_dir, "simple", lines[:3] + bad + lines[3:])
-    age(path, 5)
-    report = tail.scan(full=False)
-    assert report.counters["claude_invalid_lines"] == 3 and report.counters["claude_created"] == 1
-    [cursor_key] = state.keys(FOLDER)
-    assert state.read(FOLDER, cursor_key)["invalid_lines"] == 3  # type: ignore[index]
-
-
-def test_fifo_in_place_of_a_transcript_never_blocks(state: StateDir, claude_dir: Path) -> None:
-    tail = watching(state, claude_dir)
-    folder = claude_dir / "projects" / "-p"
-    folder.mkdir()
-    os.mkfifo(folder / "fifo-session.jsonl")
-    started = time.monotonic()
-    report = tail.scan(full=True)
-    report = tail.scan(full=False)
-    assert time.monotonic() - started < 5
-    assert pending(state) == [] and report.counters["file_errors"] == 1
-    assert "not a regular file" in report.errors[0]
-
-
-def test_a_100_mb_line_is_skipped_in_bounded_memory(state: StateDir, claude_dir: Path) -> None:
-    lines = transcript_lines("simple")
-    tail = watching(state, claude_dir)
-    path = place(claude_dir, "simple", lines[:3])
-    with path.open("ab") as f:
-        f.write(b'{"type": "attachment", "blob": "')
-        chunk = b"x" * (1 << 20)
-        for _ in range(100):
-            f.write(chunk)
-        f.write(b'"}\n')
-        f.write(b"".join(lines[3:]))
-    age(path, 5)
-    tracemalloc.start()
-    report = tail.scan(full=False)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 16 << 20, peak
-    assert report.counters["claude_oversized_lines"] == 1 and report.counters["claude_created"] == 1
-
-
-def test_transcript_deleted_while_tailed_is_dropped(state: StateDir, claude_dir: Path) -> None:
-    lines = transcript_lines("simple")
-    tail = watching(state, claude_dir)
-    path = place(claude_dir, "simple", cut_after(lines, lambda r: r.get("type") == "user"))
-    tail.scan(full=False)
-    assert str(path) in tail.files
-    path.unlink()
-    report = tail.scan(full=False)
-    assert str(path) not in tail.files and report.counters.get("file_errors") is None
-    assert pending(state) == []
 
 
 def test_a_scheduled_cron_holds_the_session_like_the_stop_hook(state: StateDir, claude_dir: Path) -> None:
