@@ -12,13 +12,13 @@ import pytest
 from donebell.shared import keys
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.commands.explain import main
+from fixtures.gate.claude_kit import ClaudeWorld
 from fixtures.gate.kit import (
     CHILD_THREAD,
     PARENT_THREAD,
     PARENT_TURN,
     SIMPLE_THREAD,
     SIMPLE_TURN,
-    ClaudeWorld,
     CodexWorld,
     fast_settings,
     gate,

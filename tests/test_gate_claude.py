@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import StateDir
-from fixtures.gate.kit import ClaudeWorld, claude_lines, fast_settings, gate, goal_marker, last_decision, later, where
+from fixtures.gate.claude_kit import ClaudeWorld, claude_lines, goal_marker
+from fixtures.gate.kit import fast_settings, gate, last_decision, later, where
 
 TOOL_SESSION = "bcd90786-c5dc-4556-ab76-41b75d464f9d"
 TOOL_PROMPT = "b522e1c8-ef06-4602-a43c-969646624918"

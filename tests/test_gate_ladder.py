@@ -10,6 +10,7 @@ import pytest
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.commands.explain import main
 from donebell.workers.gate import claude, codex, ladder
+from fixtures.gate.claude_kit import ClaudeWorld, claude_lines
 from fixtures.gate.kit import (
     ABORT_THREAD,
     ABORT_TURN,
@@ -18,9 +19,7 @@ from fixtures.gate.kit import (
     PARENT_TURN,
     SIMPLE_THREAD,
     SIMPLE_TURN,
-    ClaudeWorld,
     CodexWorld,
-    claude_lines,
     ev,
     fast_settings,
     gate,

@@ -11,7 +11,8 @@ from donebell.shared.backoff import doubling
 from donebell.shared.statedir import StateDir
 from donebell.workers.delivery.retry_policy import backoff_seconds
 from donebell.workers.gate.probe_schedule import capped, clock_jump_horizon, unknown_delay
-from fixtures.gate.kit import ClaudeWorld, CodexWorld, fast_settings, gate, last_decision
+from fixtures.gate.claude_kit import ClaudeWorld
+from fixtures.gate.kit import CodexWorld, fast_settings, gate, last_decision
 
 INF = math.inf
 
