@@ -81,66 +81,73 @@ def test_no_state_dir_means_not_running_and_nothing_is_created(isolated_env: dic
     assert not isolated_env["state"].exists()
 
 
+#: The documented keys of `status --json`: the document, its supervisor, each role and the queue.
+DOCUMENT_KEYS = {
+    "schema",
+    "status",
+    "exit_code",
+    "reasons",
+    "generated_at",
+    "state_dir",
+    "supervisor",
+    "roles",
+    "queue",
+    "agents",
+}
+SUPERVISOR_KEYS = {
+    "state",
+    "pid",
+    "started_at",
+    "uptime_seconds",
+    "heartbeat_at",
+    "heartbeat_age_seconds",
+    "ready_at",
+}
+ROLE_KEYS = {
+    "state",
+    "enabled",
+    "alive",
+    "pid",
+    "started_at",
+    "uptime_seconds",
+    "heartbeat_at",
+    "heartbeat_age_seconds",
+    "stale_after_seconds",
+    "passes",
+    "last_success",
+    "last_error",
+    "last_error_at",
+    "detail",
+    "restarts",
+    "last_exit_code",
+    "next_restart_at",
+    "fatal",
+}
+QUEUE_KEYS = {
+    "pending",
+    "outbox",
+    "dead",
+    "sent",
+    "suppressed",
+    "oldest_outbox_age_seconds",
+    "last_delivery_at",
+    "last_delivery_age_seconds",
+}
+
+
 def test_healthy_document_has_the_documented_shape(state: StateDir, sleeper: dict[str, Any]) -> None:
     """Live supervisor, four ready roles, empty queues: exit 0 and every documented key is present."""
     _running(state, sleeper)
     code, out = _status("--json")
     doc = json.loads(out)
     assert (code, doc["status"], doc["reasons"]) == (0, "healthy", [])
-    assert set(doc) == {
-        "schema",
-        "status",
-        "exit_code",
-        "reasons",
-        "generated_at",
-        "state_dir",
-        "supervisor",
-        "roles",
-        "queue",
-        "agents",
-    }
+    assert set(doc) == DOCUMENT_KEYS
     assert set(doc["agents"]) == {"codex", "claude"}  # not on this test's PATH: "not-found"
     assert set(doc["agents"]["claude"]) == {"agent", "program", "version", "state", "tested", "warning"}
-    assert set(doc["supervisor"]) == {
-        "state",
-        "pid",
-        "started_at",
-        "uptime_seconds",
-        "heartbeat_at",
-        "heartbeat_age_seconds",
-        "ready_at",
-    }
+    assert set(doc["supervisor"]) == SUPERVISOR_KEYS
     assert list(doc["roles"]) == list(ROLE_NAMES)
-    assert set(doc["roles"]["delivery"]) == {
-        "state",
-        "enabled",
-        "alive",
-        "pid",
-        "started_at",
-        "uptime_seconds",
-        "heartbeat_at",
-        "heartbeat_age_seconds",
-        "stale_after_seconds",
-        "passes",
-        "last_success",
-        "last_error",
-        "last_error_at",
-        "detail",
-        "restarts",
-        "last_exit_code",
-        "next_restart_at",
-        "fatal",
-    }
-    assert set(doc["queue"]) == {
-        "pending",
-        "outbox",
-        "dead",
-        "sent",
-        "suppressed",
-        "oldest_outbox_age_seconds",
-        "last_delivery_at",
-        "last_delivery_age_seconds",
-    }
+    assert set(doc["roles"]["delivery"]) == ROLE_KEYS
+    assert set(doc["queue"]) == QUEUE_KEYS
     role = doc["roles"]["delivery"]
     assert (role["state"], role["pid"], role["alive"]) == ("ready", sleeper["pid"], True)
     assert 99 <= role["uptime_seconds"] <= 110
