@@ -25,11 +25,12 @@ KILLS = size(25, 200)
 KILL_EVERY = size(0.3, 0.4)
 
 
-def test_kill_storm_with_every_policy_on(make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path) -> None:
-    seed = storm_seed()
+def _rig_with_every_policy(make_rig: Callable[..., Rig]) -> Rig:
+    """A rig with desk grace, a minimum task time, digests and quiet hours (three hours from now, so
+    they are configured but never hold this storm) all on."""
     later = datetime.now(UTC) + timedelta(hours=3)
     quiet = f"{later:%H}:00-{(later + timedelta(hours=1)):%H}:00"
-    rig = make_rig(
+    return make_rig(
         idle_probe_grace_seconds=10.0,
         desk_grace_seconds=0.3,
         min_task_seconds=0.1,
@@ -38,6 +39,11 @@ def test_kill_storm_with_every_policy_on(make_rig: Callable[..., Rig], standin: 
         burst_digest_threshold=3,
         burst_window_seconds=60,
     )
+
+
+def test_kill_storm_with_every_policy_on(make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path) -> None:
+    seed = storm_seed()
+    rig = _rig_with_every_policy(make_rig)
     out = run_storm(
         rig,
         tmp_path / "service.log",
