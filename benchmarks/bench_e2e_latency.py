@@ -5,7 +5,7 @@ stand-in receives the POST, minus the configured quiet window (`idle_grace_secon
 gate waits by design). Target: median <= 300 ms; the reference notifier needs
 1.7-2.4 s here (three independent 2 s polling loops).
 
-Setup: the e2e suite's product helpers (tests/e2e/product.py): a temp state dir and config
+Setup: the e2e suite's product helpers (tests/e2e/product*.py): a temp state dir and config
 (idle_grace_seconds 0.5, strict), `donebell install --service none --codex`, a real supervisor,
 the in-process ntfy stand-in, and `codex exec` (hooks trusted with
 `--dangerously-bypass-hook-trust`) against the scripted Responses server. One warm-up task, then
@@ -39,7 +39,8 @@ if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
 from e2e.harness import read_jsonl, run_codex  # noqa: E402
-from e2e.product import FAST_CONFIG, codex_product  # noqa: E402
+from e2e.notes import FAST_CONFIG  # noqa: E402
+from e2e.product_scenarios import codex_product  # noqa: E402
 from support import npm_clis  # noqa: E402
 from support.fake_responses import FakeResponses, Text  # noqa: E402
 
