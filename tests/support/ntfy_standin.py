@@ -51,6 +51,7 @@ from typing import Any, Self
 
 from .ntfy_core import PUBLISH_GET_PATH, NtfyCore
 from .ntfy_errors import NtfyError
+from .ntfy_faults import Fault, Faults
 from .ntfy_go import go_json
 from .ntfy_http import HttpServer, Incoming, Reply
 from .ntfy_rules import DISALLOWED_TOPICS
@@ -59,8 +60,6 @@ from .ntfy_state import (
     NTFY_DAILY_MESSAGE_LIMIT,
     NTFY_REQUEST_LIMIT,
     Auth,
-    Fault,
-    Faults,
     RateLimit,
     RecordedRequest,
 )
