@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from .ntfy_errors import err
 from .ntfy_go import go_text, go_trim
-from .ntfy_rules import Since
+from .ntfy_times import Since
 
 Clock = Callable[[], float]
 
