@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from donebell.shared.liveness import process_create_time
 from donebell.shared.statedir import StateDir
+from support.ntfy_kit import OTHER_TOKEN, TOKEN
 from support.ntfy_standin import NtfyStandin
 
 
@@ -31,6 +33,25 @@ def srv() -> Iterator[NtfyStandin]:
     """A fresh ntfy stand-in on 127.0.0.1 for one test."""
     with NtfyStandin() as server:
         yield server
+
+
+@pytest.fixture()
+def client(srv: NtfyStandin) -> Iterator[httpx.Client]:
+    """An HTTP client of `srv` that does not follow redirects (the stand-in's own tests)."""
+    with httpx.Client(base_url=srv.url, timeout=5, follow_redirects=False) as c:
+        yield c
+
+
+@pytest.fixture()
+def locked() -> Iterator[NtfyStandin]:
+    """A stand-in with auth on and deny-all: phil (TOKEN) may use alerts*, ben (OTHER_TOKEN) nothing."""
+    with NtfyStandin(
+        users={"phil": "secret", "ben": "pw"},
+        tokens={TOKEN: "phil", OTHER_TOKEN: "ben"},
+        access={"phil": {"alerts*": "read-write"}},
+        default_access="deny-all",
+    ) as s:
+        yield s
 
 
 @pytest.fixture()

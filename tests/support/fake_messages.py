@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from support.fake_responses import (
+from support.scripted_server import (
     JSON,
     Fallback,
     HttpError,

@@ -27,10 +27,10 @@ from .ntfy_rules import (
     json_overrides,
     parse_priority,
     parse_publish_params,
-    parse_since,
     render_message,
 )
 from .ntfy_state import Auth, Cache, Filters, RateLimit, RecordedRequest, Row, TokenBucket
+from .ntfy_times import parse_since
 
 PUBLISH_PATH = re.compile(rf"^/({NAME})$")
 PUBLISH_GET_PATH = re.compile(rf"^/({NAME})/(publish|send|trigger)$")  # a webhook: params in the query
