@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import random
@@ -15,11 +14,11 @@ import pytest
 from donebell.shared.keys import event_key, identity, sequence_id
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import FOLDERS, InvalidRecord, StateDir, UnsafeStateDir
+from support.statedir_kit import assert_all_records_whole, numbered_candidate
 
 
 def _candidate(n: int, fill: int = 10) -> dict[str, object]:
-    key = event_key("codex", f"thread-{n}", "turn-1")
-    return new_candidate(key=key, provider="codex", source="test", thread_id=f"thread-{n}", fill="x" * fill, n=fill)
+    return numbered_candidate(n, fill)
 
 
 def test_layout_is_owner_only(state: StateDir) -> None:
@@ -170,18 +169,6 @@ def _writer_loop(root: str, seed: int) -> None:
             state.remove("outbox", str(rec["key"]))
 
 
-def _assert_all_records_whole(state: StateDir) -> int:
-    checked = 0
-    for folder in ("pending", "outbox"):
-        for name in os.listdir(state.root / folder):
-            data = (state.root / folder / name).read_bytes()
-            rec = json.loads(data)  # a partial record would fail to parse here
-            assert len(rec["fill"]) == rec["n"], "mixed record visible"
-            assert name == f"{rec['key']}.json"
-            checked += 1
-    return checked
-
-
 def test_sigkill_during_writes_never_exposes_a_partial_record(state: StateDir) -> None:
     """200 SIGKILLs at random points of durable writes leave only whole records visible."""
     kills = int(os.environ.get("DONEBELL_TEST_KILLS", "200"))
@@ -196,7 +183,7 @@ def test_sigkill_during_writes_never_exposes_a_partial_record(state: StateDir) -
         time.sleep(random.uniform(0.001, 0.03))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        checked += _assert_all_records_whole(state)
+        checked += assert_all_records_whole(state)
     assert checked > 0
     # Debris of interrupted writes stays in tmp/ only (maintenance sweeps it by age).
     for folder in ("pending", "outbox"):
@@ -307,89 +294,3 @@ def test_changed_since_sees_only_records_written_after_the_mark(state: StateDir)
     state.create("pending", _candidate(51))
     assert state.changed_since("pending", mark)
     assert not state.changed_since("outbox", mark)
-
-
-def _group_promote(root: str, keys: list[str], crash_at: int) -> None:
-    """In a child process: promote ``keys`` pending -> outbox with one group commit, crashing at
-    the ``crash_at``-th counted operation (0: never), the order the gate's ``Promotions`` uses."""
-    import donebell.shared.statedir as sd
-
-    sd._base._crash_at, sd._base._op_count = crash_at, 0
-    state = StateDir(root)
-    batch = state.group_commit("outbox")
-    for key in keys:
-        batch.stage(to_outbox(state.read("pending", key) or {}, verdict="idle"))
-    batch.flush()
-    for key in keys:
-        batch.link(key)
-    batch.sync()
-    for key in keys:
-        state.remove("pending", key, sync=False)
-    state.sync_folder("pending")
-    batch.close()
-
-
-def test_group_commit_crash_at_every_step_loses_no_record_and_exposes_no_partial_one(state: StateDir) -> None:
-    """Five promotions in one group commit, crashed (``DONEBELL_CRASH_AT`` seam, os._exit) at every
-    counted operation in turn: each key is always in pending/, or in outbox/ whole (both between
-    the two steps), and a pending copy is removed only after every outbox record is linked."""
-    keys = [str(_candidate(100 + i)["key"]) for i in range(5)]
-    n, outcomes = 0, set()
-    while True:
-        n += 1
-        for folder in ("pending", "outbox", "tmp"):
-            for name in os.listdir(state.root / folder):
-                os.unlink(state.root / folder / name)
-        for i in range(5):
-            assert state.create("pending", _candidate(100 + i))
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _group_promote(str(state.root), keys, n)
-            finally:
-                os._exit(0)
-        _, status = os.waitpid(pid, 0)
-        where = {key: [f for f in ("pending", "outbox") if state.exists(f, key)] for key in keys}
-        assert all(where[key] for key in keys), (n, where)
-        _assert_all_records_whole(state)
-        linked = sum(1 for key in keys if "outbox" in where[key])
-        if any(w == ["outbox"] for w in where.values()):
-            assert linked == len(keys), (n, where)  # no pending copy went before every link was made
-        outcomes.add(tuple(sorted(tuple(w) for w in where.values())))
-        if os.waitstatus_to_exitcode(status) == 0:
-            break
-        assert os.waitstatus_to_exitcode(status) == 86, (n, status)
-        assert n < 200
-    assert all(w == ["outbox"] for w in where.values())  # the run that reached its end promoted all
-    assert (("pending",),) * 5 in outcomes and (("pending", "outbox"),) * 5 in outcomes, outcomes
-
-
-def test_group_commit_links_only_flushed_records_and_discards_the_rest(
-    state: StateDir, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """link() before flush() is refused and leaves no temp file; an existing file wins over a link;
-    close() removes what was staged and never linked; one folder flush covers every link."""
-    import donebell.shared.statedir as sd
-
-    monkeypatch.setattr(sd._base, "_crash_at", 1 << 30)  # armed, never reached: only counts
-
-    first, second, third = (_candidate(200 + i) for i in range(3))
-    assert state.create("sent", second)
-    batch = state.group_commit("sent")
-    batch.stage(first)
-    with pytest.raises(sd.StateError):
-        batch.link(str(first["key"]))
-    assert os.listdir(state.root / "tmp") == []
-    batch.stage(first)
-    batch.stage({**second, "fill": "other"})
-    batch.stage(third)
-    batch.flush()
-    assert batch.link(str(first["key"])) is True
-    assert batch.link(str(second["key"])) is False  # the earlier file wins, as create() does
-    ops = sd.operations_done()
-    batch.sync()
-    batch.close()
-    assert sd.operations_done() - ops == 1  # sync() and close(): one flush of the folder, nothing else
-    assert state.read("sent", str(first["key"])) == first
-    assert state.read("sent", str(second["key"])) == second
-    assert not state.exists("sent", str(third["key"])) and os.listdir(state.root / "tmp") == []
