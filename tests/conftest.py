@@ -86,3 +86,12 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_con
 def state(isolated_env: dict[str, Path]) -> StateDir:
     """A fresh, created state directory."""
     return StateDir(isolated_env["state"]).ensure()
+
+
+@pytest.fixture()
+def probe_pools() -> Iterator[None]:
+    """No remote-root probe worker before the test; the test's own are killed after it (after any
+    mount abort). The remote-gate tests use it for the whole module: ``pytestmark``."""
+    from support.remote_gate_kit import fresh_probe_pools
+
+    yield from fresh_probe_pools()

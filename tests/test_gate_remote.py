@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,18 +33,14 @@ from fixtures.gate.kit import (
     lines_of,
 )
 from support.remote_gate_kit import (
-    _last,
-    _remote_rollout,
-    _submit_remote,
-    _workers,
-    fresh_probe_pools,
+    last_record,
+    probe_workers,
+    remote_rollout,
+    submit_remote_candidate,
 )
 
-
-@pytest.fixture(autouse=True)
-def _pools() -> Iterator[None]:
-    """Each test starts without probe workers; its own are killed afterwards (after any mount abort)."""
-    yield from fresh_probe_pools()
+#: Each test starts without probe workers; its own are killed afterwards (after any mount abort).
+pytestmark = pytest.mark.usefixtures("probe_pools")
 
 
 # --- identification and the offline verdict (no file access) ---------------------------------
@@ -115,7 +110,7 @@ def test_healthy_remote_candidate_is_promoted_by_its_probe_worker_with_the_title
     world.write_rollout(SIMPLE_THREAD, lines_of("simple-exec.jsonl"))
     world.add_thread(SIMPLE_THREAD)
     world.sql("state_5", "UPDATE threads SET title = 'Fix the parser' WHERE id = ?", (SIMPLE_THREAD,))
-    key = _submit_remote(state, root, SIMPLE_THREAD, SIMPLE_TURN, world.rollout_path(SIMPLE_THREAD))
+    key = submit_remote_candidate(state, root, SIMPLE_THREAD, SIMPLE_TURN, world.rollout_path(SIMPLE_THREAD))
     settings = fast_settings(watch_roots=[str(root)], include_thread_title=True)
     result = run_gate_pass(state, settings, time.time())
     deadline = time.monotonic() + 10
@@ -123,7 +118,7 @@ def test_healthy_remote_candidate_is_promoted_by_its_probe_worker_with_the_title
         assert time.monotonic() < deadline
         time.sleep(0.05)
         result = run_gate_pass(state, settings, time.time())
-    out = _last(state, key)
+    out = last_record(state, key)
     assert out["folder"] == "outbox" and out["record"]["verdict"] == "idle"
     assert out["record"]["remote_root"] == str(root) and out["record"]["thread_title"] == "Fix the parser"
     assert out["record"]["stats"] == {"duration_ms": 1444, "total_tokens": 110}
@@ -138,14 +133,14 @@ def test_off_mode_promotes_a_remote_candidate_without_probing_its_root(
     """idle_detection_mode off reads no evidence: a remote candidate on a blocking path is promoted at
     once, marked with its root, and no probe worker is started."""
     root = tmp_path / "fifo-root"
-    rollout = _remote_rollout(root, PARENT_THREAD)
+    rollout = remote_rollout(root, PARENT_THREAD)
     rollout.parent.mkdir(parents=True)
     os.mkfifo(rollout)
-    key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
+    key = submit_remote_candidate(state, root, PARENT_THREAD, PARENT_TURN, rollout)
     result = run_gate_pass(state, fast_settings(watch_roots=[str(root)], idle_detection_mode="off"), time.time())
-    out = _last(state, key)
+    out = last_record(state, key)
     assert out["folder"] == "outbox" and out["record"]["verdict"] == "off"
-    assert out["record"]["remote_root"] == str(root) and result.remote == [] and not _workers(root)
+    assert out["record"]["remote_root"] == str(root) and result.remote == [] and not probe_workers(root)
 
 
 def test_settings_sent_to_a_probe_worker_carry_no_secret() -> None:

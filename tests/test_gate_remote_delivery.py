@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +26,15 @@ from support.hung_mount import HungMount
 from support.ntfy_standin import NtfyStandin
 from support.remote_gate_kit import (
     PASS_LIMIT,
-    _last,
-    _remote_rollout,
-    _submit_remote,
-    _wait_gone,
-    _workers,
-    fresh_probe_pools,
+    last_record,
+    probe_workers,
+    remote_rollout,
+    submit_remote_candidate,
+    wait_probe_workers_gone,
 )
 
-
-@pytest.fixture(autouse=True)
-def _pools() -> Iterator[None]:
-    """Each test starts without probe workers; its own are killed afterwards (after any mount abort)."""
-    yield from fresh_probe_pools()
+#: Each test starts without probe workers; its own are killed afterwards (after any mount abort).
+pytestmark = pytest.mark.usefixtures("probe_pools")
 
 
 def _env(tmp_path: Path, srv: NtfyStandin, root: Path, **config: Any) -> Env:
@@ -58,8 +53,8 @@ def test_unkillable_remote_hang_never_delays_local_delivery_in_the_role(
     with HungMount(tmp_path / "dead-nfs", take_requests=True) as hung:
         env = _env(tmp_path, srv, hung.path, idle_probe_grace_seconds=4.0, include_thread_title=True)
         local = CodexWorld(isolated_env["codex_home"], env.state)
-        remote_key = _submit_remote(env.state, hung.path, PARENT_THREAD, PARENT_TURN,
-                                    _remote_rollout(hung.path, PARENT_THREAD))  # fmt: skip
+        remote_key = submit_remote_candidate(env.state, hung.path, PARENT_THREAD, PARENT_TURN,
+                                    remote_rollout(hung.path, PARENT_THREAD))  # fmt: skip
         local.write_rollout(SIMPLE_THREAD, lines_of("simple-exec.jsonl"))
         local_key = local.submit(SIMPLE_THREAD, SIMPLE_TURN)
         role = env.role()
@@ -74,7 +69,7 @@ def test_unkillable_remote_hang_never_delays_local_delivery_in_the_role(
             assert slowest < PASS_LIMIT
             [message] = srv.wait_for_messages(1, timeout=5)
             assert f"#{short_id(SIMPLE_THREAD)}" in message["message"]
-            while _last(env.state, remote_key)["last"].get("reason") != "remote-unresponsive":
+            while last_record(env.state, remote_key)["last"].get("reason") != "remote-unresponsive":
                 assert time.monotonic() - started < 10
                 t0 = time.monotonic()
                 role.pass_at(time.time())
@@ -83,7 +78,7 @@ def test_unkillable_remote_hang_never_delays_local_delivery_in_the_role(
             assert slowest < PASS_LIMIT
             [root_health] = role.health_extra()["gate_remote"]
             assert root_health["state"] == "unresponsive" and root_health["lingering_pids"]
-            assert len(_workers(hung.path)) == 1  # the stuck one; no second probe while it lives
+            assert len(probe_workers(hung.path)) == 1  # the stuck one; no second probe while it lives
             explained = env.run_cli("explain", PARENT_THREAD)
             assert explained.returncode == 0 and "remote-unresponsive" in explained.stdout, explained.stdout
             assert "probe grace ends" in explained.stdout
@@ -94,13 +89,13 @@ def test_unkillable_remote_hang_never_delays_local_delivery_in_the_role(
             assert result.degraded and str(hung.path) in result.degraded
             assert role.health_extra()["gate_remote"][0]["workers_started"] == 1
             role.pass_at(time.time() + 30)  # past idle_probe_grace_seconds
-            out = _last(env.state, remote_key)
+            out = last_record(env.state, remote_key)
             assert out["folder"] == "suppressed" and out["reason"] == "unverifiable"
             assert len(srv.messages()) == 1
         finally:
             role.teardown()
             hung.abort()
-        _wait_gone(hung.path)
+        wait_probe_workers_gone(hung.path)
 
 
 def test_stuck_root_recovers_once_the_share_answers_again(
@@ -109,23 +104,23 @@ def test_stuck_root_recovers_once_the_share_answers_again(
     """After the hang ends (the stuck worker dies), the root is probed again and its candidate promoted."""
     mount = tmp_path / "wsl"
     with HungMount(mount, take_requests=True) as hung:
-        key = _submit_remote(state, mount, SIMPLE_THREAD, SIMPLE_TURN, _remote_rollout(mount, SIMPLE_THREAD))
+        key = submit_remote_candidate(state, mount, SIMPLE_THREAD, SIMPLE_TURN, remote_rollout(mount, SIMPLE_THREAD))
         settings = fast_settings(
             watch_roots=[str(mount)], watch_remote_timeout_seconds=0.5, unknown_retry_max_seconds=0.2
         )
         deadline = time.monotonic() + 10
-        while _last(state, key)["last"].get("reason") != "remote-unresponsive":
+        while last_record(state, key)["last"].get("reason") != "remote-unresponsive":
             assert time.monotonic() < deadline
             run_gate_pass(state, settings, time.time())
             time.sleep(0.05)
         hung.abort()  # the share is gone; the folder underneath comes back readable
-    _wait_gone(mount)
-    rollout = _remote_rollout(mount, SIMPLE_THREAD)
+    wait_probe_workers_gone(mount)
+    rollout = remote_rollout(mount, SIMPLE_THREAD)
     rollout.parent.mkdir(parents=True)
     rollout.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in lines_of("simple-exec.jsonl")))
     deadline = time.monotonic() + 10
     while state.locate(key) == "pending":
-        assert time.monotonic() < deadline, _last(state, key)["last"]
+        assert time.monotonic() < deadline, last_record(state, key)["last"]
         result = run_gate_pass(state, settings, time.time())
         time.sleep(0.05)
     assert state.locate(key) == "outbox"
@@ -143,7 +138,9 @@ def test_delivery_process_with_a_hung_remote_root_delivers_locally_and_stops_on_
         env = _env(tmp_path, srv, hung.path, idle_probe_grace_seconds=300.0)
         env.update_config(**{**env.config, "watch_roots": [{"path": str(hung.path), "origin": "wsl-hung"}]})
         local = CodexWorld(isolated_env["codex_home"], env.state)
-        _submit_remote(env.state, hung.path, PARENT_THREAD, PARENT_TURN, _remote_rollout(hung.path, PARENT_THREAD))
+        submit_remote_candidate(
+            env.state, hung.path, PARENT_THREAD, PARENT_TURN, remote_rollout(hung.path, PARENT_THREAD)
+        )
         local.write_rollout(SIMPLE_THREAD, lines_of("simple-exec.jsonl"))
         local_key = local.submit(SIMPLE_THREAD, SIMPLE_TURN)
         proc = env.popen_cli("worker", "delivery")
@@ -169,4 +166,4 @@ def test_delivery_process_with_a_hung_remote_root_delivers_locally_and_stops_on_
                 proc.kill()
                 proc.wait(5)
             hung.abort()
-        _wait_gone(hung.path)
+        wait_probe_workers_gone(hung.path)

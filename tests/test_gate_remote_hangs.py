@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,19 +21,15 @@ from fixtures.gate.kit import (
 from support.hung_mount import HungMount
 from support.remote_gate_kit import (
     PASS_LIMIT,
-    _last,
-    _remote_rollout,
-    _submit_remote,
-    _wait_gone,
-    _workers,
-    fresh_probe_pools,
+    last_record,
+    probe_workers,
+    remote_rollout,
+    submit_remote_candidate,
+    wait_probe_workers_gone,
 )
 
-
-@pytest.fixture(autouse=True)
-def _pools() -> Iterator[None]:
-    """Each test starts without probe workers; its own are killed afterwards (after any mount abort)."""
-    yield from fresh_probe_pools()
+#: Each test starts without probe workers; its own are killed afterwards (after any mount abort).
+pytestmark = pytest.mark.usefixtures("probe_pools")
 
 
 def test_hanging_probe_on_a_watch_root_is_cut_off_and_ends_unverifiable_in_strict(
@@ -45,29 +40,29 @@ def test_hanging_probe_on_a_watch_root_is_cut_off_and_ends_unverifiable_in_stric
     says unverifiable."""
     monkeypatch.setenv("DONEBELL_TEST_FAULT", "gate-remote-worker:hang")
     root = tmp_path / "hang-root"
-    rollout = _remote_rollout(root, PARENT_THREAD)
+    rollout = remote_rollout(root, PARENT_THREAD)
     rollout.parent.mkdir(parents=True)
     rollout.write_text("")
-    key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
+    key = submit_remote_candidate(state, root, PARENT_THREAD, PARENT_TURN, rollout)
     settings = fast_settings(
         watch_roots=[str(root)], watch_remote_timeout_seconds=1.0, idle_probe_grace_seconds=30.0,
         unknown_retry_max_seconds=0.5,
     )  # fmt: skip
     started = time.monotonic()
-    while _last(state, key)["last"].get("reason") != "remote-unresponsive":
+    while last_record(state, key)["last"].get("reason") != "remote-unresponsive":
         assert time.monotonic() - started < 10, "no remote-unresponsive decision"
         t0 = time.monotonic()
         result = run_gate_pass(state, settings, time.time())
         assert time.monotonic() - t0 < PASS_LIMIT
         time.sleep(0.05)
     assert time.monotonic() - started >= 1.0  # the worker had its whole budget
-    out = _last(state, key)
+    out = last_record(state, key)
     assert out["folder"] == "pending" and out["record"]["probe"]["wait_kind"] == "unknown"
     assert out["record"]["probe"]["waiting_for"]["root"] == str(root)
-    _wait_gone(root)  # a sleeping worker is killable: none is left behind
+    wait_probe_workers_gone(root)  # a sleeping worker is killable: none is left behind
     # Past the grace, the root's trouble still stands (retry after one budget): strict suppresses.
     result = run_gate_pass(state, settings, time.time() + 60)
-    out = _last(state, key)
+    out = last_record(state, key)
     assert out["folder"] == "suppressed" and out["reason"] == "unverifiable"
     assert "remote-unresponsive" in out["last"]["evidence"]
     [health] = result.remote
@@ -80,23 +75,23 @@ def test_fifo_rollout_on_a_watch_root_is_unreadable_evidence_not_a_hang(
     """A FIFO named like a rollout is refused at once by the probe (never blocks it) and, being
     unreadable evidence, ends unverifiable in strict after the probe grace."""
     root = tmp_path / "fifo-root"
-    rollout = _remote_rollout(root, PARENT_THREAD)
+    rollout = remote_rollout(root, PARENT_THREAD)
     rollout.parent.mkdir(parents=True)
     os.mkfifo(rollout)
-    key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
+    key = submit_remote_candidate(state, root, PARENT_THREAD, PARENT_TURN, rollout)
     settings = fast_settings(watch_roots=[str(root)], idle_probe_grace_seconds=5.0, unknown_retry_max_seconds=0.5)
     deadline = time.monotonic() + 10
-    while _last(state, key)["last"].get("reason") in (None, "remote-unresponsive"):
+    while last_record(state, key)["last"].get("reason") in (None, "remote-unresponsive"):
         assert time.monotonic() < deadline, "the FIFO probe never answered"
         run_gate_pass(state, settings, time.time())
         time.sleep(0.05)
-    assert _last(state, key)["last"]["reason"] != "remote-unresponsive"
+    assert last_record(state, key)["last"]["reason"] != "remote-unresponsive"
     deadline = time.monotonic() + 10
     while state.locate(key) == "pending":
         assert time.monotonic() < deadline
         run_gate_pass(state, settings, time.time() + 60)
         time.sleep(0.05)
-    assert _last(state, key)["reason"] == "unverifiable"
+    assert last_record(state, key)["reason"] == "unverifiable"
 
 
 def test_dead_probe_worker_is_a_probe_error_not_a_hang(
@@ -105,23 +100,23 @@ def test_dead_probe_worker_is_a_probe_error_not_a_hang(
     """A worker that dies mid-probe (killed, crashed) ends that probe at once as remote-probe-error."""
     monkeypatch.setenv("DONEBELL_TEST_FAULT", "gate-remote-worker:hang")
     root = tmp_path / "hang-root"
-    rollout = _remote_rollout(root, PARENT_THREAD)
+    rollout = remote_rollout(root, PARENT_THREAD)
     rollout.parent.mkdir(parents=True)
     rollout.write_text("")
-    key = _submit_remote(state, root, PARENT_THREAD, PARENT_TURN, rollout)
+    key = submit_remote_candidate(state, root, PARENT_THREAD, PARENT_TURN, rollout)
     settings = fast_settings(watch_roots=[str(root)], watch_remote_timeout_seconds=60.0)
     run_gate_pass(state, settings, time.time())
     deadline = time.monotonic() + 10
-    while not _workers(root):
+    while not probe_workers(root):
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    for proc in _workers(root):
+    for proc in probe_workers(root):
         proc.kill()
-    while _last(state, key)["last"].get("reason") != "remote-probe-error":
+    while last_record(state, key)["last"].get("reason") != "remote-probe-error":
         assert time.monotonic() < deadline, "the dead worker was not noticed"
         run_gate_pass(state, settings, time.time())
         time.sleep(0.05)
-    assert "exited without answering" in _last(state, key)["last"]["evidence"]
+    assert "exited without answering" in last_record(state, key)["last"]["evidence"]
 
 
 def test_send_time_title_lookup_never_opens_a_remote_root(tmp_path: Path) -> None:

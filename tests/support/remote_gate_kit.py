@@ -20,7 +20,7 @@ WORKER_MODULE = "donebell.workers.gate.remote_worker"
 PASS_LIMIT = SYNC_WINDOW_SECONDS + 0.5
 
 
-def _workers(root: Path | str) -> list[psutil.Process]:
+def probe_workers(root: Path | str) -> list[psutil.Process]:
     """Live (non-zombie) probe worker processes of ``root``."""
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
@@ -30,14 +30,14 @@ def _workers(root: Path | str) -> list[psutil.Process]:
     return found
 
 
-def _wait_gone(root: Path | str, timeout: float = 10.0) -> None:
+def wait_probe_workers_gone(root: Path | str, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while _workers(root):
+    while probe_workers(root):
         assert time.monotonic() < deadline, f"probe workers of {root} still alive"
         time.sleep(0.05)
 
 
-def _submit_remote(state: StateDir, root: Path, thread: str, turn: str, rollout: Path, **extra: Any) -> str:
+def submit_remote_candidate(state: StateDir, root: Path, thread: str, turn: str, rollout: Path, **extra: Any) -> str:
     """A candidate as the remote-scanner's child writes it: every path inside the root."""
     key = event_key("codex", thread, turn)
     values: dict[str, Any] = {
@@ -56,12 +56,12 @@ def _submit_remote(state: StateDir, root: Path, thread: str, turn: str, rollout:
     return key
 
 
-def _remote_rollout(root: Path, thread: str) -> Path:
+def remote_rollout(root: Path, thread: str) -> Path:
     """Where the remote Codex wrote it: today's folder (the gate's bounded search finds it there too)."""
     return root / "sessions" / time.strftime("%Y/%m/%d", time.gmtime()) / f"rollout-2026-11-30T09-56-38-{thread}.jsonl"
 
 
-def _last(state: StateDir, key: str) -> dict[str, Any]:
+def last_record(state: StateDir, key: str) -> dict[str, Any]:
     folder = state.locate(key)
     assert folder is not None
     rec = state.read(folder, key)
