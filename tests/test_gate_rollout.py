@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from donebell.workers.gate import rollout
-from donebell.workers.gate.rollout import Lifecycle, TailCache
+from donebell.workers.gate.rollout import TailCache
+from donebell.workers.gate.rollout_lines import Lifecycle
 from donebell.workers.gate.turn_view import needs_more, view
 from fixtures.gate.kit import dump, ev, lines_of, turn_records
 

@@ -19,7 +19,7 @@ from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import Promotions, apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
-from donebell.workers.gate.due import MAX_ROOTS_PER_PASS, load_due, root_of, shape_problem, watch_of
+from donebell.workers.gate.due import load_due, root_of, watch_of
 from donebell.workers.gate.probe_schedule import clock_jump_horizon
 from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offline_verdict, remote_root, settings_wire
 from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, RemotePool, Trouble, pool_for
@@ -28,7 +28,6 @@ from donebell.workers.gate.verdict import Verdict
 if TYPE_CHECKING:
     from donebell.shared.settings_view import SettingsLike
 
-__all__ = ["MAX_ROOTS_PER_PASS", "root_of", "run_pass", "shape_problem"]  # the due check lives in due.py
 
 #: A remote second snapshot older than this when committed is taken again instead of promoted.
 FRESH_SECONDS = 2.0

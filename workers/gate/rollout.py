@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from donebell.shared.bounded_read import NotARegularFile, open_regular
-from donebell.workers.gate.rollout_lines import Fact, classify_line, names_lifecycle
-from donebell.workers.gate.rollout_lines import Lifecycle as Lifecycle  # re-exported: the gate reads it here
+from donebell.workers.gate.rollout_lines import Fact, Lifecycle, classify_line, names_lifecycle
 
 CHUNK = 64 << 10
 MAX_LINE = 4 << 20

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.workers.gate.rollout import Item, Lifecycle, Segment
+from donebell.workers.gate.rollout import Item, Segment
+from donebell.workers.gate.rollout_lines import Lifecycle
 
 
 @dataclass
