@@ -23,7 +23,8 @@ from typing import Any
 
 from support import npm_clis
 from support.fake_messages import FakeMessages
-from support.fake_responses import FakeResponses, ScriptedServer
+from support.fake_responses import FakeResponses
+from support.scripted_server import ScriptedServer
 
 from e2e.agent_proc import AgentRun, RunningAgent, base_env, start_agent
 from e2e.recorder import Recorder, hook_config

@@ -24,7 +24,7 @@ import pytest
 from donebell.shared.short_id import short_id
 from support import npm_clis
 from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error, bash
-from support.fake_responses import Step
+from support.scripted_server import Step
 
 from e2e.claude_background import background_shell_scenario
 from e2e.harness import ClaudeHome, read_jsonl, run_claude, start_claude

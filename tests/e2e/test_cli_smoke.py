@@ -15,8 +15,6 @@ from support.fake_messages import Stall as CStall
 from support.fake_messages import Text as CText
 from support.fake_responses import (
     FakeResponses,
-    Script,
-    Stall,
     Text,
     create_goal,
     exec_command,
@@ -25,6 +23,7 @@ from support.fake_responses import (
     update_goal,
     wait_agent,
 )
+from support.scripted_server import Script, Stall
 
 from e2e.harness import (
     event_payloads,

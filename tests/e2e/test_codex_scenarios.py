@@ -21,8 +21,6 @@ from typing import Any
 import pytest
 from support.fake_responses import (
     FakeResponses,
-    RecordedRequest,
-    Stall,
     Text,
     child_order_router,
     create_goal,
@@ -32,6 +30,7 @@ from support.fake_responses import (
     update_goal,
     wait_agent,
 )
+from support.scripted_server import RecordedRequest, Stall
 
 from e2e.app_server import CodexAppServer
 from e2e.harness import (

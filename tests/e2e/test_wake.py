@@ -22,7 +22,8 @@ import pytest
 from support import npm_clis
 from support.fake_messages import FakeMessages
 from support.fake_messages import Text as ClaudeText
-from support.fake_responses import FakeResponses, Stall, Text
+from support.fake_responses import FakeResponses, Text
+from support.scripted_server import Stall
 
 from e2e.agent_proc import RunningAgent, start_agent
 from e2e.harness import (

@@ -1,7 +1,7 @@
 """A scripted fake OpenAI Responses API (`POST /v1/responses`, SSE) for the real Codex CLI.
 
 Built on `scripted_server` (the generic recording, scripted server that `fake_messages` reuses);
-this module renders steps the way Codex 0.171 parses them. The generic names are re-exported.
+this module renders steps the way Codex 0.171 parses them.
 
     server = FakeResponses({"root": [exec_command("echo hi"), Text("done")]}).start()
     ...  # point CODEX_HOME/config.toml at server.url + "/v1"
@@ -23,22 +23,13 @@ from support.scripted_server import (
     RecordedRequest,
     Script,
     ScriptedServer,
-    Stall,
     Step,
     sse,
 )
 
 __all__ = [
-    "JSON",
-    "Fallback",
     "FakeResponses",
     "FunctionCall",
-    "HttpError",
-    "RecordedRequest",
-    "Script",
-    "ScriptedServer",
-    "Stall",
-    "Step",
     "Text",
     "child_order_router",
     "codex_route",
@@ -47,7 +38,6 @@ __all__ = [
     "http_500",
     "spawn_agent",
     "spawned_agent_ids",
-    "sse",
     "turn_metadata",
     "update_goal",
     "wait_agent",
