@@ -52,6 +52,21 @@ def test_a_broken_server_url_is_refused_by_every_command(tmp_path: Path, server:
     assert env.state.count("outbox") == 1  # the queued record waits, untouched, for a fixed config
 
 
+def _donebell(
+    args: list[str], environ: dict[str, str], cwd: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI in ``cwd`` (the agent's project folder) with ``environ``."""
+    return subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=cwd,
+        timeout=30,
+    )
+
+
 def test_a_relative_state_dir_is_refused_and_creates_nothing_in_the_cwd(tmp_path: Path) -> None:
     """A relative DONEBELL_STATE_DIR made hooks create state in the agent's working directory.
     Now the hook still answers `{}` and exits 0 (reason on stderr), and the commands exit 78."""
@@ -59,26 +74,11 @@ def test_a_relative_state_dir_is_refused_and_creates_nothing_in_the_cwd(tmp_path
     project = tmp_path / "project"
     project.mkdir()
     environ = {**env.environ(), "DONEBELL_STATE_DIR": "state"}
-    hook = subprocess.run(
-        [sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
-        input=STOP_PAYLOAD,
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=project,
-        timeout=30,
-    )
+    hook = _donebell(["hook", "codex-stop"], environ, project, stdin=STOP_PAYLOAD)
     assert hook.returncode == 0 and hook.stdout == "{}\n"
     assert "DONEBELL_STATE_DIR must be an absolute path" in hook.stderr
     for args in (["worker", "delivery", "--once"], ["status"], ["test"], ["doctor"]):
-        run = subprocess.run(
-            [sys.executable, "-m", "donebell.supervisor.cli", *args],
-            capture_output=True,
-            text=True,
-            env=environ,
-            cwd=project,
-            timeout=30,
-        )
+        run = _donebell(args, environ, project)
         assert run.returncode == 78, (args, run)
         assert "DONEBELL_STATE_DIR must be an absolute path" in run.stderr and "Traceback" not in run.stderr
     assert list(project.iterdir()) == []
@@ -91,24 +91,9 @@ def test_a_relative_config_path_is_refused_and_hooks_carry_on(tmp_path: Path) ->
     project.mkdir()
     (project / "config.json").write_text(json.dumps({"topic": "planted", "server": "http://127.0.0.1:9"}))
     environ = {**env.environ(), "DONEBELL_CONFIG": "config.json"}
-    check = subprocess.run(
-        [sys.executable, "-m", "donebell.supervisor.cli", "config", "check"],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=project,
-        timeout=30,
-    )
+    check = _donebell(["config", "check"], environ, project)
     assert check.returncode == 1 and "DONEBELL_CONFIG must be an absolute path" in check.stderr
-    hook = subprocess.run(
-        [sys.executable, "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
-        input=STOP_PAYLOAD,
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=project,
-        timeout=30,
-    )
+    hook = _donebell(["hook", "codex-stop"], environ, project, stdin=STOP_PAYLOAD)
     assert hook.returncode == 0 and hook.stdout == "{}\n"
     assert env.state.count("pending") == 1  # the evidence is kept; the worker reports the config loudly
 
