@@ -249,7 +249,7 @@ def test_every_public_name_is_importable_from_the_package() -> None:
 
     assert set(sd.__all__) == {
         "FOLDERS", "GroupCommit", "LOG_MAX_BYTES", "LOG_NAME", "MUTATION_LOCK_SHARDS", "PIPELINE", "RECEIPT_FOLDERS",
-        "SCHEMA_VERSION", "InvalidRecord", "MutationLock", "RoleLock", "StateDir", "StateError",
+        "SCHEMA_VERSION", "InvalidRecord", "MutationLock", "RoleLock", "StateDir", "StateDirReplaced", "StateError",
         "UnsafeStateDir", "decode", "encode", "now", "open_state_dir", "operations_done",
     }  # fmt: skip
     assert all(getattr(sd, name) is not None for name in sd.__all__)

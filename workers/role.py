@@ -36,7 +36,7 @@ from donebell.shared import secret_text
 from donebell.shared.faults import injected_fault
 from donebell.shared.health import HealthWriter
 from donebell.shared.settings_view import ConfigError, SettingsLike, load
-from donebell.shared.statedir import StateDir, now, open_state_dir
+from donebell.shared.statedir import StateDir, StateDirReplaced, now, open_state_dir
 from donebell.shared.wake import Waker
 from donebell.workers import pass_control
 
@@ -195,6 +195,7 @@ def _run_holding(
     """Set the role up and serve passes while ``held`` holds its lock; release everything at the end."""
     pass_control.install(lambda: stopping["flag"], lambda: health.update())
     health.guard = lambda: all(one.still_held() for one in held)  # never overwrite a newer holder's health
+    state.fence_with(health.guard)  # nor write anything into a state directory re-created under us
     try:
         health.update(state="starting")
         if injected_fault(role.name, "startup"):
@@ -249,6 +250,8 @@ def _serve(
         pass_started_at = time.time()
         try:
             result = role.run_pass()
+        except StateDirReplaced:
+            continue  # the lock check above now stops the role, without a "pass failed"
         except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
             # A library's error may quote a URL or a header: never with a secret in it.
             error = secret_text.scrub(f"{type(exc).__name__}: {exc}", *secret_text.settings_secrets(role.settings))

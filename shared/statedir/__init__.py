@@ -43,6 +43,7 @@ from donebell.shared.statedir._base import (
     RECEIPT_FOLDERS,
     SCHEMA_VERSION,
     InvalidRecord,
+    StateDirReplaced,
     StateError,
     UnsafeStateDir,
     _step,
@@ -78,6 +79,7 @@ __all__ = [
     "MutationLock",
     "RoleLock",
     "StateDir",
+    "StateDirReplaced",
     "StateError",
     "UnsafeStateDir",
     "decode",
@@ -152,6 +154,15 @@ class StateDir(RecordStore):
         from donebell.shared.statedir._roles import take_role_lock  # workers only
 
         return take_role_lock(self, role)
+
+    def fence_on_role_lock(self, role: str) -> None:
+        """For a helper process of a role (which holds no lock itself): refuse writes once
+        ``locks/<role>.lock`` is no longer the file it is now (see :meth:`fence_with`)."""
+        from donebell.shared.statedir._roles import lock_file_fence  # workers only
+
+        fence = lock_file_fence(self, role)
+        if fence is not None:
+            self.fence_with(fence)
 
     def lock_owner(self, role: str) -> dict[str, Any] | None:
         """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""

@@ -41,6 +41,15 @@ class UnsafeStateDir(StateError):
     """
 
 
+class StateDirReplaced(StateError, OSError):
+    """This process's role lock is gone or is another file: the state directory it works in was
+    deleted or replaced under it, so nothing more may be written there.
+
+    An ``OSError`` (``ESTALE``) so that the handlers every write already has treat it as a failed
+    write; the role then stops on its lost lock before its next pass.
+    """
+
+
 class InvalidRecord(StateError):
     """A file in a record folder does not parse, is not UTF-8, or lacks ``schema``/``key``.
 

@@ -24,7 +24,7 @@ import stat
 import sys
 import time
 
-from donebell.shared.statedir._base import InvalidRecord, StateError, _step
+from donebell.shared.statedir._base import InvalidRecord, StateDirReplaced, StateError, _step
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,6 +50,20 @@ class FileStore:
         #: The root as an ``os.path`` string (what every method here works on).
         self.root_dir: str = os.fspath(root)
         self._root: Path | None = None
+        self._fence: Callable[[], bool] | None = None
+
+    def fence_with(self, still_ours: Callable[[], bool]) -> None:
+        """Refuse every later write once ``still_ours()`` is False (a role passes its lock's
+        ``still_held``). A write checks before it creates its ``tmp/`` file; if the directory is
+        deleted after that, the rename that would publish the file finds it gone. So a role that
+        was mid-pass when its state directory was deleted and re-created writes nothing into the
+        new one: a receipt lost with the old directory cannot be followed by a second notification
+        from a role that saw the turn before (issue 15 item 5)."""
+        self._fence = still_ours
+
+    def _check_fence(self) -> None:
+        if self._fence is not None and not self._fence():
+            raise StateDirReplaced(errno.ESTALE, "state directory deleted or replaced under this role", self.root_dir)
 
     @property
     def root(self) -> Path:
@@ -144,6 +158,7 @@ class FileStore:
 
         The caller flushes it (:meth:`_write_temp`, or a group commit flushing many at once).
         """
+        self._check_fence()
         tmp_dir = self.path("tmp")
         for _ in range(100):
             name = f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
@@ -167,6 +182,7 @@ class FileStore:
         raise StateError("could not create a unique temporary file")
 
     def _write_volatile(self, data: bytes, hint: str) -> str:
+        self._check_fence()
         path = self.path("tmp", f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY, 0o600)
         try:

@@ -15,6 +15,8 @@ from donebell.shared.statedir._base import encode, now
 from donebell.shared.statedir._files import _unlink_quietly
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from donebell.shared.statedir import StateDir
 
 
@@ -59,6 +61,13 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
     owner = {**current_process_identity(), "role": role, "locked_at": now()}
     state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)
     return RoleLock(state, role, lock)
+
+
+def lock_file_fence(state: StateDir, role: str) -> Callable[[], bool] | None:
+    """A check that ``locks/<role>.lock`` is still the file it is now; None if there is none."""
+    path = state.path("locks", f"{role}.lock")
+    identity = _identity(path)
+    return None if identity is None else lambda: _identity(path) == identity
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -181,6 +181,18 @@ def _settle_service(rig: Rig, standin: NtfyStandin, turns: list[Turn], timeout: 
         time.sleep(0.2)
 
 
+def _remove_tree_under_writers(path: Path) -> None:
+    """`rm -rf` while the roles still write: a file created mid-walk fails one rmdir (ENOTEMPTY),
+    and `rm -rf` run again finishes the job, as a user would."""
+    for _ in range(19):
+        try:
+            shutil.rmtree(path)
+            return
+        except OSError:
+            continue
+    shutil.rmtree(path)
+
+
 def test_deleting_the_state_dir_under_a_running_service_leaves_one_service(
     make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path
 ) -> None:
@@ -201,7 +213,7 @@ def test_deleting_the_state_dir_under_a_running_service_leaves_one_service(
 
         for turn in before:  # older than watch_initial_replay_seconds: the receipts go with the
             os.utime(turn.rollout, (time.time() - 900, time.time() - 900))  # directory, no replay
-        shutil.rmtree(rig.state_dir)
+        _remove_tree_under_writers(rig.state_dir)
         second = Service(rig, tmp_path / "run-2.log")
         time.sleep(4.0)  # both supervisors' health checks and every role's next pass have run
         after = [rig.new_turn() for _ in range(10)]

@@ -70,6 +70,7 @@ def run(state_dir: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {"status": "unavailable", "detail": "root folder missing or unreachable"}
     folder = spec.get("cursor_folder") or f"watch/remote/{root_hash(path)}"
     state = StateDir(state_dir)
+    state.fence_on_role_lock("remote-scanner")  # the role that started this run may lose its lock
     reason = "full scan of the whole archive" if spec.get("scope") == "all" else None
     if reason is None:
         summary = read_summary(state, folder)
