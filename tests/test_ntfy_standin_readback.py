@@ -47,6 +47,22 @@ def test_uncached_and_scheduled_messages_are_not_polled(srv: NtfyStandin, client
     assert [m["message"] for m in srv.messages()] == ["gone", "later"]
 
 
+def test_a_new_revision_replaces_a_still_scheduled_one_only(srv: NtfyStandin, client: httpx.Client) -> None:
+    """⚠ 2.16: a scheduled message is replaced by the next revision of its sequence ID; a delivered
+    one, another sequence ID's scheduled one and another topic's stay."""
+    post = lambda topic, text, sid, **h: client.post(  # noqa: E731
+        "/", json={"topic": topic, "message": text, "sequence_id": sid}, headers=h
+    )
+    post("t", "sent", "s1")
+    post("t", "later-1", "s2", **{"X-Delay": "1h"})
+    post("t", "other-later", "s3", **{"X-Delay": "1h"})
+    post("u", "elsewhere", "s2", **{"X-Delay": "1h"})
+    post("t", "update-1", "s1")
+    post("t", "later-2", "s2", **{"X-Delay": "1h"})
+    post("t", "now-3", "s2")
+    assert [m["message"] for m in srv.messages()] == ["sent", "other-later", "elsewhere", "update-1", "now-3"]
+
+
 def test_sequence_id_update_is_a_new_message_and_both_stay_cached(client: httpx.Client) -> None:
     """⚠ 2.16: an update with the same sequence_id gets a new id; poll returns both revisions."""
     first = client.post("/", json={"topic": "t", "message": "v1", "sequence_id": "codex-abc"}).json()
