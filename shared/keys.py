@@ -51,7 +51,7 @@ def sequence_id(provider: str, key: str) -> str:
 
 def is_event_key(name: str) -> bool:
     """True for a 64-character lowercase hex key (what record file names are made of)."""
-    return len(name) == 64 and all(c in _HEX for c in name)
+    return len(name) == 64 and _HEX.issuperset(name)
 
 
 def claude_session_key(session_id: str) -> str:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.shared.keys import event_key, identity, sequence_id
+from donebell.shared.keys import event_key, identity, is_event_key, sequence_id
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import FOLDERS, InvalidRecord, StateDir, UnsafeStateDir
 from support.statedir_kit import assert_all_records_whole, numbered_candidate
@@ -19,6 +19,22 @@ from support.statedir_kit import assert_all_records_whole, numbered_candidate
 
 def _candidate(n: int, fill: int = 10) -> dict[str, object]:
     return numbered_candidate(n, fill)
+
+
+@pytest.mark.parametrize(
+    ("name", "is_key"),
+    [
+        ("0123456789abcdef" * 4, True),
+        ("0123456789ABCDEF" * 4, False),  # file names are lowercase: an upper-case twin is a stray
+        ("0123456789abcdef" * 4 + "0", False),
+        ("0123456789abcdef" * 3 + "0123456789abcde", False),
+        ("0123456789abcdeg" * 4, False),
+        ("0123456789abcdef" * 3 + "0123456789abcd\u0660", False),  # a non-ASCII digit
+        ("", False),
+    ],
+)
+def test_only_64_lowercase_hex_characters_name_a_record(name: str, is_key: bool) -> None:
+    assert is_event_key(name) is is_key
 
 
 def test_layout_is_owner_only(state: StateDir) -> None:
