@@ -37,7 +37,7 @@ from support.storm import run_storm, storm_seed  # noqa: E402
 TASKS = int(os.environ.get("DONEBELL_BENCH_STORM_TASKS", "100"))
 KILLS = int(os.environ.get("DONEBELL_BENCH_STORM_KILLS", "40"))
 COUNT_OPS = (
-    "import sys; from donebell.shared import cli, statedir; rc = cli.main(sys.argv[1:]); "
+    "import sys; from donebell.shared import statedir; from donebell.supervisor import cli; rc = cli.main(sys.argv[1:]); "
     "sys.stderr.write(f'OPS {statedir.operations_done()}\\n'); sys.exit(rc)"
 )
 

@@ -27,3 +27,15 @@ def test_help_describes_and_does_not_run(script: Path, tmp_path: Path) -> None:
 def test_an_unknown_argument_is_refused(script: Path) -> None:
     res = subprocess.run([sys.executable, str(script), "--bogus"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "unrecognized arguments" in res.stderr
+
+
+def test_the_crash_point_count_runs_against_the_current_command_table(tmp_path: Path) -> None:
+    """The reliability benchmark's operation count runs each process through the CLI by import
+    (the house move once left it importing the old module: every run died in an IndexError)."""
+    sys.path.insert(0, str(BENCHMARKS[0].parents[1]))
+    try:
+        from benchmarks.bench_reliability import _crash_points
+    finally:
+        sys.path.pop(0)
+    counts = {row["metric"]: row["value"] for row in _crash_points(tmp_path)}
+    assert len(counts) == 3 and all(isinstance(n, int) and n > 5 for n in counts.values()), counts
