@@ -59,6 +59,7 @@ from donebell.shared.statedir._files import (
     MutationLock,
     _rename,
     _replace,
+    file_identity,
 )
 from donebell.shared.statedir._records import RecordStore
 
@@ -158,11 +159,10 @@ class StateDir(RecordStore):
     def fence_on_role_lock(self, role: str) -> None:
         """For a helper process of a role (which holds no lock itself): refuse writes once
         ``locks/<role>.lock`` is no longer the file it is now (see :meth:`fence_with`)."""
-        from donebell.shared.statedir._roles import lock_file_fence  # workers only
-
-        fence = lock_file_fence(self, role)
-        if fence is not None:
-            self.fence_with(fence)
+        path = self.path("locks", f"{role}.lock")
+        identity = file_identity(path)
+        if identity is not None:  # no lock file: a helper run by hand, with no role to outlive
+            self.fence_with(lambda: file_identity(path) == identity)
 
     def lock_owner(self, role: str) -> dict[str, Any] | None:
         """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""

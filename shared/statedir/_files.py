@@ -264,6 +264,15 @@ def _open_lock_file(path: str) -> int:
     return os.open(path, flags, 0o600)
 
 
+def file_identity(path: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of ``path`` (followed), or None if it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def _unlink_quietly(path: str) -> None:
     """Remove ``path`` if possible; cleanup after a failure must not mask that failure."""
     try:

@@ -12,11 +12,9 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir._base import encode, now
-from donebell.shared.statedir._files import _unlink_quietly
+from donebell.shared.statedir._files import _unlink_quietly, file_identity
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from donebell.shared.statedir import StateDir
 
 
@@ -25,14 +23,15 @@ class RoleLock:
 
     def __init__(self, state: StateDir, role: str, lock: Any) -> None:
         self._state, self.role, self._lock = state, role, lock
-        self._identity = _identity(state.path("locks", f"{role}.lock"))
+        self._identity = file_identity(state.path("locks", f"{role}.lock"))
 
     def still_held(self) -> bool:
         """False once ``locks/<role>.lock`` is gone or is another file (the state directory was
         deleted or replaced): the OS lock this process holds then guards nothing, and a second
         supervisor or worker can take the new file. Checked before every pass (issue 15)."""
         return (
-            self._identity is not None and _identity(self._state.path("locks", f"{self.role}.lock")) == self._identity
+            self._identity is not None
+            and file_identity(self._state.path("locks", f"{self.role}.lock")) == self._identity
         )
 
     def release(self) -> None:
@@ -61,18 +60,3 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
     owner = {**current_process_identity(), "role": role, "locked_at": now()}
     state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)
     return RoleLock(state, role, lock)
-
-
-def lock_file_fence(state: StateDir, role: str) -> Callable[[], bool] | None:
-    """A check that ``locks/<role>.lock`` is still the file it is now; None if there is none."""
-    path = state.path("locks", f"{role}.lock")
-    identity = _identity(path)
-    return None if identity is None else lambda: _identity(path) == identity
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
