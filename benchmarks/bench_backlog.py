@@ -52,6 +52,9 @@ def _drain(n: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="donebell-backlog-", dir=base) as tmp, NtfyStandin() as srv:
         rig = Rig(Path(tmp), None, srv.url, "backlog", idle_grace_seconds=0.2)  # type: ignore[arg-type]
         rig.backlog(n)
+        # A real backlog built up over hours is on disk: without this the drain's first flushes
+        # also write back the ~100 MB the build just left dirty (a few seconds, varying run to run).
+        os.sync()
         sent_dir = rig.state_dir / "sent"
         load_before = os.getloadavg()[0]  # the machine is shared: wall time means little without it
         started = time.monotonic()
