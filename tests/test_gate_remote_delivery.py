@@ -118,13 +118,15 @@ def test_stuck_root_recovers_once_the_share_answers_again(
     rollout = remote_rollout(mount, SIMPLE_THREAD)
     rollout.parent.mkdir(parents=True)
     rollout.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in lines_of("simple-exec.jsonl")))
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # the root's probe backoff, plus a worker start on a loaded machine
     while state.locate(key) == "pending":
         assert time.monotonic() < deadline, last_record(state, key)["last"]
         result = run_gate_pass(state, settings, time.time())
         time.sleep(0.05)
     assert state.locate(key) == "outbox"
-    assert result.remote[0]["state"] == "ready" and result.remote[0]["workers_started"] == 2
+    # A new worker answered (the stuck one died with the hang). Under load a fresh worker can miss
+    # the 0.5 s probe window once while it starts, and a third one is started: still a recovery.
+    assert result.remote[0]["state"] == "ready" and result.remote[0]["workers_started"] >= 2
 
 
 def test_delivery_process_with_a_hung_remote_root_delivers_locally_and_stops_on_sigterm(

@@ -50,9 +50,10 @@ def test_uncached_and_scheduled_messages_are_not_polled(srv: NtfyStandin, client
 def test_a_new_revision_replaces_a_still_scheduled_one_only(srv: NtfyStandin, client: httpx.Client) -> None:
     """⚠ 2.16: a scheduled message is replaced by the next revision of its sequence ID; a delivered
     one, another sequence ID's scheduled one and another topic's stay."""
-    post = lambda topic, text, sid, **h: client.post(  # noqa: E731
-        "/", json={"topic": topic, "message": text, "sequence_id": sid}, headers=h
-    )
+
+    def post(topic: str, text: str, sid: str, **headers: str) -> None:
+        client.post("/", json={"topic": topic, "message": text, "sequence_id": sid}, headers=headers)
+
     post("t", "sent", "s1")
     post("t", "later-1", "s2", **{"X-Delay": "1h"})
     post("t", "other-later", "s3", **{"X-Delay": "1h"})
