@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir, StateDirReplaced
+from donebell.workers.role import EXIT_LOCK_LOST, PassResult, Role, run_role
 from support.statedir_kit import numbered_candidate
 
 
@@ -92,3 +93,30 @@ def test_a_helper_process_fences_on_its_roles_lock_file(state: StateDir) -> None
     assert _records_anywhere(fresh.root) == []
     newer.release()
     lock.release()
+
+
+class _MidPassRole(Role):
+    """Its pass sees one turn, then the state directory is deleted and re-created (a second
+    supervisor's lock in it), then it reports a second turn: the late write of a scanner behind."""
+
+    name = "fence-test"
+
+    def run_pass(self) -> PassResult:
+        assert self.state.create("pending", numbered_candidate(1))
+        shutil.rmtree(self.state.root)
+        newer = StateDir(self.state.root).ensure().role_lock(self.name)
+        assert newer is not None
+        type(self).newer = newer
+        self.state.create("pending", numbered_candidate(2))
+        raise AssertionError("the fence let a write through")
+
+    newer: object = None
+
+
+def test_a_role_whose_directory_goes_mid_pass_stops_without_writing_or_failing(
+    isolated_env: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_role(_MidPassRole, []) == EXIT_LOCK_LOST
+    err = capsys.readouterr().err
+    assert "lock file is gone or replaced" in err and "pass failed" not in err
+    assert _records_anywhere(isolated_env["state"]) == []  # the second turn went nowhere

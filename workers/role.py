@@ -238,20 +238,14 @@ def _serve(
     pass_started_at = time.time()  # real wall clock: compared with file mtimes
     while not stopping["flag"]:
         if not all(lock.still_held() for lock in held):
-            # The state directory was deleted or replaced under us: another worker may hold the
-            # new lock already. Stop before working; the supervisor restarts us on the new one.
-            logger.error("role lock %s is gone or replaced; stopping", role.name)
-            sys.stderr.write(
-                f"donebell {role.name}: its lock file is gone or replaced (state directory deleted?); stopping\n"
-            )
-            return EXIT_LOCK_LOST, pass_started_at
+            return _stop_on_lost_lock(role, logger), pass_started_at
         health.update(state="scanning" if health.data.get("passes") else "starting")
         started = time.monotonic()
         pass_started_at = time.time()
         try:
             result = role.run_pass()
-        except StateDirReplaced:
-            continue  # the lock check above now stops the role, without a "pass failed"
+        except StateDirReplaced:  # the fence refused a write mid-pass: not a failed pass
+            return _stop_on_lost_lock(role, logger), pass_started_at
         except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
             # A library's error may quote a URL or a header: never with a secret in it.
             error = secret_text.scrub(f"{type(exc).__name__}: {exc}", *secret_text.settings_secrets(role.settings))
@@ -275,6 +269,14 @@ def _serve(
         delay = role.heartbeat_seconds if result.next_in is None else min(result.next_in, role.heartbeat_seconds)
         waker.wait(max(0.0, delay))
     return 0, pass_started_at
+
+
+def _stop_on_lost_lock(role: Role, logger: logging.Logger) -> int:
+    """The state directory was deleted or replaced under us: another worker may hold the new lock
+    already. Stop; the supervisor restarts us on the new one."""
+    logger.error("role lock %s is gone or replaced; stopping", role.name)
+    sys.stderr.write(f"donebell {role.name}: its lock file is gone or replaced (state directory deleted?); stopping\n")
+    return EXIT_LOCK_LOST
 
 
 def _set_title(title: str) -> None:

@@ -16,7 +16,7 @@ from typing import IO
 
 import orjson
 from donebell.shared.codex_meta import classify_threads_source, parse_session_meta, read_first_line
-from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir import StateDir, StateDirReplaced, now
 from donebell.workers.scanners.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
 from donebell.workers.scanners.rollout_tail import (
     Cursor,
@@ -66,6 +66,8 @@ class RolloutFileTailer:
             if w.seen == st:
                 return
             self._tail(w, st, report, persist_new)
+        except StateDirReplaced:
+            raise  # not this file's fault: the role stops (workers/role.py)
         except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the others
             error = f"{type(exc).__name__}: {exc}"[:200]
             kind = f"{type(exc).__name__}/{getattr(exc, 'errno', None)}"  # messages may hold temp names
