@@ -171,7 +171,16 @@ def test_sigkill_between_requested_and_confirmed_never_starts_a_second_turn(worl
     world.tap(button)
     proc = world.start(FAKE_CODEX_BEFORE="3")
     try:
-        wait_for(lambda: statuses(world) == [("requested", None)], 20, "requested")
+        # Killed once the agent runs (it logs its call, then waits 3 s before its turn): a kill
+        # between writing "requested" and the spawn is another case (no turn: "unconfirmed"), and
+        # a loaded machine stretches that gap enough for the status alone to race it.
+        wait_for(
+            lambda: (
+                statuses(world) == [("requested", None)] and world.calls.exists() and world.calls.stat().st_size > 0
+            ),
+            20,
+            "requested, agent started",
+        )
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
