@@ -48,6 +48,44 @@ def test_a_role_that_lost_its_lock_cannot_write_into_the_recreated_directory(sta
     lock.release()
 
 
+def test_nor_move_or_remove_a_record_the_new_directory_holds(state: StateDir) -> None:
+    """A verdict made in the old directory (promote, remove, expire) must not act on a record of
+    the same key that the new roles wrote (a replayed turn)."""
+    lock = state.role_lock("delivery")
+    assert lock is not None
+    state.fence_with(lock.still_held)
+    fresh = _recreate(state.root)
+    key, receipt = str(numbered_candidate(1)["key"]), numbered_candidate(2)
+    assert fresh.create("pending", numbered_candidate(1)) and fresh.create("sent", receipt)
+    for change in (
+        lambda: state.remove("pending", key),
+        lambda: state.move("pending", "outbox", key),
+        lambda: state.expire("sent", older_than=float("inf")),
+    ):
+        with pytest.raises(StateDirReplaced):
+            change()
+    assert _records_anywhere(fresh.root) == sorted(
+        [os.path.join("pending", f"{key}.json"), os.path.join("sent", f"{receipt['key']}.json")]
+    )
+    lock.release()
+
+
+def test_a_record_staged_before_the_deletion_is_never_published_in_the_new_directory(state: StateDir) -> None:
+    """Checked before the temp file is made, the fence cannot see a deletion after it: the temp
+    file goes with the old directory, so the link that would publish it fails."""
+    lock = state.role_lock("delivery")
+    assert lock is not None
+    state.fence_with(lock.still_held)
+    batch = state.group_commit("outbox")
+    batch.stage(numbered_candidate(1))
+    batch.flush()
+    fresh = _recreate(state.root)
+    with pytest.raises(FileNotFoundError):
+        batch.link(str(numbered_candidate(1)["key"]))
+    assert _records_anywhere(fresh.root) == []
+    lock.release()
+
+
 def test_an_unfenced_state_dir_writes_into_whatever_directory_is_there(state: StateDir) -> None:
     """The control: without the fence, the same late write lands in the new directory (the
     duplicate the fence prevents), so the test above can fail."""
@@ -103,14 +141,9 @@ class _MidPassRole(Role):
 
     def run_pass(self) -> PassResult:
         assert self.state.create("pending", numbered_candidate(1))
-        shutil.rmtree(self.state.root)
-        newer = StateDir(self.state.root).ensure().role_lock(self.name)
-        assert newer is not None
-        type(self).newer = newer
+        _recreate(self.state.root).role_lock(self.name)  # its lock file: another inode
         self.state.create("pending", numbered_candidate(2))
         raise AssertionError("the fence let a write through")
-
-    newer: object = None
 
 
 def test_a_role_whose_directory_goes_mid_pass_stops_without_writing_or_failing(

@@ -59,7 +59,7 @@ from donebell.shared.statedir._files import (
     MutationLock,
     _rename,
     _replace,
-    file_identity,
+    same_file_check,
 )
 from donebell.shared.statedir._records import RecordStore
 
@@ -159,10 +159,9 @@ class StateDir(RecordStore):
     def fence_on_role_lock(self, role: str) -> None:
         """For a helper process of a role (which holds no lock itself): refuse writes once
         ``locks/<role>.lock`` is no longer the file it is now (see :meth:`fence_with`)."""
-        path = self.path("locks", f"{role}.lock")
-        identity = file_identity(path)
-        if identity is not None:  # no lock file: a helper run by hand, with no role to outlive
-            self.fence_with(lambda: file_identity(path) == identity)
+        still_ours = same_file_check(self.path("locks", f"{role}.lock"))
+        if still_ours is not None:  # no lock file: a helper run by hand, with no role to outlive
+            self.fence_with(still_ours)
 
     def lock_owner(self, role: str) -> dict[str, Any] | None:
         """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""

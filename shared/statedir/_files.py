@@ -53,12 +53,10 @@ class FileStore:
         self._fence: Callable[[], bool] | None = None
 
     def fence_with(self, still_ours: Callable[[], bool]) -> None:
-        """Refuse every later write once ``still_ours()`` is False (a role passes its lock's
-        ``still_held``). A write checks before it creates its ``tmp/`` file; if the directory is
-        deleted after that, the rename that would publish the file finds it gone. So a role that
-        was mid-pass when its state directory was deleted and re-created writes nothing into the
-        new one: a receipt lost with the old directory cannot be followed by a second notification
-        from a role that saw the turn before (issue 15 item 5)."""
+        """Refuse every later change once ``still_ours()`` is False (a role passes its lock's
+        ``still_held``): a new file before its ``tmp/`` file is made (a directory deleted after
+        that takes the file with it), a move or removal before it touches the folder. A role
+        mid-pass when its directory is deleted and re-created changes nothing in the new one."""
         self._fence = still_ours
 
     def _check_fence(self) -> None:
@@ -205,7 +203,8 @@ class FileStore:
             os.close(fd)
 
     def _unlink(self, path: str) -> bool:
-        """Remove ``path`` (a counted operation); False if it was already gone."""
+        """Remove ``path`` (a counted, fenced operation); False if it was already gone."""
+        self._check_fence()
         _step()
         try:
             os.unlink(path)
@@ -262,6 +261,12 @@ def _open_lock_file(path: str) -> int:
     except FileNotFoundError:
         pass
     return os.open(path, flags, 0o600)
+
+
+def same_file_check(path: str) -> Callable[[], bool] | None:
+    """A check that ``path`` is still the file it is now (device, inode); None if there is none."""
+    identity = file_identity(path)
+    return None if identity is None else lambda: file_identity(path) == identity
 
 
 def file_identity(path: str) -> tuple[int, int] | None:

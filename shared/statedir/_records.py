@@ -182,6 +182,7 @@ class RecordStore(FileStore):
             if not self.exists(src, key):
                 return False  # someone else already moved it
             raise StateError(f"{dst}/{key}.json already exists; refusing to overwrite it by rename")
+        self._check_fence()
         _step()
         try:
             _rename(self._record_file(src, key), self._record_file(dst, key))
@@ -198,10 +199,7 @@ class RecordStore(FileStore):
         group commit): a removal lost in a crash only brings back a record whose key has already
         moved on, which every reader treats as debris of an interrupted transition.
         """
-        _step()
-        try:
-            os.unlink(self._record_file(folder, key))
-        except FileNotFoundError:
+        if not self._unlink(self._record_file(folder, key)):
             return False
         if sync:
             self._fsync_dir(self.path(folder))

@@ -12,7 +12,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir._base import encode, now
-from donebell.shared.statedir._files import _unlink_quietly, file_identity
+from donebell.shared.statedir._files import _unlink_quietly, same_file_check
 
 if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
@@ -23,16 +23,13 @@ class RoleLock:
 
     def __init__(self, state: StateDir, role: str, lock: Any) -> None:
         self._state, self.role, self._lock = state, role, lock
-        self._identity = file_identity(state.path("locks", f"{role}.lock"))
+        self._same_file = same_file_check(state.path("locks", f"{role}.lock"))
 
     def still_held(self) -> bool:
         """False once ``locks/<role>.lock`` is gone or is another file (the state directory was
         deleted or replaced): the OS lock this process holds then guards nothing, and a second
         supervisor or worker can take the new file. Checked before every pass (issue 15)."""
-        return (
-            self._identity is not None
-            and file_identity(self._state.path("locks", f"{self.role}.lock")) == self._identity
-        )
+        return self._same_file is not None and self._same_file()
 
     def release(self) -> None:
         if self.still_held():  # else the owner record beside the lock is a newer holder's
