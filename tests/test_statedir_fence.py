@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,11 +58,12 @@ def test_nor_move_or_remove_a_record_the_new_directory_holds(state: StateDir) ->
     fresh = _recreate(state.root)
     key, receipt = str(numbered_candidate(1)["key"]), numbered_candidate(2)
     assert fresh.create("pending", numbered_candidate(1)) and fresh.create("sent", receipt)
-    for change in (
+    changes: list[Callable[[], object]] = [
         lambda: state.remove("pending", key),
         lambda: state.move("pending", "outbox", key),
         lambda: state.expire("sent", older_than=float("inf")),
-    ):
+    ]
+    for change in changes:
         with pytest.raises(StateDirReplaced):
             change()
     assert _records_anywhere(fresh.root) == sorted(
