@@ -13,7 +13,7 @@ last exit code, next restart, fatal flag).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from donebell.shared.liveness import current_process_identity, is_alive
@@ -107,7 +107,6 @@ class HealthWriter:
 
     def __init__(self, state: StateDir, role: str, heartbeat_seconds: float) -> None:
         self.state = state
-        self.guard: Callable[[], bool] | None = None
         self.data: dict[str, Any] = {
             "role": role,
             **current_process_identity(),
@@ -126,12 +125,12 @@ class HealthWriter:
             self.data["state"] = state
         self.data.update(fields)
         self.data["heartbeat_at"] = now()
-        if self.guard is not None and not self.guard():
-            return  # our lock file is gone: health/<role>.json may be another worker's now
         try:
             self.state.write_health(self.data["role"], self.data)
         except OSError:
-            pass  # a full disk must not stop the role; status will show the heartbeat aging
+            # A full disk must not stop the role (status shows the heartbeat aging); a lost lock
+            # (StateDirReplaced: health/<role>.json may be a newer worker's) stops it before its next pass.
+            pass
 
     def record_pass(self, result: PassFacts, seconds: float, extra: dict[str, Any]) -> None:
         counters = self.data["counters"]

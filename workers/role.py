@@ -194,8 +194,8 @@ def _run_holding(
 ) -> int:
     """Set the role up and serve passes while ``held`` holds its lock; release everything at the end."""
     pass_control.install(lambda: stopping["flag"], lambda: health.update())
-    health.guard = lambda: all(one.still_held() for one in held)  # never overwrite a newer holder's health
-    state.fence_with(health.guard)  # nor write anything into a state directory re-created under us
+    # Nothing, not even our health file, is written into a state directory re-created under us.
+    state.fence_with(lambda: all(one.still_held() for one in held))
     try:
         health.update(state="starting")
         if injected_fault(role.name, "startup"):
