@@ -65,7 +65,7 @@ def _db_query(
         return cached
     rows: list[tuple[object, ...]] | None
     try:
-        conn = codex_db.open_ro(codex_db.db_path(db, h.sqlite_home))
+        conn = codex_db.open_ro(os.path.join(h.sqlite_home, db))
         try:
             rows = codex_db.query(conn, sql, params)
         finally:
