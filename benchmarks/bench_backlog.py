@@ -10,13 +10,23 @@ RSS <= 64 MiB, cost per candidate flat from 100 to 10,000 (ratio <= 1.5).
 
 Run: ``python benchmarks/bench_backlog.py`` (``DONEBELL_BENCH_BACKLOG=100,10000`` sets the sizes,
 ``DONEBELL_BENCH_DIR=/dev/shm`` puts the state on tmpfs, where an fsync costs nothing).
+
+Side by side: ``DONEBELL_BENCH_BASELINE=/other/checkout/.venv/bin/python`` also drains every size
+with the donebell that interpreter imports (another checkout's editable install), alternating with
+this tree ``DONEBELL_BENCH_ROUNDS`` times (default 1), and prints both medians and their ratio.
+
+The machine is shared and its speed varies from run to run, so each drain also reports a
+calibration (the best of five runs of a fixed pure-Python workload, in ms: higher is a slower
+machine) and the share of CPU time the hypervisor took (steal) while it drained.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,7 +42,29 @@ from support.ntfy_standin import NtfyStandin  # noqa: E402
 from support.rig import Rig  # noqa: E402
 
 SIZES = [int(n) for n in os.environ.get("DONEBELL_BENCH_BACKLOG", "100,10000").split(",") if n.strip()]
+BASELINE = os.environ.get("DONEBELL_BENCH_BASELINE") or None  # a python whose donebell is the baseline
+ROUNDS = max(1, int(os.environ.get("DONEBELL_BENCH_ROUNDS", "1")))
 TARGET_SECONDS, TARGET_RSS_MIB, TARGET_RATIO = 60.0, 64.0, 1.5
+
+
+def _calibration_ms() -> float:
+    """The best of five runs of a fixed pure-Python workload (parse, build, serialize), in ms."""
+    sample = json.dumps({"type": "event_msg", "payload": {"type": "token_count", "n": list(range(50))}})
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        for i in range(20_000):
+            obj = json.loads(sample)
+            obj["i"] = i
+            json.dumps(obj)
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """(all, steal) jiffies of the machine since boot, from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
 
 
 def _hwm_kib(pid: int) -> int:
@@ -47,7 +79,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def _drain(n: int) -> dict[str, float]:
+def _drain(n: int, python: str = sys.executable) -> dict[str, float]:
     base = os.environ.get("DONEBELL_BENCH_DIR") or None  # e.g. /dev/shm: the same run without fsync cost
     with tempfile.TemporaryDirectory(prefix="donebell-backlog-", dir=base) as tmp, NtfyStandin() as srv:
         rig = Rig(Path(tmp), None, srv.url, "backlog", idle_grace_seconds=0.2)  # type: ignore[arg-type]
@@ -57,9 +89,11 @@ def _drain(n: int) -> dict[str, float]:
         os.sync()
         sent_dir = rig.state_dir / "sent"
         load_before = os.getloadavg()[0]  # the machine is shared: wall time means little without it
+        calibration = _calibration_ms()
+        ticks_before = _cpu_ticks()
         started = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery"],
+            [python, "-m", "donebell.supervisor.cli", "worker", "delivery"],
             env=rig.env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -80,6 +114,7 @@ def _drain(n: int) -> dict[str, float]:
                     raise RuntimeError(f"delivery exited {proc.returncode}")
                 time.sleep(0.25)
             hwm, cpu = _hwm_kib(proc.pid) / 1024, _cpu_seconds(proc.pid)
+            ticks_after = _cpu_ticks()
         finally:
             asked = time.monotonic()
             proc.send_signal(signal.SIGTERM)
@@ -97,25 +132,43 @@ def _drain(n: int) -> dict[str, float]:
             "heartbeat_gap_s": worst_gap,
             "sigterm_s": stop_seconds,
             "messages": len(srv.messages("backlog")),
+            "calibration_ms": calibration,
+            "steal_pct": 100 * (ticks_after[1] - ticks_before[1]) / max(1, ticks_after[0] - ticks_before[0]),
         }
 
 
 def main() -> list[dict[str, Any]]:
-    results = {n: _drain(n) for n in SIZES}
+    runs: dict[tuple[str, int], list[dict[str, float]]] = {}
+    for round_no in range(ROUNDS):
+        sides = [("this tree", sys.executable)] + ([("baseline", BASELINE)] if BASELINE else [])
+        for side, python in sides if round_no % 2 == 0 else sides[::-1]:  # alternate: drift hits both
+            for n in SIZES:
+                runs.setdefault((side, n), []).append(_drain(n, python))
+    results = {n: _median(runs[("this tree", n)]) for n in SIZES}
     rows: list[dict[str, Any]] = []
     for n, r in results.items():
-        rows += [
-            _row(f"{n} pending: seconds until all delivered", r["seconds"], TARGET_SECONDS if n >= 10000 else None),
-            _row(f"{n} pending: ms per candidate", r["per_candidate_ms"], None),
-            _row(f"{n} pending: delivery role CPU ms per candidate", r["cpu_per_candidate_ms"], None),
-            _row(f"{n} pending: delivery role CPU seconds", r["cpu_s"], None),
-            _row(f"{n} pending: machine load average (1 min) at the start", r["load_before"], None),
-            _row(f"{n} pending: machine load average (1 min) at the end", r["load"], None),
-            _row(f"{n} pending: delivery role peak RSS (MiB)", r["rss_mib"], TARGET_RSS_MIB),
-            _row(f"{n} pending: oldest heartbeat while working (s)", r["heartbeat_gap_s"], None),
-            _row(f"{n} pending: exit after SIGTERM (s)", r["sigterm_s"], None),
-            _row(f"{n} pending: notifications", r["messages"], n),
-        ]
+        rows += _size_rows(n, r)
+        if ROUNDS > 1:
+            each = ", ".join(f"{run['seconds']:.1f}" for run in runs[("this tree", n)])
+            rows.append(
+                _row(
+                    f"{n} pending: seconds of each run ({each}), the longest",
+                    max(run["seconds"] for run in runs[("this tree", n)]),
+                    TARGET_SECONDS if n >= 10000 else None,
+                )
+            )
+        if BASELINE:
+            base = _median(runs[("baseline", n)])
+            rows.append(_row(f"{n} pending: baseline seconds until all delivered (median)", base["seconds"], None))
+            rows.append(
+                _row(f"{n} pending: baseline CPU ms per candidate (median)", base["cpu_per_candidate_ms"], None)
+            )
+            rows.append(_ratio(f"{n} pending: baseline / this tree, seconds", base["seconds"], r["seconds"]))
+            rows.append(
+                _ratio(
+                    f"{n} pending: baseline / this tree, CPU", base["cpu_per_candidate_ms"], r["cpu_per_candidate_ms"]
+                )
+            )
     if len(SIZES) > 1:
         small, large = results[min(SIZES)], results[max(SIZES)]
         ratio = large["per_candidate_ms"] / small["per_candidate_ms"] if small["per_candidate_ms"] else 0.0
@@ -123,8 +176,40 @@ def main() -> list[dict[str, Any]]:
         cpu = large["cpu_per_candidate_ms"] / small["cpu_per_candidate_ms"] if small["cpu_per_candidate_ms"] else 0.0
         rows.append(_row(f"cost per candidate ratio {max(SIZES)} / {min(SIZES)} (CPU)", cpu, TARGET_RATIO))
     for row in rows:
-        print(f"{row['benchmark']}: {row['metric']} = {row['value']} (target {row['target']})")
+        extra = f", ratio {row['ratio']}" if "ratio" in row and row["target"] is None else ""
+        print(f"{row['benchmark']}: {row['metric']} = {row['value']} (target {row['target']}{extra})")
     return rows
+
+
+def _size_rows(n: int, r: dict[str, float]) -> list[dict[str, Any]]:
+    median = " (median)" if ROUNDS > 1 else ""
+    return [
+        _row(f"{n} pending: seconds until all delivered{median}", r["seconds"], TARGET_SECONDS if n >= 10000 else None),
+        _row(f"{n} pending: ms per candidate", r["per_candidate_ms"], None),
+        _row(f"{n} pending: delivery role CPU ms per candidate", r["cpu_per_candidate_ms"], None),
+        _row(f"{n} pending: delivery role CPU seconds", r["cpu_s"], None),
+        _row(f"{n} pending: machine load average (1 min) at the start", r["load_before"], None),
+        _row(f"{n} pending: machine load average (1 min) at the end", r["load"], None),
+        _row(f"{n} pending: machine calibration, ms (higher: slower machine)", r["calibration_ms"], None),
+        _row(f"{n} pending: CPU time stolen by the hypervisor while it drained (%)", r["steal_pct"], None),
+        _row(f"{n} pending: delivery role peak RSS (MiB)", r["rss_mib"], TARGET_RSS_MIB),
+        _row(f"{n} pending: oldest heartbeat while working (s)", r["heartbeat_gap_s"], None),
+        _row(f"{n} pending: exit after SIGTERM (s)", r["sigterm_s"], None),
+        _row(f"{n} pending: notifications", r["messages"], n),
+    ]
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the runs (the worst for RSS, heartbeat age and SIGTERM)."""
+    worst = ("rss_mib", "heartbeat_gap_s", "sigterm_s")
+    return {k: (max if k in worst else statistics.median)(run[k] for run in runs) for k in runs[0]}
+
+
+def _ratio(metric: str, baseline: float, this: float) -> dict[str, Any]:
+    """A side-by-side ratio: above 1, this tree is faster than the baseline."""
+    row = _row(metric, baseline / this if this else 0.0, None)
+    row["ratio"] = row["value"]
+    return row
 
 
 def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:

@@ -41,3 +41,26 @@ def make_codex_home(root: Path, archived: int = 0, day: str = "2025/01/15") -> P
     finally:
         db.close()
     return root
+
+
+def index_threads(home: Path, threads: list[tuple[str, Path]]) -> None:
+    """Add a ``state_5.threads`` row per ``(thread id, rollout)`` in ``home``, as Codex indexes a
+    root ``exec`` thread: a WAL database whose rows carry a title, the first message and a preview
+    of a real task's size (what a scan of the table reads), created with the real schema if new."""
+    path = home / "state_5.sqlite"
+    new = not path.exists()
+    db = sqlite3.connect(path)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        if new:
+            create_schema(db)
+        ask = "Fix the failing parser test and explain the cause. " * 6
+        db.executemany(
+            "INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title,"
+            " sandbox_policy, approval_mode, first_user_message, preview, cli_version)"
+            " VALUES (?, ?, 1764800000, 1764800000, 'exec', 'openai', '/work/project', ?, ?, 'never', ?, ?, '0.171.0')",
+            [(tid, str(rollout), ask[:80], '{"type":"workspace-write"}', ask, ask[:200]) for tid, rollout in threads],
+        )
+        db.commit()
+    finally:
+        db.close()
