@@ -2,13 +2,15 @@
 
 Everything is read-only (``shared.codex_db``: ``mode=ro`` + ``query_only``) and tolerant: a
 missing, locked or foreign-schema database yields "unavailable", never an exception, and never
-"busy" by itself. Results are cached for one pass in ``GateContext.cache``.
+"busy" by itself. Answers come from each database's kept view (``codex_db_view``), reused only
+while nothing was committed since; "unavailable" is remembered for one pass in ``GateContext.cache``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 
 from donebell.shared import codex_db, codex_meta
 from donebell.shared.paths import codex_home as default_codex_home
+from donebell.workers.gate.codex_db_view import Rows, view_for
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.rollout_index import RolloutIndex
 
@@ -56,24 +59,27 @@ def _bounded(ctx: GateContext, name: str) -> dict[Any, Any]:
 
 
 def _db_query(
-    ctx: GateContext, h: Homes, db: str, sql: str, params: tuple[object, ...]
-) -> list[tuple[object, ...]] | None:
-    """Rows, or None when the database is unavailable; cached for the pass."""
-    cache_key = ("db", str(h.sqlite_home), db, sql, params)
-    if cache_key in ctx.cache:
-        cached: list[tuple[object, ...]] | None = ctx.cache[cache_key]
-        return cached
-    rows: list[tuple[object, ...]] | None
-    try:
-        conn = codex_db.open_ro(os.path.join(h.sqlite_home, db))
-        try:
-            rows = codex_db.query(conn, sql, params)
-        finally:
-            conn.close()
-    except codex_db.CodexDbUnavailable:
-        rows = None
-    ctx.cache[cache_key] = rows
-    return rows
+    ctx: GateContext,
+    h: Homes,
+    db: str,
+    sql: str,
+    params: tuple[object, ...],
+    build: Callable[[Rows], Any] | None = None,
+) -> Any:
+    """Rows (or ``build(rows)``), or None when the database is unavailable.
+
+    Answers come from the database's kept view (``codex_db_view``: reused only while nothing was
+    committed since, so the second snapshot stays fresh); "unavailable" is remembered for the
+    pass, so a locked database costs its busy timeout once per pass, not once per candidate.
+    """
+    path = os.path.join(h.sqlite_home, db)
+    if ("db-unavailable", path) in ctx.cache:
+        return None
+    view = view_for(ctx.persistent.setdefault("codex_db_views", {}), path)
+    answer = view.derived((sql, params, build), sql, params, build or (lambda rows: rows))
+    if answer is None:
+        ctx.cache[("db-unavailable", path)] = True
+    return answer
 
 
 def thread_row(ctx: GateContext, h: Homes, thread_id: str) -> tuple[str | None, str | None] | None:
@@ -111,19 +117,29 @@ def child_ids(ctx: GateContext, h: Homes, parent: str) -> tuple[set[str], list[s
         notes.append("spawn edges unavailable")
     else:
         children.update(str(r[0]) for r in edges if isinstance(r[0], str))
-    # `codex exec` children may have no edge row: their threads.source names the parent.
-    rows = _db_query(
+    # `codex exec` children may have no edge row: their threads.source names the parent. One scan
+    # of the table answers every parent (`source` has no index: a scan per parent made a backlog
+    # quadratic in the number of threads), rebuilt only when Codex committed something.
+    by_parent = _db_query(
         ctx,
         h,
         codex_db.STATE_DB,
         "SELECT id, source FROM threads WHERE source LIKE ?",
-        (f'%"parent_thread_id":"{parent}"%',),
+        ('%"parent_thread_id":"%',),
+        build=_children_by_parent,
     )
-    for row in rows or []:
-        ident = codex_meta.classify_threads_source(row[1], row[0] if isinstance(row[0], str) else None)
-        if ident.parent_thread_id == parent and ident.thread_id:
-            children.add(ident.thread_id)
+    children.update((by_parent or {}).get(parent, ()))
     return children, notes
+
+
+def _children_by_parent(rows: Rows) -> dict[str, frozenset[str]]:
+    """``parent thread id -> its children's ids`` from ``threads (id, source)`` rows."""
+    found: dict[str, set[str]] = {}
+    for thread_id, source in rows:
+        ident = codex_meta.classify_threads_source(source, thread_id if isinstance(thread_id, str) else None)
+        if ident.parent_thread_id and ident.thread_id:
+            found.setdefault(ident.parent_thread_id, set()).add(ident.thread_id)
+    return {parent: frozenset(kids) for parent, kids in found.items()}
 
 
 def session_dirs(codex_home: Path, since: float, now: float) -> list[Path]:
