@@ -20,7 +20,16 @@ from donebell.workers.gate.codex_db_view import DbView
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
-from fixtures.gate.kit import PARENT_THREAD, PARENT_TURN, CodexWorld, dump, fast_settings, lines_of, turn_records
+from fixtures.gate.kit import (
+    PARENT_THREAD,
+    PARENT_TURN,
+    CodexWorld,
+    dump,
+    fast_settings,
+    gate,
+    lines_of,
+    turn_records,
+)
 from support.codex_sqlite import create_schema
 
 SQL = "SELECT id FROM threads WHERE source = ?"
@@ -134,3 +143,27 @@ def test_a_child_row_committed_between_the_snapshots_holds_the_root(
         assert applied == "waiting" and final.action == "wait", (applied, final)
     else:
         assert applied == "promoted", (applied, final)
+
+
+def _open_files() -> set[str]:
+    names = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            names.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue  # closed meanwhile (the listing's own fd)
+    return names
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to list open files")
+def test_no_codex_database_stays_open_after_a_gate_pass(world: CodexWorld, state: StateDir) -> None:
+    """The views live for one pass: between passes Codex may delete or rename its files (Windows
+    refuses that while a file is open)."""
+    world.write_rollout(PARENT_THREAD, lines_of("simple-exec.jsonl")[:1] + turn_records(PARENT_TURN))
+    world.age(PARENT_THREAD, 30)
+    world.add_thread(PARENT_THREAD)
+    key = world.submit(PARENT_THREAD, PARENT_TURN)
+    gate(state, fast_settings())
+    assert state.locate(key) == "outbox", "the pass did not get as far as the databases"
+    db = str(world.home / "state_5.sqlite")
+    assert not {name for name in _open_files() if name.startswith(db)}, "a database file was left open"

@@ -12,6 +12,10 @@ connection is unchanged, which SQLite changes whenever any other connection, in 
 commits to the file. Such an answer is what the query would return now. The connection is
 read-only and query-only, holds no transaction between statements (so it never holds back
 Codex's WAL checkpoints), and is reopened after any error.
+
+The views live for one gate pass (:func:`close_views` at its end): a pass is where the answers
+are shared (every candidate's decision and second snapshot), and between passes no file of
+Codex's stays open (on Windows an open file cannot be deleted or renamed by Codex).
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ class DbView:
 
 
 def view_for(views: dict[str, DbView], path: str) -> DbView:
-    """The kept view of ``path`` in ``views`` (a process-lifetime dict), created on first use."""
+    """The kept view of ``path`` in ``views`` (closed by :func:`close_views`), created on first use."""
     view = views.get(path)
     if view is None:
         if len(views) >= 64:  # homes come from records: bound the connections kept open
@@ -95,3 +99,10 @@ def view_for(views: dict[str, DbView], path: str) -> DbView:
             views.clear()
         view = views[path] = DbView(path)
     return view
+
+
+def close_views(views: dict[str, DbView]) -> None:
+    """Close every kept connection in ``views`` (the end of a gate pass)."""
+    for view in views.values():
+        view.close()
+    views.clear()

@@ -47,6 +47,9 @@ def homes(record: dict[str, Any]) -> Homes:
     return Homes(codex, codex)
 
 
+#: Where a pass keeps its database views (``codex_db_view``), closed at the end of the pass.
+DB_VIEWS = "codex_db_views"
+
 #: Process-lifetime memo sizes: beyond this a memo starts over (they are only shortcuts).
 MEMO_LIMIT = 4096
 
@@ -75,7 +78,7 @@ def _db_query(
     path = os.path.join(h.sqlite_home, db)
     if ("db-unavailable", path) in ctx.cache:
         return None
-    view = view_for(ctx.persistent.setdefault("codex_db_views", {}), path)
+    view = view_for(ctx.persistent.setdefault(DB_VIEWS, {}), path)
     answer = view.derived((sql, params, build), sql, params, build or (lambda rows: rows))
     if answer is None:
         ctx.cache[("db-unavailable", path)] = True

@@ -33,6 +33,8 @@ from typing import Any
 from donebell.shared.faults import injected_fault
 from donebell.shared.orphans import die_with_parent
 from donebell.shared.statedir import StateDir
+from donebell.workers.gate.codex_db_view import close_views
+from donebell.workers.gate.codex_sources import DB_VIEWS
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
 from donebell.workers.gate.remote import TITLE_FIELD, to_wire
@@ -53,20 +55,23 @@ def answer(state: StateDir, request: dict[str, Any], persistent: dict[Any, Any])
         time.sleep(3600)
     settings: Any = SimpleNamespace(**request["settings"])
     ctx = GateContext(state, settings, float(request["now"]), {}, persistent)
-    results: list[dict[str, Any]] = []
-    for group in request["groups"]:
-        for record in group:
-            first = safe_evaluate(record, ctx)
-            second = safe_evaluate(record, ctx.fresh()) if first.action == "promote" else None
-            if second is not None and second.action == "promote" and record.get("provider") == "codex":
-                if getattr(settings, "include_thread_title", False):
-                    title = _title(record)
-                    if title:
-                        second.fields[TITLE_FIELD] = title
-            results.append(
-                {"key": record["key"], "first": to_wire(first), "second": to_wire(second) if second else None}
-            )
+    try:
+        results = [_judged(ctx, record, settings) for group in request["groups"] for record in group]
+    finally:
+        close_views(persistent.get(DB_VIEWS, {}))  # the share's databases stay open for one request only
     return {"id": request["id"], "results": results, "done_mono": time.monotonic()}
+
+
+def _judged(ctx: GateContext, record: dict[str, Any], settings: Any) -> dict[str, Any]:
+    """One record's decision and, for a promotion, its second fresh snapshot, as sent on the wire."""
+    first = safe_evaluate(record, ctx)
+    second = safe_evaluate(record, ctx.fresh()) if first.action == "promote" else None
+    if second is not None and second.action == "promote" and record.get("provider") == "codex":
+        if getattr(settings, "include_thread_title", False):
+            title = _title(record)
+            if title:
+                second.fields[TITLE_FIELD] = title
+    return {"key": record["key"], "first": to_wire(first), "second": to_wire(second) if second else None}
 
 
 def main(argv: list[str] | None = None) -> int:
