@@ -167,3 +167,35 @@ def test_no_codex_database_stays_open_after_a_gate_pass(world: CodexWorld, state
     assert state.locate(key) == "outbox", "the pass did not get as far as the databases"
     db = str(world.home / "state_5.sqlite")
     assert not {name for name in _open_files() if name.startswith(db)}, "a database file was left open"
+
+
+def test_a_pass_over_many_roots_scans_the_thread_table_once(
+    world: CodexWorld, state: StateDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15 item 7 in a real Codex home: the children query scans all of ``threads`` (no index on
+    ``source``). It ran once per candidate and evaluation (2N scans for N candidates, quadratic in a
+    backlog); one pass must scan it once, whatever the number of candidates."""
+    import uuid
+
+    from donebell.shared import codex_db
+
+    scans: list[str] = []
+    real_query = codex_db.query
+
+    def counting(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        if "LIKE" in sql:
+            scans.append(sql)
+        return real_query(conn, sql, params)
+
+    monkeypatch.setattr(codex_db, "query", counting)
+    keys = []
+    for _ in range(40):
+        thread, turn = str(uuid.uuid4()), str(uuid.uuid4())
+        meta = world.root(thread)
+        world.write_rollout(thread, [meta, *turn_records(turn)])
+        world.age(thread, 30)
+        world.add_thread(thread)
+        keys.append(world.submit(thread, turn))
+    gate(state, fast_settings())
+    assert [state.locate(k) for k in keys] == ["outbox"] * len(keys)
+    assert len(scans) == 1, f"{len(scans)} scans of threads for {len(keys)} candidates"
