@@ -6,7 +6,6 @@ degrades the caller instead of stalling it. Query helpers live with their caller
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote
@@ -30,21 +29,17 @@ def db_path(name: str, sqlite_home: Path | str | None = None) -> Path:
 
 
 def open_ro(path: Path | str) -> sqlite3.Connection:
-    """A read-only, query-only connection; raises :class:`CodexDbUnavailable`.
-
-    String paths and ``os.path``, not ``pathlib``: the gate asks this several times per candidate
-    (a backlog's pass, twice per candidate), and a missing database must cost one ``stat``.
-    """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise CodexDbUnavailable(f"{os.path.basename(path)}: missing")
-    uri = f"file:{quote(os.path.realpath(path))}?mode=ro"
+    """A read-only, query-only connection; raises :class:`CodexDbUnavailable`."""
+    path = Path(path)
+    if not path.is_file():
+        raise CodexDbUnavailable(f"{path.name}: missing")
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA query_only=1")
     except sqlite3.Error as exc:
-        raise CodexDbUnavailable(f"{os.path.basename(path)}: {exc}") from None
+        raise CodexDbUnavailable(f"{path.name}: {exc}") from None
     return conn
 
 

@@ -28,10 +28,6 @@ class AttemptDeadline:
         self._deadline: float | None = None
         self._fired = False
         self._thread: threading.Thread | None = None
-        #: When the watchdog wakes by itself next (None: it waits to be told). An attempt whose
-        #: deadline is no earlier needs no wake-up: the watchdog re-reads the deadline then. Without
-        #: this every attempt woke the thread, a GIL hand-off per notification of a backlog.
-        self._wakes_at: float | None = None
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
         """httpx ``trace`` extension: note the socket of every new connection."""
@@ -51,8 +47,7 @@ class AttemptDeadline:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="donebell-attempt-deadline", daemon=True)
                 self._thread.start()
-            if self._wakes_at is None or self._deadline < self._wakes_at:
-                self._cond.notify()
+            self._cond.notify()
         try:
             yield self
         finally:
@@ -68,15 +63,12 @@ class AttemptDeadline:
         with self._cond:
             while True:
                 if self._deadline is None:
-                    self._wakes_at = None
                     self._cond.wait()
                     continue
                 left = self._deadline - time.monotonic()
                 if left > 0:
-                    self._wakes_at = self._deadline
                     self._cond.wait(left)
                     continue
-                self._wakes_at = None
                 self._deadline = None
                 self._fired = True
                 if self._sock is not None:
