@@ -17,7 +17,9 @@ this tree ``DONEBELL_BENCH_ROUNDS`` times (default 1), and prints both medians a
 
 The machine is shared and its speed varies from run to run, so each drain also reports a
 calibration (the best of five runs of a fixed pure-Python workload, in ms: higher is a slower
-machine) and the share of CPU time the hypervisor took (steal) while it drained.
+machine) and the share of CPU time the hypervisor took (steal) while it drained. The Codex home
+has a thread index (``state_5.sqlite``, a row per thread) as real homes do; the cost of one scan
+of it by ``source`` (the children query, which no index serves) is printed too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -67,6 +70,19 @@ def _cpu_ticks() -> tuple[int, int]:
     return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
 
 
+def _threads_scan_ms(db: Path) -> float:
+    """One scan of the home's ``threads`` table by ``source`` (no index), as the children query
+    makes it: what each candidate's evaluations paid before the pass shared one."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        started = time.perf_counter()
+        for _ in range(20):
+            conn.execute("SELECT id, source FROM threads WHERE source LIKE ?", ('%"parent_thread_id":"x"%',)).fetchall()
+        return (time.perf_counter() - started) / 20 * 1000
+    finally:
+        conn.close()
+
+
 def _hwm_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -90,6 +106,7 @@ def _drain(n: int, python: str = sys.executable) -> dict[str, float]:
         sent_dir = rig.state_dir / "sent"
         load_before = os.getloadavg()[0]  # the machine is shared: wall time means little without it
         calibration = _calibration_ms()
+        scan_ms = _threads_scan_ms(rig.codex_home / "state_5.sqlite")
         ticks_before = _cpu_ticks()
         started = time.monotonic()
         proc = subprocess.Popen(
@@ -133,6 +150,7 @@ def _drain(n: int, python: str = sys.executable) -> dict[str, float]:
             "sigterm_s": stop_seconds,
             "messages": len(srv.messages("backlog")),
             "calibration_ms": calibration,
+            "threads_scan_ms": scan_ms,
             "steal_pct": 100 * (ticks_after[1] - ticks_before[1]) / max(1, ticks_after[0] - ticks_before[0]),
         }
 
@@ -192,6 +210,7 @@ def _size_rows(n: int, r: dict[str, float]) -> list[dict[str, Any]]:
         _row(f"{n} pending: machine load average (1 min) at the end", r["load"], None),
         _row(f"{n} pending: machine calibration, ms (higher: slower machine)", r["calibration_ms"], None),
         _row(f"{n} pending: CPU time stolen by the hypervisor while it drained (%)", r["steal_pct"], None),
+        _row(f"{n} pending: one scan of the {n} threads' index by source (ms)", r["threads_scan_ms"], None),
         _row(f"{n} pending: delivery role peak RSS (MiB)", r["rss_mib"], TARGET_RSS_MIB),
         _row(f"{n} pending: oldest heartbeat while working (s)", r["heartbeat_gap_s"], None),
         _row(f"{n} pending: exit after SIGTERM (s)", r["sigterm_s"], None),

@@ -52,6 +52,10 @@ def _add(conn: sqlite3.Connection, ids: list[str]) -> None:
     conn.commit()
 
 
+def _ids(rows: list[tuple[object, ...]]) -> list[str]:
+    return sorted(str(r[0]) for r in rows)
+
+
 class _Counting:
     """A ``build`` that counts how often the rows were actually read."""
 
@@ -60,15 +64,15 @@ class _Counting:
 
     def __call__(self, rows: list[tuple[object, ...]]) -> list[str]:
         self.calls += 1
-        return sorted(str(r[0]) for r in rows)
+        return _ids(rows)
 
 
 def test_an_unchanged_database_is_asked_once_and_a_commit_by_another_process_is_seen(tmp_path: Path) -> None:
     db = tmp_path / "state_5.sqlite"
     _make_db(db, ["a"])
     view, build = DbView(str(db)), _Counting()
-    assert view.derived("ids", SQL, ("exec",), build) == ["a"]
-    assert view.derived("ids", SQL, ("exec",), build) == ["a"]
+    assert view.answer(SQL, ("exec",), build) == ["a"]
+    assert view.answer(SQL, ("exec",), build) == ["a"]
     assert build.calls == 1, "an unchanged database was read again"
     code = (
         'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("INSERT INTO threads (id, rollout_path,'
@@ -76,7 +80,7 @@ def test_an_unchanged_database_is_asked_once_and_a_commit_by_another_process_is_
         " '/r', 1, 1, 'exec', 'openai', '/w', 't', '{}', 'never')\"); c.commit()"
     )
     subprocess.run([sys.executable, "-c", code, str(db)], check=True, timeout=60)
-    assert view.derived("ids", SQL, ("exec",), build) == ["a", "b"], "a commit by another process went unseen"
+    assert view.answer(SQL, ("exec",), build) == ["a", "b"], "a commit by another process went unseen"
     assert build.calls == 2
 
 
@@ -84,25 +88,25 @@ def test_a_replaced_database_is_opened_anew(tmp_path: Path) -> None:
     db, new = tmp_path / "state_5.sqlite", tmp_path / "new.sqlite"
     _make_db(db, ["a"])
     view = DbView(str(db))
-    assert view.derived("ids", SQL, ("exec",), _Counting()) == ["a"]
+    assert view.answer(SQL, ("exec",), _ids) == ["a"]
     _make_db(new, ["z"])
     os.replace(new, db)  # a new file under the same name: the kept connection still has the old one
-    assert view.derived("ids", SQL, ("exec",), _Counting()) == ["z"]
+    assert view.answer(SQL, ("exec",), _ids) == ["z"]
 
 
 def test_a_missing_or_corrupt_database_is_unavailable_and_a_new_one_is_read(tmp_path: Path) -> None:
     db = tmp_path / "state_5.sqlite"
     view = DbView(str(db))
-    assert view.derived("ids", SQL, ("exec",), _Counting()) is None  # missing
+    assert view.answer(SQL, ("exec",), _ids) is None  # missing
     db.write_bytes(b"this is not an SQLite database" * 100)
-    assert view.derived("ids", SQL, ("exec",), _Counting()) is None  # corrupt: no exception
+    assert view.answer(SQL, ("exec",), _ids) is None  # corrupt: no exception
     db.unlink()
     _make_db(db, ["c"])
-    assert view.derived("ids", SQL, ("exec",), _Counting()) == ["c"]
+    assert view.answer(SQL, ("exec",), _ids) == ["c"]
     db.unlink()
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    assert view.derived("ids", SQL, ("exec",), _Counting()) is None, "a deleted database still answered"
+    assert view.answer(SQL, ("exec",), _ids) is None, "a deleted database still answered"
 
 
 @pytest.fixture()
@@ -136,9 +140,12 @@ def test_a_child_row_committed_between_the_snapshots_holds_the_root(
             " sandbox_policy, approval_mode) VALUES (?, ?, 1, 1, ?, 'fake', '/w', 't', '{}', 'never')",
             (child, str(running), f'{{"subagent":{{"thread_spawn":{{"parent_thread_id":"{PARENT_THREAD}"}}}}}}'),
         )
-    applied, final = apply(
-        state, record, first, ctx.now, retry_max=60, recheck=lambda current: safe_evaluate(current, ctx.fresh())
-    )
+    try:
+        applied, final = apply(
+            state, record, first, ctx.now, retry_max=60, recheck=lambda current: safe_evaluate(current, ctx.fresh())
+        )
+    finally:
+        ctx.close()
     if child_appears:
         assert applied == "waiting" and final.action == "wait", (applied, final)
     else:

@@ -216,10 +216,10 @@ class Rig:
             self.complete(turn)
         return turns
 
-    def backlog(self, n: int, *, thread_index: bool = True) -> list[Turn]:
+    def backlog(self, n: int) -> list[Turn]:
         """``n`` finished root turns whose candidates the real Stop hook code wrote, called in this
-        process (a hook process per turn would take minutes for a large backlog); with
-        ``thread_index``, Codex's ``state_5.sqlite`` lists their threads, as in a real home."""
+        process (a hook process per turn would take minutes for a large backlog); Codex's
+        ``state_5.sqlite`` lists their threads, as in a real home."""
         import io
         import sys
 
@@ -236,8 +236,7 @@ class Rig:
                 codex_stop(ctx, [])
                 self.complete(turn, backdate=5.0)
                 turns.append(turn)
-            if thread_index:
-                index_threads(self.codex_home, [(t.thread_id, t.rollout) for t in turns])
+            index_threads(self.codex_home, [(t.thread_id, t.rollout) for t in turns])
             return turns
         finally:
             sys.stdin = saved_stdin

@@ -36,15 +36,10 @@ _PERSISTENT: dict[str, dict[Any, Any]] = {}
 
 def run_gate_pass(state: StateDir, settings: SettingsLike, now: float) -> GatePass:
     """Evaluate every due ``pending/`` candidate once; promote, suppress, remove or keep waiting."""
-    from donebell.workers.gate.codex_db_view import close_views
-    from donebell.workers.gate.codex_sources import DB_VIEWS
     from donebell.workers.gate.gate_pass import run_pass
 
     persistent = _PERSISTENT.setdefault(str(state.root), {})
-    try:
-        return run_pass(state, settings, now, persistent)
-    finally:
-        close_views(persistent.get(DB_VIEWS, {}))  # no file of Codex's stays open between passes
+    return run_pass(state, settings, now, persistent)
 
 
 __all__ = ["GatePass", "run_gate_pass"]

@@ -1,10 +1,10 @@
-"""Codex's SQLite databases as the gate reads them: one kept read-only connection per file, and
+"""Codex's SQLite databases as one gate pass reads them: one read-only connection per file, and
 answers reused only while SQLite says nothing was committed since (``PRAGMA data_version``).
 
 Why: the gate evaluates a candidate twice (the decision, then the second fresh snapshot inside the
-key's lock), and the children query scans the whole ``threads`` table (``source`` has no index):
-about 2.5 ms at 10,000 threads, per candidate and per evaluation. A backlog of N candidates in a
-home of N threads cost O(N²). Opening a connection per query cost another 0.07 ms each.
+key's lock), and the children query scans the whole ``threads`` table (``source`` has no index).
+With a connection and a scan per candidate and evaluation, a backlog of N candidates in a home of
+N threads cost O(N²) (``benchmarks/bench_backlog.py``: 93.5 s for 10,000, 28.8 s with this).
 
 Why a reused answer is still fresh: it is returned only while the path names the same file
 (device and inode: a replaced database is opened anew) and ``PRAGMA data_version`` on this
@@ -13,9 +13,9 @@ commits to the file. Such an answer is what the query would return now. The conn
 read-only and query-only, holds no transaction between statements (so it never holds back
 Codex's WAL checkpoints), and is reopened after any error.
 
-The views live for one gate pass (:func:`close_views` at its end): a pass is where the answers
-are shared (every candidate's decision and second snapshot), and between passes no file of
-Codex's stays open (on Windows an open file cannot be deleted or renamed by Codex).
+:class:`PassDatabases` lives for one pass (``GateContext.databases``, shared by its second-snapshot
+contexts, closed when the pass ends): between passes no file of Codex's stays open (on Windows an
+open file cannot be deleted or renamed by Codex).
 """
 
 from __future__ import annotations
@@ -28,9 +28,16 @@ from typing import Any
 from donebell.shared import codex_db
 
 Rows = list[tuple[object, ...]]
+Build = Callable[[Rows], Any]
 
 #: Answers kept per database; beyond this the memo starts over (it is only a shortcut).
 ANSWERS_LIMIT = 4096
+#: Databases open at once: homes come from records, so bound the connections a pass keeps.
+OPEN_LIMIT = 64
+
+
+def _rows(rows: Rows) -> Rows:
+    return rows
 
 
 class DbView:
@@ -41,43 +48,42 @@ class DbView:
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._version: object = None
-        self._answers: dict[Any, Any] = {}
+        self._answers: dict[tuple[str, tuple[object, ...], Build], Any] = {}
 
-    def derived(self, name: Any, sql: str, params: tuple[object, ...], build: Callable[[Rows], Any]) -> Any | None:
-        """``build(rows)`` of the query's current rows, rebuilt only when the database changed;
+    def answer(self, sql: str, params: tuple[object, ...], build: Build | None = None) -> Any | None:
+        """The query's current rows (or ``build`` of them), rebuilt only when the database changed;
         None when the database is missing, locked, corrupt or of a foreign schema."""
+        build = build or _rows
+        key = (sql, params, build)
         try:
-            self._check_current()
-            if name in self._answers:
-                return self._answers[name]
-            assert self._conn is not None
-            value = build(codex_db.query(self._conn, sql, params))
+            conn = self._current()
+            if key not in self._answers:
+                if len(self._answers) >= ANSWERS_LIMIT:
+                    self._answers.clear()
+                self._answers[key] = build(codex_db.query(conn, sql, params))
         except codex_db.CodexDbUnavailable:
             self.close()  # the next question opens the file anew
             return None
-        if len(self._answers) >= ANSWERS_LIMIT:
-            self._answers.clear()
-        self._answers[name] = value
-        return value
+        return self._answers[key]
 
-    def _check_current(self) -> None:
-        """Open (or reopen) the file at ``path``; forget every answer if anything was committed."""
+    def _current(self) -> sqlite3.Connection:
+        """The connection to the file now at ``path``; every answer forgotten if anything was committed."""
         try:
             st = os.stat(self.path)
         except OSError:
             raise codex_db.CodexDbUnavailable(f"{os.path.basename(self.path)}: missing") from None
-        identity = (st.st_dev, st.st_ino)
-        if self._conn is None or identity != self._identity:
+        if self._conn is None or (st.st_dev, st.st_ino) != self._identity:
             self.close()
             self._conn = codex_db.open_ro(self.path)
-            self._identity = identity
-            # A kept connection keeps its page cache: the OS caches the file anyway, so hold
-            # 256 KiB (SQLite's default is 2 MiB) and keep the role's memory in its budget.
+            self._identity = (st.st_dev, st.st_ino)
+            # The OS caches the file anyway: 256 KiB of SQLite page cache (default 2 MiB) is enough.
             codex_db.query(self._conn, "PRAGMA cache_size=-256")
-        version = codex_db.query(self._conn, "PRAGMA data_version")
-        if not version or version[0][0] != self._version:
+        rows = codex_db.query(self._conn, "PRAGMA data_version")
+        version = rows[0][0] if rows else None
+        if version is None or version != self._version:
             self._answers.clear()
-            self._version = version[0][0] if version else None
+            self._version = version
+        return self._conn
 
     def close(self) -> None:
         if self._conn is not None:
@@ -89,20 +95,21 @@ class DbView:
         self._answers.clear()
 
 
-def view_for(views: dict[str, DbView], path: str) -> DbView:
-    """The kept view of ``path`` in ``views`` (closed by :func:`close_views`), created on first use."""
-    view = views.get(path)
-    if view is None:
-        if len(views) >= 64:  # homes come from records: bound the connections kept open
-            for old in views.values():
-                old.close()
-            views.clear()
-        view = views[path] = DbView(path)
-    return view
+class PassDatabases:
+    """The databases one pass has opened, by path; :meth:`close` at the end of the pass."""
 
+    def __init__(self) -> None:
+        self._views: dict[str, DbView] = {}
 
-def close_views(views: dict[str, DbView]) -> None:
-    """Close every kept connection in ``views`` (the end of a gate pass)."""
-    for view in views.values():
-        view.close()
-    views.clear()
+    def view(self, path: str) -> DbView:
+        view = self._views.get(path)
+        if view is None:
+            if len(self._views) >= OPEN_LIMIT:
+                self.close()
+            view = self._views[path] = DbView(path)
+        return view
+
+    def close(self) -> None:
+        for view in self._views.values():
+            view.close()
+        self._views.clear()

@@ -2,15 +2,14 @@
 
 Everything is read-only (``shared.codex_db``: ``mode=ro`` + ``query_only``) and tolerant: a
 missing, locked or foreign-schema database yields "unavailable", never an exception, and never
-"busy" by itself. Answers come from each database's kept view (``codex_db_view``), reused only
-while nothing was committed since; "unavailable" is remembered for one pass in ``GateContext.cache``.
+"busy" by itself. Answers come from the pass's database views (``GateContext.databases``), reused
+only while nothing was committed since; "unavailable" is remembered in ``GateContext.cache``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from donebell.shared import codex_db, codex_meta
 from donebell.shared.paths import codex_home as default_codex_home
-from donebell.workers.gate.codex_db_view import Rows, view_for
+from donebell.workers.gate.codex_db_view import Build, Rows
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.rollout_index import RolloutIndex
 
@@ -47,9 +46,6 @@ def homes(record: dict[str, Any]) -> Homes:
     return Homes(codex, codex)
 
 
-#: Where a pass keeps its database views (``codex_db_view``), closed at the end of the pass.
-DB_VIEWS = "codex_db_views"
-
 #: Process-lifetime memo sizes: beyond this a memo starts over (they are only shortcuts).
 MEMO_LIMIT = 4096
 
@@ -67,19 +63,18 @@ def _db_query(
     db: str,
     sql: str,
     params: tuple[object, ...],
-    build: Callable[[Rows], Any] | None = None,
+    build: Build | None = None,
 ) -> Any:
     """Rows (or ``build(rows)``), or None when the database is unavailable.
 
-    Answers come from the database's kept view (``codex_db_view``: reused only while nothing was
-    committed since, so the second snapshot stays fresh); "unavailable" is remembered for the
-    pass, so a locked database costs its busy timeout once per pass, not once per candidate.
+    Answers come from the pass's view of the database (``codex_db_view``: reused only while
+    nothing was committed since, so the second snapshot stays fresh); "unavailable" is remembered
+    in the context, so a locked database costs the pass's decisions its busy timeout once.
     """
     path = os.path.join(h.sqlite_home, db)
     if ("db-unavailable", path) in ctx.cache:
         return None
-    view = view_for(ctx.persistent.setdefault(DB_VIEWS, {}), path)
-    answer = view.derived((sql, params, build), sql, params, build or (lambda rows: rows))
+    answer = ctx.databases.view(path).answer(sql, params, build)
     if answer is None:
         ctx.cache[("db-unavailable", path)] = True
     return answer

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir import StateDir
+from donebell.workers.gate.codex_db_view import PassDatabases
 
 if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the same fields
     from donebell.shared.settings_view import SettingsLike
@@ -15,9 +16,12 @@ if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the s
 class GateContext:
     """Everything one evaluation may consult besides the candidate itself.
 
-    ``cache`` lives for one pass (one snapshot of slow-changing facts such as SQLite rows);
-    ``persistent`` lives as long as the process (tail offsets of large rollouts). The second
-    fresh snapshot before promotion uses a context with an empty ``cache``.
+    ``cache`` lives for one pass (facts such as "this database is unavailable");
+    ``persistent`` lives as long as the process (tail offsets of large rollouts); ``databases``
+    lives for one pass and is shared with the second-snapshot contexts, because its answers are
+    only reused while SQLite proves them current (``codex_db_view``). The second fresh snapshot
+    before promotion uses a context with an empty ``cache``. Whoever makes the pass's context
+    closes it (:meth:`close`).
     """
 
     state: StateDir
@@ -25,7 +29,12 @@ class GateContext:
     now: float
     cache: dict[Any, Any] = field(default_factory=dict)
     persistent: dict[Any, Any] = field(default_factory=dict)
+    databases: PassDatabases = field(default_factory=PassDatabases)
 
     def fresh(self) -> GateContext:
         """A context for the second snapshot: same clock and settings, nothing cached."""
-        return GateContext(self.state, self.settings, self.now, {}, self.persistent)
+        return GateContext(self.state, self.settings, self.now, {}, self.persistent, self.databases)
+
+    def close(self) -> None:
+        """The end of the pass: no file of Codex's stays open."""
+        self.databases.close()

@@ -58,8 +58,16 @@ def _coalesce(judged: Judged, settings: SettingsLike) -> Judged:
 
 
 def run_pass(state: StateDir, settings: SettingsLike, now: float, persistent: dict[Any, Any]) -> GatePass:
-    result = GatePass()
     ctx = GateContext(state, settings, now, {}, persistent)
+    try:
+        return _run(ctx)
+    finally:
+        ctx.close()  # no file of Codex's stays open between passes
+
+
+def _run(ctx: GateContext) -> GatePass:
+    state, settings, now, persistent = ctx.state, ctx.settings, ctx.now, ctx.persistent
+    result = GatePass()
     roots = configured_roots(settings)
     pool: RemotePool | None = persistent.get("remote_pool")
     if pool is not None:

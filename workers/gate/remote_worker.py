@@ -33,8 +33,6 @@ from typing import Any
 from donebell.shared.faults import injected_fault
 from donebell.shared.orphans import die_with_parent
 from donebell.shared.statedir import StateDir
-from donebell.workers.gate.codex_db_view import close_views
-from donebell.workers.gate.codex_sources import DB_VIEWS
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
 from donebell.workers.gate.remote import TITLE_FIELD, to_wire
@@ -58,7 +56,7 @@ def answer(state: StateDir, request: dict[str, Any], persistent: dict[Any, Any])
     try:
         results = [_judged(ctx, record, settings) for group in request["groups"] for record in group]
     finally:
-        close_views(persistent.get(DB_VIEWS, {}))  # the share's databases stay open for one request only
+        ctx.close()  # the share's databases stay open for one request only
     return {"id": request["id"], "results": results, "done_mono": time.monotonic()}
 
 
