@@ -199,22 +199,30 @@ def main() -> list[dict[str, Any]]:
     return rows
 
 
+#: The rows printed per size: (what, the drain's figure); targets are added in :func:`_size_rows`.
+FIGURES = (
+    ("seconds until all delivered", "seconds"),
+    ("ms per candidate", "per_candidate_ms"),
+    ("delivery role CPU ms per candidate", "cpu_per_candidate_ms"),
+    ("delivery role CPU seconds", "cpu_s"),
+    ("machine load average (1 min) at the start", "load_before"),
+    ("machine load average (1 min) at the end", "load"),
+    ("machine calibration, ms (higher: slower machine)", "calibration_ms"),
+    ("CPU time stolen by the hypervisor while it drained (%)", "steal_pct"),
+    ("one scan of the threads' index by source (ms)", "threads_scan_ms"),
+    ("delivery role peak RSS (MiB)", "rss_mib"),
+    ("oldest heartbeat while working (s)", "heartbeat_gap_s"),
+    ("exit after SIGTERM (s)", "sigterm_s"),
+    ("notifications", "messages"),
+)
+
+
 def _size_rows(n: int, r: dict[str, float]) -> list[dict[str, Any]]:
+    targets = {"seconds": TARGET_SECONDS if n >= 10000 else None, "rss_mib": TARGET_RSS_MIB, "messages": float(n)}
     median = " (median)" if ROUNDS > 1 else ""
     return [
-        _row(f"{n} pending: seconds until all delivered{median}", r["seconds"], TARGET_SECONDS if n >= 10000 else None),
-        _row(f"{n} pending: ms per candidate", r["per_candidate_ms"], None),
-        _row(f"{n} pending: delivery role CPU ms per candidate", r["cpu_per_candidate_ms"], None),
-        _row(f"{n} pending: delivery role CPU seconds", r["cpu_s"], None),
-        _row(f"{n} pending: machine load average (1 min) at the start", r["load_before"], None),
-        _row(f"{n} pending: machine load average (1 min) at the end", r["load"], None),
-        _row(f"{n} pending: machine calibration, ms (higher: slower machine)", r["calibration_ms"], None),
-        _row(f"{n} pending: CPU time stolen by the hypervisor while it drained (%)", r["steal_pct"], None),
-        _row(f"{n} pending: one scan of the {n} threads' index by source (ms)", r["threads_scan_ms"], None),
-        _row(f"{n} pending: delivery role peak RSS (MiB)", r["rss_mib"], TARGET_RSS_MIB),
-        _row(f"{n} pending: oldest heartbeat while working (s)", r["heartbeat_gap_s"], None),
-        _row(f"{n} pending: exit after SIGTERM (s)", r["sigterm_s"], None),
-        _row(f"{n} pending: notifications", r["messages"], n),
+        _row(f"{n} pending: {what}{median if key == 'seconds' else ''}", r[key], targets.get(key))
+        for what, key in FIGURES
     ]
 
 
