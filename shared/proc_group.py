@@ -10,6 +10,13 @@ to that group. Windows has no process groups to signal, so there :func:`kill_gro
 leader's descendants, and how the child relates to the starter's console is chosen per kind in
 :data:`WINDOWS_CREATION_FLAGS`.
 
+Every donebell process started here runs :func:`own_python` (``python -P -m donebell...``) in
+:data:`NEUTRAL_CWD`: a hook runs in the agent's working folder, and plain ``python -m`` would put
+that folder first on ``sys.path``, so a ``brotli.py`` in the repository the agent works on would be
+imported by httpx and run as donebell, outside the agent's sandbox. ``-P`` keeps the folder off
+``sys.path``; the neutral folder also disarms relative ``PYTHONPATH`` entries. ``PYTHONPATH``
+itself is kept: it is the user's explicit choice (``-I`` would also drop a ``pip --user`` install).
+
 The hooks import this module (``spawn_detached``), so it imports only ``os`` and ``sys`` at the
 top: ``subprocess``, ``signal`` and ``psutil`` would each cost the hook milliseconds of start-up.
 """
@@ -31,6 +38,15 @@ if TYPE_CHECKING:
 CREATE_NEW_PROCESS_GROUP = 0x00000200
 DETACHED_PROCESS = 0x00000008
 CREATE_NO_WINDOW = 0x08000000
+
+#: Where every donebell child process starts: the root folder, never the caller's (the agent's) cwd.
+NEUTRAL_CWD = os.path.abspath(os.sep)
+
+
+def own_python(module: str, *args: str) -> list[str]:
+    """The argv that runs ``module`` of THIS installation: no folder of the caller's on ``sys.path``."""
+    return [sys.executable, "-P", "-m", module, *args]
+
 
 #: How a child relates to the starter's console on Windows, per kind of child.
 WINDOWS_CREATION_FLAGS: dict[str, int] = {
@@ -62,27 +78,73 @@ def start(
     stdout: int | None = None,
     stderr: int | None = None,
     env: dict[str, str] | None = None,
+    cwd: str | None = NEUTRAL_CWD,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` (no shell) as the leader of a new process group; other fds are closed."""
+    """Start ``argv`` (no shell) as the leader of a new process group in ``cwd``; other fds are closed."""
     import subprocess
 
     return subprocess.Popen(
-        argv, stdin=stdin, stdout=stdout, stderr=stderr, close_fds=True, env=env, **popen_options(kind)
+        argv, stdin=stdin, stdout=stdout, stderr=stderr, close_fds=True, env=env, cwd=cwd, **popen_options(kind)
     )
 
 
-def spawn_detached(argv: list[str], *, env: dict[str, str] | None = None) -> int:
+def spawn_detached(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> int:
     """Start ``argv`` (looked up on PATH if it has no slash) detached, never waited for; its pid.
 
     Its stdio is the null device on 0, 1 and 2: a hook's stdout is a pipe the agent reads until
     EOF, so a child that inherited it would hold the agent's turn open for its whole life. On
-    POSIX ``os.posix_spawnp`` starts it (no ``subprocess`` import on the hook path). Raises
-    ``OSError`` if it cannot be started (missing program, permission).
+    POSIX ``os.posix_spawnp`` starts it (no ``subprocess`` import on the hook path). ``cwd`` None
+    keeps the caller's folder (a chained notifier expects the agent's). Raises ``OSError`` if it
+    cannot be started (missing program, permission).
     """
     if not argv:
         raise ValueError("empty argv")
     environment = dict(os.environ if env is None else env)
-    if hasattr(os, "posix_spawnp"):
+    if cwd is not None:
+        with _InFolder(cwd) as moved:
+            if moved:
+                return _spawn_here(argv, environment, cwd)
+        return _spawn_here(argv, environment, cwd, posix=False)
+    return _spawn_here(argv, environment, None)
+
+
+class _InFolder:
+    """``with _InFolder(folder) as moved``: this process sits in ``folder`` for the block, then back.
+
+    ``posix_spawnp`` has no working-folder action, so the spawn happens from inside the folder.
+    ``moved`` is False (and nothing changed) when the current folder cannot be held open to
+    return to; the caller then starts the child another way. A hook is single-threaded here.
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.folder, self.back = folder, -1
+
+    def __enter__(self) -> bool:
+        if not hasattr(os, "posix_spawnp"):
+            return False
+        try:
+            self.back = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return False
+        try:
+            os.chdir(self.folder)
+        except OSError:
+            os.close(self.back)
+            self.back = -1
+            return False
+        return True
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.back >= 0:
+            try:
+                os.fchdir(self.back)
+            finally:
+                os.close(self.back)
+
+
+def _spawn_here(argv: list[str], environment: dict[str, str], cwd: str | None, *, posix: bool = True) -> int:
+    """posix_spawnp from the current folder where it can be used, else ``subprocess`` in ``cwd``."""
+    if posix and hasattr(os, "posix_spawnp"):
         actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -95,7 +157,7 @@ def spawn_detached(argv: list[str], *, env: dict[str, str] | None = None) -> int
     import subprocess
 
     null = subprocess.DEVNULL
-    return start(argv, "detached", stdin=null, stdout=null, stderr=null, env=environment).pid
+    return start(argv, "detached", stdin=null, stdout=null, stderr=null, env=environment, cwd=cwd).pid
 
 
 def kill_group(leader: int) -> None:

@@ -98,7 +98,7 @@ class Child:
 
 def worker_command(role: str) -> list[str]:
     """The argv that runs one role (the same as ``donebell worker <role>``)."""
-    return [sys.executable, "-m", "donebell.supervisor.cli", "worker", role]
+    return proc_group.own_python("donebell.supervisor.cli", "worker", role)
 
 
 def spawn(role: str) -> Child:

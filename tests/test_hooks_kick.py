@@ -40,7 +40,8 @@ def test_kick_starts_a_detached_until_idle_worker(hooks: HookEnv) -> None:
     assert result.returncode == 0 and result.stdout == b"{}\n"
     info = wait_for_json(hooks.root / "kick.json")
     assert info["argv"] == worker_argv()
-    assert info["argv"][1:] == ["-m", "donebell.supervisor.cli", "worker", "delivery", "--until-idle"]
+    assert info["argv"][1:] == ["-P", "-m", "donebell.supervisor.cli", "worker", "delivery", "--until-idle"]
+    assert info["cwd"] == "/"  # never the agent's folder: a module there must not be imported
     assert info["sid"] == info["pid"]  # its own session: the agent's signals do not reach it
     assert info["stdio"] == ["/dev/null"] * 3
     assert hooks.only("pending")["source"] == "codex-stop"
@@ -110,7 +111,7 @@ def test_kick_runs_on_this_interpreter_and_package() -> None:
     """The worker command line is this interpreter plus the package's own CLI module (no PATH lookup, no shell)."""
     argv = worker_argv()
     assert argv[0] == sys.executable and os.path.isabs(argv[0])
-    assert argv[1:3] == ["-m", "donebell.supervisor.cli"]
+    assert argv[1:4] == ["-P", "-m", "donebell.supervisor.cli"]  # -P: the agent's folder is not on sys.path
 
 
 def test_real_kick_delivers_without_a_service(hooks: HookEnv) -> None:

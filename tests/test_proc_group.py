@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -112,3 +113,30 @@ def test_windows_flags_per_kind() -> None:
     assert flags["windowless"] & proc_group.CREATE_NO_WINDOW and not flags["windowless"] & proc_group.DETACHED_PROCESS
     assert flags["detached"] & proc_group.DETACHED_PROCESS
     assert proc_group.popen_options("detached", windows=False) == {"start_new_session": True}
+
+
+def test_every_donebell_child_is_started_through_own_python() -> None:
+    """No spawn site builds ``python -m`` itself: ``own_python`` adds ``-P`` (issue 26 item 1), so a
+    module in the caller's folder is never imported; tests/reliability/test_hostile_cwd.py runs them."""
+    root = Path(proc_group.__file__).resolve().parents[1]
+    offenders = []
+    for folder in ("shared", "workers", "supervisor"):
+        for path in (root / folder).rglob("*.py"):
+            text = path.read_text("utf-8")
+            if re.search(r"sys\.executable,\s*\"-m\"", text):
+                offenders.append(str(path.relative_to(root)))
+    assert offenders == []
+    assert proc_group.own_python("x.y", "a") == [sys.executable, "-P", "-m", "x.y", "a"]
+
+
+def test_spawn_detached_in_a_folder_leaves_the_callers_folder_alone(tmp_path: Path) -> None:
+    """``cwd`` starts the child there (posix_spawn has no such action: the caller steps in and back)."""
+    out, here = tmp_path / "cwd.txt", os.getcwd()
+    code = "import os, sys; open(sys.argv[1], 'w').write(os.getcwd())"
+    pid = proc_group.spawn_detached([sys.executable, "-c", code, str(out)], cwd=proc_group.NEUTRAL_CWD)
+    os.waitpid(pid, 0)
+    assert out.read_text() == proc_group.NEUTRAL_CWD
+    assert os.getcwd() == here
+    pid = proc_group.spawn_detached([sys.executable, "-c", code, str(out)])  # a chained notifier: the caller's
+    os.waitpid(pid, 0)
+    assert out.read_text() == here

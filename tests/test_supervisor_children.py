@@ -60,4 +60,4 @@ def test_exit_of_a_role_kills_the_leftovers_in_its_group(tmp_path: Path) -> None
 
 def test_worker_command_runs_the_same_interpreter_through_the_cli() -> None:
     """A role is `<this python> -m donebell.supervisor.cli worker <role>`, never a thread."""
-    assert worker_command("delivery") == [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery"]
+    assert worker_command("delivery") == [sys.executable, "-P", "-m", "donebell.supervisor.cli", "worker", "delivery"]

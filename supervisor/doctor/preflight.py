@@ -16,6 +16,8 @@ import subprocess
 import sys
 from typing import Any
 
+from donebell.shared.proc_group import NEUTRAL_CWD, own_python
+
 EXIT_CONFIG = 78
 
 
@@ -54,7 +56,8 @@ def run_in_child(timeout: float = 60.0) -> dict[str, Any]:
     """Run :func:`check` in a child interpreter and return its answer."""
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "donebell.supervisor.doctor.preflight"],
+            own_python("donebell.supervisor.doctor.preflight"),
+            cwd=NEUTRAL_CWD,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,

@@ -64,7 +64,7 @@ def claude_event(scenario: str, event: str, index: int = 0) -> dict[str, Any]:
 
 
 #: A stand-in for a program a hook starts (a chained notify program, the kicked worker): writes
-#: its argv, pid, session, stdio targets and DONEBELL_CHAINED to the JSON file named by its first
+#: its argv, pid, session, stdio targets, cwd and DONEBELL_CHAINED to the JSON file named by its first
 #: argument, then lingers ``RECORDER_LINGER`` seconds like a worker would and exits ``RECORDER_EXIT``.
 RECORDER = """
 import json, os, sys, time
@@ -80,6 +80,7 @@ info = {
     "sid": os.getsid(0),
     "stdio": [target(fd) for fd in (0, 1, 2)],
     "chained": os.environ.get("DONEBELL_CHAINED"),
+    "cwd": os.getcwd(),
 }
 with open(out + ".tmp", "w") as f:
     json.dump(info, f)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from donebell.shared.backoff import doubling
+from donebell.shared.proc_group import NEUTRAL_CWD, own_python
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
 from donebell.workers.gate.verdict import Verdict
 
@@ -128,12 +129,12 @@ class Worker:
         self.last_error: str | None = None
 
     def start(self) -> None:
-        argv = [sys.executable, "-m", "donebell.workers.gate.remote_worker", "--state-dir", self.state_dir,
-                "--root", self.root, "--parent-pid", str(os.getpid())]  # fmt: skip
+        argv = own_python("donebell.workers.gate.remote_worker", "--state-dir", self.state_dir,
+                          "--root", self.root, "--parent-pid", str(os.getpid()))  # fmt: skip
         flags = 0x08000000 if sys.platform == "win32" else 0  # CREATE_NO_WINDOW
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            close_fds=True, creationflags=flags,
+            close_fds=True, creationflags=flags, cwd=NEUTRAL_CWD,
         )  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None
         self.proc, self.generation = proc, self.generation + 1

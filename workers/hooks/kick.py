@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 from donebell.shared.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import StateDir, encode, now
@@ -31,8 +30,10 @@ KICK_RECORD = "delivery.kick.json"
 
 
 def worker_argv() -> list[str]:
-    """The on-demand worker's command line: this interpreter, this package, no shell."""
-    return [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery", "--until-idle"]
+    """The on-demand worker's command line: this interpreter, this package, no shell, no cwd on sys.path."""
+    from donebell.shared.proc_group import own_python
+
+    return own_python("donebell.supervisor.cli", "worker", "delivery", "--until-idle")
 
 
 def kick_argv() -> list[str] | None:
@@ -70,9 +71,9 @@ def kick_delivery(state: StateDir) -> str:
     argv = kick_argv()
     if argv is None:
         return "off"
-    from donebell.shared.proc_group import spawn_detached
+    from donebell.shared.proc_group import NEUTRAL_CWD, spawn_detached
 
-    pid = spawn_detached(argv)
+    pid = spawn_detached(argv, cwd=NEUTRAL_CWD)  # never the agent's folder: see proc_group
     record = {"pid": pid, "create_time": process_create_time(pid), "kicked_at": now(), "role": "delivery"}
     state.write_file(state.path("locks", KICK_RECORD), encode(record), durable=False)
     return "kicked"

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -208,15 +207,13 @@ class RemoteScannerRole(Role):
             "cursor_folder": f"watch/remote/{root_hash(root.path)}",
             "parent_pid": os.getpid(),
         }
-        return [
-            sys.executable,
-            "-m",
+        return proc_group.own_python(
             "donebell.workers.scanners.remote_scan_child",
             "--state-dir",
             str(self.state.root),
             "--spec",
             json.dumps(spec),
-        ]
+        )
 
     def run_pass(self) -> PassResult:
         counters: dict[str, int] = {}
