@@ -47,7 +47,9 @@ formatting, the file is replaced atomically and stays `0600`, and the old and ne
 printed (`priority: 3 (default) -> 5`). Lists take JSON or comma-separated words
 (`config set tags bell,rocket`). A secret is never taken from the command line, where the shell
 history and the process list would keep it: `donebell config set token -` reads it from stdin (a
-hidden prompt on a terminal).
+hidden prompt on a terminal). The same holds for `password`, `wake_token` and a `server` URL with a
+`user:password@` part (`config set server -`; one without a password is taken from argv); set and
+unset print them masked (`**********`, `https://user:**********@host`).
 
 Keep the file private (`chmod 600`): donebell refuses to load a token or password (or a
 `user:password@` server) kept in a file that others can read; a secret given only through

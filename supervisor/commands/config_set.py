@@ -4,7 +4,8 @@ The new file is validated by the same schema as every load (:class:`donebell.sha
 with the ``DONEBELL_<KEY>`` environment set aside, so a value the file cannot hold is refused even
 when the environment overrides it today). The edit is span-preserving (other keys keep their
 order and formatting), written through a temp file and ``os.replace`` with mode 0600, and the
-old and new values are printed (secrets as ``**********``). A secret (``token``, ``password``) is
+old and new values are printed (secrets as ``**********``, a server's password masked). A secret
+(``token``, ``password``, ``wake_token``, or a ``server`` URL with a ``user:password@`` part) is
 never taken from argv, where the shell history and the process list would keep it: pass ``-``
 and type or pipe it on stdin.
 """
@@ -22,14 +23,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import config, configfile
+from donebell.shared import config, config_rules, configfile, secret_text
 from donebell.shared.paths import config_path
 from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
 from pydantic import ValidationError
 
-SECRET_KEYS = frozenset({"token", "password"})
-REDACTED = "**********"
+SECRET_KEYS = frozenset(config_rules.SECRET_KEYS)
+REDACTED = secret_text.MASK
 
 
 class ConfigSetError(Exception):
@@ -94,6 +95,8 @@ def _validated(path: Path, data: dict[str, Any], key: str) -> Any:
 def _shown(key: str, value: Any) -> str:
     if key in SECRET_KEYS and value is not None:
         return REDACTED
+    if key == "server" and isinstance(value, str):
+        value = secret_text.redact_url(value)
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -103,10 +106,22 @@ def _default(key: str) -> Any:
 
 
 def read_secret(key: str, stdin: typing.TextIO) -> str:
-    """A secret typed at a prompt (not echoed) or piped on stdin."""
+    """A secret (or a server URL holding one) typed at a prompt (not echoed) or piped on stdin."""
     if stdin.isatty():
         return getpass.getpass(f"{key}: ")
     return stdin.readline().rstrip("\r\n")
+
+
+def _server_value(value: str | None, stdin: typing.TextIO | None) -> str | None:
+    """The server URL: ``-`` reads it from stdin; a password in an argv URL is refused (never echoed)."""
+    if value == "-":
+        return read_secret("server", stdin or sys.stdin)
+    if value is not None and secret_text.url_passwords(value):
+        raise ConfigSetError(
+            "server carries a password: run `donebell config set server -` and type the URL (or pipe it) on "
+            "stdin, or set the user with `config set username NAME` and the password with `config set password -`"
+        )
+    return value
 
 
 def change(path: Path, key: str, raw: str | None) -> tuple[str, str]:
@@ -166,6 +181,8 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
                     "so it never lands in your shell history or the process list"
                 )
             value = read_secret(key, stdin or sys.stdin)
+        elif not unset and key == "server":
+            value = _server_value(value, stdin)
         path = Path(os.path.abspath(config_path()))
         created = not path.exists() and not unset
         old, new = change(path, key, None if unset else value)
