@@ -13,7 +13,7 @@ import base64
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from donebell.shared import secret_text
@@ -59,6 +59,21 @@ def auth_for(settings: SettingsLike) -> Auth | None:
     user = settings.username or ""  # ntfy accepts ":<token>" (empty user, token as password)
     encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return Auth(f"Basic {encoded}", tuple(s for s in (password, encoded) if s))
+
+
+def account_auth(settings: SettingsLike) -> Auth | None:
+    """:func:`auth_for`, else the server URL's ``user:password@`` as a Basic header.
+
+    For requests made to :func:`public_server` (the wake role's subscription): the credentials
+    travel in the header only, never in a URL that a log line or a button could show.
+    """
+    auth = auth_for(settings)
+    parts = urlsplit(settings.server)
+    if auth is not None or parts.password is None:
+        return auth
+    user, password = unquote(parts.username or ""), unquote(parts.password)
+    encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return Auth(f"Basic {encoded}", tuple(s for s in (password, parts.password, encoded) if s))
 
 
 def check_sendable(settings: SettingsLike, auth: Auth | None) -> None:

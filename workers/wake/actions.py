@@ -4,12 +4,16 @@ Each configured ``wake_actions`` entry becomes one button that POSTs a fresh sig
 (:mod:`donebell.shared.wake_ticket`) to ``<server>/<wake_topic>``, with ``wake_token`` (meant to
 be a write-only user's token) as its Authorization header when set. The button's prompt is not
 in the action: the wake role looks it up in the local config by the ticket's action index.
+
+The URL never carries the server's ``user:password@``: everyone who reads the notification topic
+sees its buttons, and those are the notification account's credentials, not the phone's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from donebell.shared.secret_text import public_url
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, open_state_dir
 from donebell.shared.wake_ticket import PROVIDERS, TicketKey, issue, load_key
@@ -69,7 +73,7 @@ def _button(
     action: dict[str, Any] = {
         "action": "http",
         "label": entry.get("label", "Continue")[:40],
-        "url": f"{settings.server}/{settings.wake_topic}",
+        "url": f"{public_url(settings.server)}/{settings.wake_topic}",
         "method": "POST",
         "body": body,
         "clear": True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from donebell.shared.secret_text import url_passwords
 from donebell.shared.settings_view import SettingsLike
 
 
@@ -13,7 +14,9 @@ def config_problem(settings: SettingsLike) -> str | None:
         return "no wake_topic configured (the reply topic of the Continue buttons)"
     if settings.wake_topic == settings.topic:
         return "wake_topic must differ from topic"
+    # The same accounts delivery sends with: a token, username + password, or the server URL's user-info.
     authenticated = bool(settings.token) or bool(settings.username and settings.password)
+    authenticated = authenticated or bool(url_passwords(settings.server))
     if not authenticated and not settings.wake_allow_unauthenticated:
         return "wake_enabled needs an access token on the server (token), or wake_allow_unauthenticated: true"
     return None

@@ -19,7 +19,8 @@ import signal
 import sys
 from typing import Any, ClassVar
 
-from donebell.workers.delivery.ntfy_client import auth_for
+from donebell.shared.secret_text import public_url
+from donebell.workers.delivery.ntfy_client import account_auth
 from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
@@ -42,9 +43,9 @@ class WakeRole(Role):
         self.pipeline = WakePipeline(self.state, self.settings, self.log)
         self.queue = self.pipeline.queue
         self.open: dict[str, dict[str, Any]] = {r["key"]: r for r in self.queue.open_records()}
-        auth = auth_for(self.settings)
+        auth = account_auth(self.settings)  # the URL's user-info too, as delivery sends with it
         self.headers = {"Authorization": auth.header} if auth else {}
-        self.url = topic_url(self.settings.server, self.settings.wake_topic)
+        self.url = topic_url(public_url(self.settings.server), self.settings.wake_topic)
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=256)
         self.subscription_state = "polling" if self.bounded() else "connecting"
         self.subscriber: Subscriber | None = None
