@@ -1,6 +1,6 @@
 """The wake role's test world: a state dir, config and Codex home with one finished thread, and a
 stand-in ``codex`` on PATH that appends one turn to the thread's rollout the way ``codex exec resume``
-does (task_started, then task_complete) and logs its argv."""
+does (task_started, then task_complete) and logs its argv (and its environment, to ``FAKE_CODEX_ENV``)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ FAKE_CODEX = textwrap.dedent(
     home = os.environ["CODEX_HOME"]
     with open(os.environ["FAKE_CODEX_LOG"], "a") as f:
         f.write(json.dumps(sys.argv[1:]) + "\\n")
+    if os.environ.get("FAKE_CODEX_ENV"):
+        with open(os.environ["FAKE_CODEX_ENV"], "w") as f:
+            json.dump(dict(os.environ), f)
     thread = sys.argv[-2]
     refuse = os.environ.get("FAKE_CODEX_REFUSE_FILE")
     if refuse and os.path.exists(refuse):

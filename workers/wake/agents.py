@@ -131,11 +131,28 @@ def command(provider: str, conversation_id: str, prompt: str, extra_args: list[s
     return [binary, "-p", "--resume", conversation_id, *extra_args, prompt]
 
 
+#: donebell's variables the woken agent keeps: where this installation is, so that the new turn's
+#: own hook reports to it. Locations, not secrets; every other ``DONEBELL_*`` stays here.
+AGENT_KEEPS = frozenset({"DONEBELL_CONFIG", "DONEBELL_STATE_DIR"})
+#: The service manager's channel to donebell's own service (systemd's notify socket and watchdog).
+SERVICE_CHANNEL = frozenset({"NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"})
+
+
+def agent_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The user's environment minus donebell's: no ``DONEBELL_*`` secret or setting (``DONEBELL_TOKEN``,
+    ``DONEBELL_WAKE_TOKEN``, any ``DONEBELL_<KEY>``, test seams) and no service channel."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k in AGENT_KEEPS or not k.startswith("DONEBELL_")) and k not in SERVICE_CHANNEL
+    }
+
+
 def spawn(argv: list[str], cwd: str | None, log_path: str) -> subprocess.Popen[bytes]:
     """Start ``argv`` detached (own session, no stdin); its output goes to ``log_path`` (0600)."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_TEST_")}
+        env = agent_environment(os.environ)
         workdir = cwd if cwd and os.path.isdir(cwd) else None
         return subprocess.Popen(
             argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True
