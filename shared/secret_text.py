@@ -3,11 +3,15 @@
 An error text may quote a secret in a form other than the configured bytes: httpx quotes a bad
 header as a bytes repr (``b'Bearer tk_x\\n'``), a JSON document escapes it, a Basic header
 carries it in Base64 of ``user:password``, a URL percent-encodes it. :func:`secret_forms` lists
-every such form, and :func:`scrub` replaces each of them with :data:`MASK`, longest first. The
-delivery role scrubs each attempt's error before it reaches ``notify.log`` and the outbox record;
-``status``, ``doctor`` and ``explain`` scrub what they print once more, with the secrets read
-straight from the file and the environment (:func:`configured_secrets`), so that a record written
-by an older version or a config that no longer validates cannot leak either.
+every such form, and :func:`scrub` replaces each of them with :data:`MASK`, longest first.
+
+The secrets are always the values of :data:`config_rules.SECRET_KEYS` plus the server URL's
+password. Writers scrub with the loaded settings (:func:`settings_secrets`): the delivery role each
+attempt's error before it reaches ``notify.log``, the outbox record, a receipt or a dead letter;
+every role the error in its health file. Every command's output is scrubbed once more on its way
+out (:mod:`donebell.shared.scrubbed_output`), with the secrets read straight from the file and
+the environment (:func:`configured_secrets`), so that a record written by an older version or a
+config that no longer validates cannot leak either.
 
 Shown URLs: :func:`public_url` drops ``user:password@`` (receipts, logs, subscribe links);
 :func:`redact_url` keeps the user and masks the password (``config show``).
@@ -41,11 +45,21 @@ def secret_forms(secret: str, username: str | None = None) -> set[str]:
 
 def scrub(text: str, secrets: Iterable[str], username: str | None = None) -> str:
     """``text`` with every form of every secret replaced by :data:`MASK`."""
+    return scrub_forms(text, all_forms(secrets, username))
+
+
+def all_forms(secrets: Iterable[str], username: str | None = None) -> list[str]:
+    """Every form of every secret, longest first (the order :func:`scrub_forms` replaces them in)."""
     forms: set[str] = set()
     for secret in secrets:
         if secret and len(secret.strip()) >= MIN_SECRET_CHARS:
             forms |= secret_forms(secret, username)
-    for form in sorted(forms, key=len, reverse=True):
+    return sorted(forms, key=len, reverse=True)
+
+
+def scrub_forms(text: str, forms: list[str]) -> str:
+    """``text`` with each of ``forms`` (from :func:`all_forms`) replaced by :data:`MASK`."""
+    for form in forms:
         text = text.replace(form, MASK)
     return text
 
@@ -78,17 +92,19 @@ def redact_url(url: str) -> str:
 
 
 def settings_secrets(settings: object) -> tuple[list[str], str | None]:
-    """The token, password and URL password of loaded settings (pydantic or the light view), and the user."""
+    """Every secret of loaded settings (pydantic or the light view): the values of
+    :data:`config_rules.SECRET_KEYS` and the server URL's password; and the user name."""
+    from donebell.shared.config_rules import SECRET_KEYS
+
     secrets: list[str] = []
-    for name in ("token", "password"):
+    for name in SECRET_KEYS:
         stored = getattr(settings, name, None)
         value = stored.get_secret_value() if stored is not None else ""
         if value:
             secrets.append(value)
     server = getattr(settings, "server", "")
     secrets += url_passwords(server) if isinstance(server, str) else []
-    username = getattr(settings, "username", None)
-    return secrets, username if isinstance(username, str) and username else None
+    return secrets, _user(getattr(settings, "username", None), [server])
 
 
 def configured_secrets() -> tuple[list[str], str | None]:
@@ -97,14 +113,28 @@ def configured_secrets() -> tuple[list[str], str | None]:
     Read without validation, so even a config that is refused (or half-edited) is scrubbed.
     """
     from donebell.shared import configfile
+    from donebell.shared.config_rules import SECRET_KEYS
 
     try:
         _, data = configfile.read_file()
     except configfile.ConfigFileError:
         data = None
-    merged = {**(data or {}), **configfile.env_overrides({"token", "password", "wake_token", "username", "server"})}
-    secrets = [str(merged[key]) for key in ("token", "password", "wake_token") if merged.get(key)]
+    merged = {**(data or {}), **configfile.env_overrides({*SECRET_KEYS, "username", "server"})}
+    secrets = [str(merged[key]) for key in SECRET_KEYS if merged.get(key)]
     servers = [s for s in ((data or {}).get("server"), merged.get("server")) if isinstance(s, str)]
     secrets += [p for server in servers for p in url_passwords(server)]
-    username = merged.get("username")
-    return secrets, username if isinstance(username, str) and username else None
+    return secrets, _user(merged.get("username"), servers)
+
+
+def _user(username: object, servers: Iterable[object]) -> str | None:
+    """The Basic-auth user a secret may be encoded with: ``username``, else a server URL's user."""
+    if isinstance(username, str) and username:
+        return username
+    for server in servers:
+        try:
+            user = urlsplit(server).username if isinstance(server, str) else None
+        except ValueError:
+            continue
+        if user:
+            return unquote(user)
+    return None

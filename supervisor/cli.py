@@ -109,11 +109,19 @@ def _dispatch(args: list[str]) -> int:
         func = _resolve(spec)
     from donebell.shared.paths import RelativePathError
 
+    originals = None
+    if command != "hook":  # the agent's protocol, and its start-up budget: see scrubbed_output
+        from donebell.shared import scrubbed_output
+
+        originals = scrubbed_output.install()  # no configured secret reaches the terminal or a log
     try:
         result = func(args[1:])  # type: ignore[operator]
     except RelativePathError as exc:  # DONEBELL_STATE_DIR/DONEBELL_CONFIG: refused before anything runs
         sys.stderr.write(f"donebell {command}: config error: {exc}\n")
         return EXIT_CONFIG
+    finally:
+        if originals is not None:
+            scrubbed_output.uninstall(originals)
     return int(result or 0)
 
 
