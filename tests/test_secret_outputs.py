@@ -135,3 +135,26 @@ def test_a_secret_written_in_pieces_is_still_scrubbed_and_the_stream_stays_a_ter
     out.flush()
     assert inner.getvalue() == "a ********** b\nc **********"
     assert out.isatty() is False and out.getvalue() == inner.getvalue()  # the rest is the real stream's
+
+
+def test_service_files_carry_locations_never_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`install` writes the shell's locations into the unit/plist (PASSED_ENV), never a secret variable."""
+    from donebell.supervisor.install import service
+
+    for name, value in {
+        "DONEBELL_TOKEN": TOKEN,
+        "DONEBELL_WAKE_TOKEN": WAKE_TOKEN,
+        "DONEBELL_PASSWORD": PASSWORD,
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in service.PASSED_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DONEBELL_STATE_DIR", "/home/u/state")
+    env = service.passed_env()
+    assert env == {"DONEBELL_STATE_DIR": "/home/u/state"}
+    files = [service.render_systemd("/usr/bin/donebell", env), service.render_launchd("/usr/bin/donebell", env, "/l")]
+    assert all("/home/u/state" in text for text in files)
+    scan = SecretScan({"token": TOKEN, "wake_token": WAKE_TOKEN, "password": PASSWORD})
+    for text in files:
+        scan.scan_text("service file", text)
+    assert scan.hits == []
