@@ -76,3 +76,10 @@ def test_a_server_url_without_a_password_is_still_taken_from_argv(cfg: Path) -> 
     res = _config("set", "server", "https://phil@ntfy.example.org")
     assert res.returncode == 0, res.stderr
     assert json.loads(cfg.read_text())["server"] == "https://phil@ntfy.example.org"
+
+
+def test_the_printed_mask_is_not_taken_for_a_secret(cfg: Path) -> None:
+    """`**********` pasted back (what show and set print) would make every button send it: refused."""
+    res = _config("set", "wake_token", "-", stdin="**********\n")
+    assert res.returncode == 2 and "that is the mask donebell prints" in res.stderr
+    assert cfg.read_text() == STARTING_FILE

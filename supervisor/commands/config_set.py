@@ -181,6 +181,8 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
                     "so it never lands in your shell history or the process list"
                 )
             value = read_secret(key, stdin or sys.stdin)
+            if value and not value.strip("*"):  # pasted from an earlier `config show` or `set`
+                raise ConfigSetError(f"{key}: that is the mask donebell prints ({REDACTED}), not the secret")
         elif not unset and key == "server":
             value = _server_value(value, stdin)
         path = Path(os.path.abspath(config_path()))
