@@ -21,11 +21,13 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from support.ntfy_standin import NtfyStandin
-from support.rig import Rig
+from support.remote_gate_kit import remote_rollout, submit_remote_candidate
+from support.rig import Rig, _turn_lines
 from support.service import kill_leftovers
 from support.supervisor_proc import FAST
 
@@ -108,23 +110,42 @@ def _supervisor(rig: Rig, cwd: Path, env: dict[str, str], log: Path) -> Iterator
         kill_leftovers(rig)
 
 
-def _every_role_ran_a_pass(rig: Rig, proc: subprocess.Popen[bytes], log: Path) -> None:
-    """Each role finished a pass, and the remote scanner's child finished a scan."""
+def _remote_task(rig: Rig, remote_home: Path) -> str:
+    """A finished task in the remote Codex home, known only to the gate's remote probe worker."""
+    thread = str(uuid.uuid4())
+    lines, turn = _turn_lines(thread, time.time())
+    rollout = remote_rollout(remote_home, thread)
+    rollout.parent.mkdir(parents=True, exist_ok=True)
+    rollout.write_bytes(b"".join(lines))
+    return submit_remote_candidate(rig.state, remote_home, thread, turn, rollout)
+
+
+def _every_role_ran_a_pass(rig: Rig, proc: subprocess.Popen[bytes], log: Path, remote_key: str) -> None:
+    """Each role finished a pass, the remote scanner's child finished a scan, and the remote task
+    was promoted on its probe worker's answer."""
     deadline = time.monotonic() + 60
     while True:
         assert proc.poll() is None, log.read_text("utf-8", "replace")[-2000:]
         health = {role: rig.state.read_health(role) or {} for role in ROLES}
         waiting = sorted(role for role, h in health.items() if not h.get("passes"))
-        if not waiting and health["remote-scanner"].get("cycles_completed"):
+        probed = any(r.get("answered") for r in health["delivery"].get("gate_remote") or [])
+        remote_done = probed and rig.state.locate(remote_key) in ("sent", "suppressed")
+        if not waiting and health["remote-scanner"].get("cycles_completed") and remote_done:
             return
-        assert time.monotonic() < deadline, f"roles without a pass: {waiting}; {log.read_text()[-2000:]}"
+        where = rig.where(remote_key)
+        assert time.monotonic() < deadline, (
+            f"roles without a pass: {waiting}; remote task in {where}; {log.read_text()[-2000:]}"
+        )
         time.sleep(0.2)
 
 
-def _the_whole_path(rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str, str], log: Path) -> None:
+def _the_whole_path(
+    rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str, str], log: Path, remote_home: Path
+) -> None:
     _hook_kick_delivery(rig, standin, cwd, env)
+    remote_key = _remote_task(rig, remote_home)
     with _supervisor(rig, cwd, env, log) as proc:
-        _every_role_ran_a_pass(rig, proc, log)
+        _every_role_ran_a_pass(rig, proc, log, remote_key)
     doctor = subprocess.run([str(DONEBELL), "doctor", "--json"], cwd=cwd, env=env, capture_output=True, timeout=120)
     assert b'"configuration' in doctor.stdout or doctor.returncode in (0, 1), doctor.stderr[-2000:]
 
@@ -132,7 +153,8 @@ def _the_whole_path(rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str, st
 def test_no_module_in_the_agents_folder_is_imported_by_any_donebell_process(
     make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path
 ) -> None:
-    """Hook -> kick -> delivery, `donebell run` (five roles, a remote scan child) and `doctor`, run in a
+    """Hook -> kick -> delivery, `donebell run` (five roles, a remote scan child, a remote probe worker)
+    and `doctor`, run in a
     folder holding a module of every name they import: no marker, and the turn is delivered."""
     remote_home = tmp_path / "remote-codex"
     (remote_home / "sessions").mkdir(parents=True)
@@ -146,7 +168,7 @@ def test_no_module_in_the_agents_folder_is_imported_by_any_donebell_process(
     plain = tmp_path / "plain"
     plain.mkdir()
     env = _env(recorded, PYTHONPATH=str(probe_dir), HOSTILE_TEST_NAMES=str(names_file))
-    _the_whole_path(recorded, standin, plain, env, tmp_path / "recorded.log")
+    _the_whole_path(recorded, standin, plain, env, tmp_path / "recorded.log", remote_home)
     names = set(names_file.read_text().split()) - {"sitecustomize", "__main__"}
     assert {"donebell", "httpx", "json"} <= names  # the recorder saw the real imports
     optional = names - set(sys.modules)  # tried but absent here, e.g. brotli: the classic bait
@@ -160,5 +182,5 @@ def test_no_module_in_the_agents_folder_is_imported_by_any_donebell_process(
             (hostile / f"{name}.py").write_text(HOSTILE.format(markers=str(markers), name=name))
     rig = make_rig("hostile")
     _config(rig, remote_home)
-    _the_whole_path(rig, standin, hostile, _env(rig), tmp_path / "hostile.log")
+    _the_whole_path(rig, standin, hostile, _env(rig), tmp_path / "hostile.log", remote_home)
     assert sorted(os.listdir(markers)) == [], f"imported from the agent's folder (optional ones: {sorted(optional)})"
