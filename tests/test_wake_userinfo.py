@@ -66,3 +66,13 @@ def test_the_wake_role_authenticates_with_the_servers_userinfo(tmp_path: Path, l
     world.worker("--once")
     assert statuses(world) == [("confirmed", None)]
     assert PASSWORD not in (world.state.root / "health" / "wake.json").read_text()
+
+
+def test_the_wake_role_never_sends_the_account_in_clear_text_to_another_host(tmp_path: Path, srv: NtfyStandin) -> None:
+    """As delivery: credentials over plain http:// to a host that is not loopback are refused (exit 78)."""
+    world = WakeWorld(tmp_path, srv)
+    world.settings_data.update(server=f"http://phil:{PASSWORD}@192.0.2.1:9", wake_allow_unauthenticated=False)
+    world.write_config()
+    result = world.worker("--once")
+    assert result.returncode == 78 and "refusing to send credentials over plain http://" in result.stderr
+    assert PASSWORD not in result.stdout + result.stderr

@@ -9,7 +9,8 @@ persisted (``wake/cursor.json``), so replies that arrived while the role was dow
 once on restart.
 
 It refuses to run on a server without an access token (anyone could then read the topics and
-use a ticket first) unless ``wake_allow_unauthenticated: true`` says the user accepts that.
+use a ticket first) unless ``wake_allow_unauthenticated: true`` says the user accepts that, and,
+like delivery, to send its credentials in clear text to another host or through a clear-text proxy.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 from typing import Any, ClassVar
 
 from donebell.shared.secret_text import public_url
-from donebell.workers.delivery.ntfy_client import account_auth
+from donebell.workers.delivery.ntfy_client import ConfigProblem, account_auth, check_sendable
 from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
@@ -36,6 +37,12 @@ class WakeRole(Role):
 
     def setup(self) -> None:
         problem = config_problem(self.settings)
+        auth = None
+        try:
+            auth = account_auth(self.settings)  # the URL's user-info too, as delivery sends with it
+            check_sendable(self.settings, auth)  # the same clear-text rules as delivery
+        except ConfigProblem as exc:
+            problem = problem or str(exc)
         if problem:
             self.log.error("wake role not started: %s", problem)
             sys.stderr.write(f"donebell worker wake: {problem}\n")
@@ -43,7 +50,6 @@ class WakeRole(Role):
         self.pipeline = WakePipeline(self.state, self.settings, self.log)
         self.queue = self.pipeline.queue
         self.open: dict[str, dict[str, Any]] = {r["key"]: r for r in self.queue.open_records()}
-        auth = account_auth(self.settings)  # the URL's user-info too, as delivery sends with it
         self.headers = {"Authorization": auth.header} if auth else {}
         self.url = topic_url(public_url(self.settings.server), self.settings.wake_topic)
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=256)
