@@ -1,8 +1,8 @@
 """A repository the agent works in cannot run code as donebell (issue 26 item 1).
 
 A hook runs in the agent's working folder. Every process donebell starts from there (the kick's
-``worker delivery --until-idle``, the supervisor's roles, the remote scanner's children, doctor's
-check) must import only its own installation: a ``brotli.py`` in the agent's repository, imported
+``worker delivery --until-idle``, ``run``'s configuration check, the supervisor's roles, the remote
+scanner's children, the remote gate's probe workers) must import only its own installation: a ``brotli.py`` in the agent's repository, imported
 by httpx, would otherwise run with the user's rights, outside the agent's sandbox.
 
 The names come from a real run, not from a list: first every process of the path (hook -> kick ->
@@ -75,7 +75,13 @@ def _env(rig: Rig, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _hook_kick_delivery(rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str, str]) -> None:
+def _assert_nothing_imported(markers: Path | None) -> None:
+    """Fails at once, naming the modules, when a process imported one from the agent's folder."""
+    found = sorted(os.listdir(markers)) if markers is not None else []
+    assert found == [], f"imported from the agent's folder: {found}"
+
+
+def _hook_kick_delivery(rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str, str], markers: Path | None) -> None:
     """The agent's Stop hook in ``cwd`` kicks an on-demand delivery worker that sends the turn."""
     turn = rig.new_turn(complete=True)
     before = len(standin.messages(rig.topic))
@@ -86,6 +92,7 @@ def _hook_kick_delivery(rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str
     assert hook.returncode == 0
     deadline = time.monotonic() + 40
     while rig.state.locate(turn.key) != "sent":
+        _assert_nothing_imported(markers)
         assert time.monotonic() < deadline, f"the kicked worker did not deliver: {rig.where(turn.key)}"
         time.sleep(0.1)
     assert len(standin.messages(rig.topic)) == before + 1
@@ -120,11 +127,14 @@ def _remote_task(rig: Rig, remote_home: Path) -> str:
     return submit_remote_candidate(rig.state, remote_home, thread, turn, rollout)
 
 
-def _every_role_ran_a_pass(rig: Rig, proc: subprocess.Popen[bytes], log: Path, remote_key: str) -> None:
+def _every_role_ran_a_pass(
+    rig: Rig, proc: subprocess.Popen[bytes], log: Path, remote_key: str, markers: Path | None
+) -> None:
     """Each role finished a pass, the remote scanner's child finished a scan, and the remote task
     was promoted on its probe worker's answer."""
     deadline = time.monotonic() + 60
     while True:
+        _assert_nothing_imported(markers)
         assert proc.poll() is None, log.read_text("utf-8", "replace")[-2000:]
         health = {role: rig.state.read_health(role) or {} for role in ROLES}
         waiting = sorted(role for role, h in health.items() if not h.get("passes"))
@@ -140,14 +150,21 @@ def _every_role_ran_a_pass(rig: Rig, proc: subprocess.Popen[bytes], log: Path, r
 
 
 def _the_whole_path(
-    rig: Rig, standin: NtfyStandin, cwd: Path, env: dict[str, str], log: Path, remote_home: Path
+    rig: Rig,
+    standin: NtfyStandin,
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    remote_home: Path,
+    markers: Path | None = None,
 ) -> None:
-    _hook_kick_delivery(rig, standin, cwd, env)
+    _hook_kick_delivery(rig, standin, cwd, env, markers)
     remote_key = _remote_task(rig, remote_home)
     with _supervisor(rig, cwd, env, log) as proc:
-        _every_role_ran_a_pass(rig, proc, log, remote_key)
+        _every_role_ran_a_pass(rig, proc, log, remote_key, markers)
     doctor = subprocess.run([str(DONEBELL), "doctor", "--json"], cwd=cwd, env=env, capture_output=True, timeout=120)
-    assert b'"configuration' in doctor.stdout or doctor.returncode in (0, 1), doctor.stderr[-2000:]
+    [config] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "config"]
+    assert config["status"] == "ok", config  # doctor ran to its end in the agent's folder
 
 
 def test_no_module_in_the_agents_folder_is_imported_by_any_donebell_process(
@@ -182,5 +199,5 @@ def test_no_module_in_the_agents_folder_is_imported_by_any_donebell_process(
             (hostile / f"{name}.py").write_text(HOSTILE.format(markers=str(markers), name=name))
     rig = make_rig("hostile")
     _config(rig, remote_home)
-    _the_whole_path(rig, standin, hostile, _env(rig), tmp_path / "hostile.log", remote_home)
+    _the_whole_path(rig, standin, hostile, _env(rig), tmp_path / "hostile.log", remote_home, markers)
     assert sorted(os.listdir(markers)) == [], f"imported from the agent's folder (optional ones: {sorted(optional)})"
