@@ -83,3 +83,9 @@ def test_the_printed_mask_is_not_taken_for_a_secret(cfg: Path) -> None:
     res = _config("set", "wake_token", "-", stdin="**********\n")
     assert res.returncode == 2 and "that is the mask donebell prints" in res.stderr
     assert cfg.read_text() == STARTING_FILE
+
+
+def test_config_init_refuses_a_server_password_from_argv(isolated_env: dict[str, Path]) -> None:
+    res = _config("init", "--server", f"https://phil:{PASSWORD}@ntfy.example.org")
+    assert res.returncode == 2 and "--server carries a password" in res.stderr
+    assert PASSWORD not in res.stdout + res.stderr and not isolated_env["config"].exists()

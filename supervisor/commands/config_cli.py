@@ -35,6 +35,15 @@ def main(argv: list[str]) -> int:
         print("wake key replaced: tickets issued before now are refused (bad-signature)")
         return 0
     if args.action == "init":
+        from donebell.shared.secret_text import url_passwords
+
+        if url_passwords(args.server):  # argv is the shell history and the process list
+            print(
+                "donebell config init: --server carries a password: run `donebell config init --server URL` "
+                "without it, then `donebell config set server -` and type the URL on stdin",
+                file=sys.stderr,
+            )
+            return 2
         path, created = config.init_config(server=args.server)
         loaded = _load_or_report()
         if loaded is None:
