@@ -62,8 +62,11 @@ def install() -> tuple[TextIO, TextIO]:
         secrets, username = secret_text.configured_secrets()
     except Exception:  # noqa: BLE001 - an unreadable config holds no secret to hide; the command says why
         return originals
-    if secrets:
+    # Under pythonw (the Windows scheduled task) both are None, and print() to None is a no-op:
+    # a wrapper around None would turn every print into an AttributeError.
+    if secrets and sys.stdout is not None:
         sys.stdout = ScrubbedStream(sys.stdout, secrets, username)
+    if secrets and sys.stderr is not None:
         sys.stderr = ScrubbedStream(sys.stderr, secrets, username)
     return originals
 

@@ -158,3 +158,20 @@ def test_service_files_carry_locations_never_secrets(monkeypatch: pytest.MonkeyP
     for text in files:
         scan.scan_text("service file", text)
     assert scan.hits == []
+
+
+def test_no_wrapper_around_a_missing_stream(monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, Path]) -> None:
+    """pythonw (the Windows task) has no stdout/stderr: print() stays a no-op, never an AttributeError."""
+    from donebell.shared import scrubbed_output
+
+    isolated_env["config"].parent.mkdir(parents=True)
+    isolated_env["config"].write_text(json.dumps({"token": TOKEN}))
+    os.chmod(isolated_env["config"], 0o600)
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", None)
+    originals = scrubbed_output.install()
+    try:
+        assert sys.stdout is None and sys.stderr is None
+        print("nothing to print to")
+    finally:
+        scrubbed_output.uninstall(originals)
