@@ -171,8 +171,8 @@ def test_no_module_in_the_agents_folder_is_imported_by_any_donebell_process(
     make_rig: Callable[..., Rig], standin: NtfyStandin, tmp_path: Path
 ) -> None:
     """Hook -> kick -> delivery, `donebell run` (five roles, a remote scan child, a remote probe worker)
-    and `doctor`, run in a
-    folder holding a module of every name they import: no marker, and the turn is delivered."""
+    and `doctor`, run in a folder holding a module of every name they import: no marker, and the
+    turns are delivered."""
     remote_home = tmp_path / "remote-codex"
     (remote_home / "sessions").mkdir(parents=True)
 
