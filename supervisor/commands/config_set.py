@@ -4,10 +4,13 @@ The new file is validated by the same schema as every load (:class:`donebell.sha
 with the ``DONEBELL_<KEY>`` environment set aside, so a value the file cannot hold is refused even
 when the environment overrides it today). The edit is span-preserving (other keys keep their
 order and formatting), written through a temp file and ``os.replace`` with mode 0600, and the
-old and new values are printed (secrets as ``**********``, a server's password masked). A secret
-(``token``, ``password``, ``wake_token``, or a ``server`` URL with a ``user:password@`` part) is
+old and new values are printed (secrets as ``**********``). A secret (``token``, ``password``) is
 never taken from argv, where the shell history and the process list would keep it: pass ``-``
 and type or pipe it on stdin.
+
+The secrets are :data:`config_rules.SECRET_KEYS` (``wake_token`` too: stored as typed, never as
+pydantic's mask) and the password of a ``server`` URL (``config set server -``); shown values,
+the server URL included, have them masked.
 """
 
 from __future__ import annotations
@@ -23,14 +26,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import config, config_rules, configfile, secret_text
+from donebell.shared import config, configfile
+from donebell.shared.config_rules import SECRET_KEYS as CONFIG_SECRET_KEYS
 from donebell.shared.paths import config_path
+from donebell.shared.secret_text import MASK, redact_url, url_passwords
 from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
 from pydantic import ValidationError
 
-SECRET_KEYS = frozenset(config_rules.SECRET_KEYS)
-REDACTED = secret_text.MASK
+SECRET_KEYS = frozenset(CONFIG_SECRET_KEYS)
+REDACTED = MASK
 
 
 class ConfigSetError(Exception):
@@ -96,7 +101,7 @@ def _shown(key: str, value: Any) -> str:
     if key in SECRET_KEYS and value is not None:
         return REDACTED
     if key == "server" and isinstance(value, str):
-        value = secret_text.redact_url(value)
+        value = redact_url(value)
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -116,7 +121,7 @@ def _server_value(value: str | None, stdin: typing.TextIO | None) -> str | None:
     """The server URL: ``-`` reads it from stdin; a password in an argv URL is refused (never echoed)."""
     if value == "-":
         return read_secret("server", stdin or sys.stdin)
-    if value is not None and secret_text.url_passwords(value):
+    if value is not None and url_passwords(value):
         raise ConfigSetError(
             "server carries a password: run `donebell config set server -` and type the URL (or pipe it) on "
             "stdin, or set the user with `config set username NAME` and the password with `config set password -`"
