@@ -59,6 +59,10 @@ def run_checks(runner: Runner) -> list[Check]:
     if settings is not None:
         server_check, server_time = doctor_runtime.check_server(settings)
         checks.append(server_check)
+        if server_check.status != FAIL and settings.topic:  # asks ntfy itself, publishing nothing
+            from donebell.supervisor.doctor.access import check_access
+
+            checks += check_access(settings)
     else:
         checks.append(Check("server", SKIP, "no valid config to read the server from"))
     checks.append(doctor_runtime.check_clock(server_time))
