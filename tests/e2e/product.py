@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from support import npm_clis
+from support.ntfy_real import RealNtfy
 from support.ntfy_standin import NtfyStandin
 
 from e2e.agent_proc import base_env
@@ -50,6 +51,10 @@ class Product:
     root: Path
     config: JSON = field(default_factory=dict)
     topic: str = "donebell-e2e"
+    #: The real ntfy server to deliver to instead of the stand-in (with donebell's token): then the
+    #: config names it and `messages()` reads its cache (tests/e2e/test_real_ntfy_agents.py).
+    ntfy: RealNtfy | None = None
+    ntfy_token: str | None = None
     standin: NtfyStandin = field(init=False)
     state_dir: Path = field(init=False)
     config_path: Path = field(init=False)
@@ -68,6 +73,8 @@ class Product:
         self.standin.start()
         self.config_path.parent.mkdir(parents=True, exist_ok=True)
         cfg = {"server": self.standin.url, "topic": self.topic, **FAST_CONFIG, **self.config}
+        if self.ntfy is not None:
+            cfg.update(server=self.ntfy.url, token=self.ntfy_token)
         self.config_path.write_text(json.dumps(cfg, indent=2))
         os.chmod(self.config_path, 0o600)
         return self
@@ -254,6 +261,8 @@ class Product:
 
     # ---- notifications --------------------------------------------------------------------
     def messages(self) -> list[JSON]:
+        if self.ntfy is not None:
+            return self.ntfy.poll(self.topic, token=self.ntfy_token)
         return self.standin.messages(self.topic)
 
     def expect(
