@@ -8,6 +8,7 @@ tests/support/wake_world.py (the real CLIs are in tests/e2e/test_wake.py).
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import signal
@@ -186,3 +187,32 @@ def test_the_documented_commands_are_the_ones_run() -> None:
         "access *",
     ]
     assert re.fullmatch(r"donebell-\S+", TOPIC) and re.fullmatch(r"donebell-\S+", WAKE_TOPIC)
+
+
+def _doctor_wake(world: WakeWorld) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "doctor", "--json"]
+    out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
+    [check] = [c for c in json.loads(out.stdout)["checks"] if c["name"] == "wake"]
+    return dict(check)
+
+
+def test_doctor_checks_the_documented_acls_against_the_server(
+    world: WakeWorld, setup: tuple[RealNtfy, dict[str, str]]
+) -> None:
+    """The documented setup passes; a wake_token that can do more (donebell's own) is a warning; one
+    that may not post to the reply topic is a failure naming the `ntfy access … write-only` line."""
+    server, tokens = setup
+    assert _doctor_wake(world)["status"] == "ok"
+
+    world.settings_data["wake_token"] = tokens["donebell"]
+    world.write_config()
+    check = _doctor_wake(world)
+    assert check["status"] == "warn" and "post to the notification topic" in check["summary"], check
+
+    server.user_add("stranger", PASSWORD)
+    world.settings_data["wake_token"] = server.token_add("stranger")
+    world.write_config()
+    check = _doctor_wake(world)
+    assert check["status"] == "fail" and "every tap fails" in check["summary"], check
+    assert check["next_step"].startswith(f"on the server: `ntfy access stranger '{WAKE_TOPIC}' write-only`")
+    assert world.settings_data["wake_token"] not in json.dumps(check)

@@ -74,14 +74,19 @@ class PublishAccess:
 
 def probe(settings: SettingsLike, auth: Auth | None, timeout: float = 5.0) -> PublishAccess:
     """Ask the server whether ``auth`` may publish to ``settings.topic``; never raises, stores nothing."""
-    url = httpx.URL(settings.server.rstrip("/") + "/" + settings.topic)
+    return probe_topic(settings.server, settings.topic, auth, timeout)
+
+
+def probe_topic(server: str, topic: str, auth: Auth | None, timeout: float = 5.0) -> PublishAccess:
+    """:func:`probe` for any topic (the reply topic with ``wake_token``, in doctor's wake check)."""
+    url = httpx.URL(server.rstrip("/") + "/" + topic)
     headers = {"User-Agent": USER_AGENT, "X-Priority": "9"}
     authorization = _authorization(url, auth)
     if authorization:
         headers["Authorization"] = authorization
     bare = url.copy_with(username=None, password=None)
     try:
-        route = route_for(settings.server, credentials=has_credentials(settings.server, auth))
+        route = route_for(server, credentials=has_credentials(server, auth))
         with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False, proxy=route.proxy) as client:
             answer = client.post(bare, headers=headers, content=b"")
             access = _verdict(answer.status_code, _ntfy_code(answer.content))
@@ -91,6 +96,24 @@ def probe(settings: SettingsLike, auth: Auth | None, timeout: float = 5.0) -> Pu
             return access
     except (httpx.HTTPError, ProxyRefused) as exc:
         return PublishAccess("unknown", detail=type(exc).__name__)
+
+
+def may_read(server: str, topic: str, auth: Auth | None, timeout: float = 5.0) -> bool | None:
+    """ntfy's ``GET /<topic>/auth``: True when ``auth`` may read (subscribe to) ``topic``; None: unknown."""
+    url = httpx.URL(server.rstrip("/") + "/" + topic + "/auth")
+    headers = {"User-Agent": USER_AGENT}
+    authorization = _authorization(url, auth)
+    if authorization:
+        headers["Authorization"] = authorization
+    try:
+        route = route_for(server, credentials=has_credentials(server, auth))
+        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False, proxy=route.proxy) as client:
+            answer = client.get(url.copy_with(username=None, password=None), headers=headers)
+    except (httpx.HTTPError, ProxyRefused):
+        return None
+    if answer.status_code == 200:
+        return True
+    return False if _ntfy_code(answer.content) in (UNAUTHORIZED, FORBIDDEN) else None
 
 
 def routes_sequence_ids(settings: SettingsLike, auth: Auth | None, timeout: float = 5.0) -> bool | None:
