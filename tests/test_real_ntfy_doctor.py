@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from support.delivery_kit import Env
 from support.ntfy_real import RealNtfy, free_port, serve_module
@@ -123,8 +126,6 @@ def not_ntfy(tmp_path: Path) -> Iterator[str]:
 
 
 def _answers(url: str) -> bool:
-    import httpx
-
     try:
         httpx.get(url, timeout=1)
     except httpx.HTTPError:
@@ -140,3 +141,33 @@ def test_a_url_that_is_not_ntfy_is_a_failure_naming_the_server_key(not_ntfy: str
     assert "does not answer like ntfy: check `server`" in _outbox_error(env)
     code, doc, _ = _doctor(env)
     assert code == 1 and _check(doc, "access")["status"] == "fail"
+
+
+class _AcceptsAnything(BaseHTTPRequestHandler):
+    """A web app that answers every POST with 200 "OK" (a webhook catcher, a misrouted proxy)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"OK")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_2xx_from_something_that_is_not_ntfy_is_not_reported_as_delivered(tmp_path: Path) -> None:
+    """Before, `donebell test` printed "sent" for any 2xx; without ntfy's message id it now says the
+    server is probably not ntfy and exits 1; doctor fails it already at its health check."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _AcceptsAnything)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        env = Env(tmp_path, server=f"http://127.0.0.1:{httpd.server_address[1]}", topic=TOPIC)
+        run = env.run_cli("test")
+        assert run.returncode == 1 and "probably not an ntfy server" in run.stdout, run.stdout
+        code, doc, _ = _doctor(env)
+        assert code == 1 and _check(doc, "server")["status"] == "fail"  # no /v1/health: not ntfy
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
