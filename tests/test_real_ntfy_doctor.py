@@ -59,7 +59,7 @@ def test_no_token_on_a_deny_all_server_names_the_token_and_the_access_line(ntfy:
     run = env.run_cli("test")
     assert run.returncode == 1
     assert "without an access token (HTTP 403)" in run.stdout, run.stdout
-    assert f"ntfy access donebell '{TOPIC}' rw" in run.stdout and "donebell config set token" in run.stdout
+    assert f"ntfy access donebell '{TOPIC}' rw" in run.stdout and "donebell config set token -" in run.stdout
     assert "needs an access token for the topic: set `token`" in _outbox_error(env)  # why it waits
     code, doc, table = _doctor(env)
     access = _check(doc, "access")

@@ -57,15 +57,15 @@ class PublishAccess:
         topic = settings.topic
         if self.verdict == "unauthorized":
             return (
-                "set a valid `token` (on the server: `ntfy token add <user>`; then "
-                "`donebell config set token tk_…`), or fix `username`/`password` or the server URL's user-info"
+                "set a valid `token`: `ntfy token add <user>` on the server, then `donebell config set token -` "
+                "(it reads the token from stdin); or fix `username`/`password` or the server URL's user-info"
             )
         if self.verdict == "forbidden" and credentials:
             return f"on the server: `ntfy access {self.user or '<user>'} '{topic}' rw`"
         if self.verdict == "forbidden":
             return (
                 f"on the server: `ntfy user add donebell`, `ntfy access donebell '{topic}' rw`, "
-                "`ntfy token add donebell`; then `donebell config set token tk_…`"
+                "`ntfy token add donebell`; then `donebell config set token -` (it reads the token from stdin)"
             )
         if self.verdict == "not-ntfy":
             return "set `server` to the ntfy server's base URL (the one the ntfy app subscribes to)"
