@@ -34,8 +34,14 @@ class NtfyUnavailable(RuntimeError):
     """The server could not be fetched here; the message says why (the reason a test skips with)."""
 
 
+CACHE_ENV = "DONEBELL_NTFY_CACHE"
+#: As the run started: the suite's `no_outside_config` fixture drops DONEBELL_* variables inside a
+#: test, and a server a test starts itself must still come from the same cache.
+_CACHE_AT_START = os.environ.get(CACHE_ENV)
+
+
 def cache_dir() -> Path:
-    return Path(os.environ.get("DONEBELL_NTFY_CACHE") or Path.home() / ".cache" / "donebell-ntfy")
+    return Path(os.environ.get(CACHE_ENV) or _CACHE_AT_START or Path.home() / ".cache" / "donebell-ntfy")
 
 
 def binary_path(cache: Path | None = None) -> Path:
