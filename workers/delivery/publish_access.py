@@ -26,6 +26,7 @@ from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials
 from donebell.workers.delivery.refusal_reason import FORBIDDEN, UNAUTHORIZED
 
 INVALID_PRIORITY = 40007  # what ntfy answers a publish it would accept, but for the bad priority
+PAGE_NOT_FOUND = 40401  # no such route
 
 
 @dataclass(frozen=True)
@@ -79,36 +80,20 @@ def probe(settings: SettingsLike, auth: Auth | None, timeout: float = 5.0) -> Pu
 
 def probe_topic(server: str, topic: str, auth: Auth | None, timeout: float = 5.0) -> PublishAccess:
     """:func:`probe` for any topic (the reply topic with ``wake_token``, in doctor's wake check)."""
-    url = httpx.URL(server.rstrip("/") + "/" + topic)
-    headers = {"User-Agent": USER_AGENT, "X-Priority": "9"}
-    authorization = _authorization(url, auth)
-    if authorization:
-        headers["Authorization"] = authorization
-    bare = url.copy_with(username=None, password=None)
     try:
-        route = route_for(server, credentials=has_credentials(server, auth))
-        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False, proxy=route.proxy) as client:
-            answer = client.post(bare, headers=headers, content=b"")
-            access = _verdict(answer.status_code, _ntfy_code(answer.content))
-            if access.verdict in ("allowed", "forbidden") and authorization:
-                user = _account_user(client, bare.copy_with(path=_root_path(bare) + "v1/account"), authorization)
-                access = PublishAccess(access.verdict, access.status, access.detail, user)
-            return access
+        answer = _ask(server, "POST", topic, auth, timeout)
+        access = _verdict(answer.status_code, _ntfy_code(answer.content))
+        if access.verdict in ("allowed", "forbidden") and _authorization(server, auth):
+            access = PublishAccess(access.verdict, access.status, access.detail, _account_user(server, auth, timeout))
+        return access
     except (httpx.HTTPError, ProxyRefused) as exc:
         return PublishAccess("unknown", detail=type(exc).__name__)
 
 
 def may_read(server: str, topic: str, auth: Auth | None, timeout: float = 5.0) -> bool | None:
     """ntfy's ``GET /<topic>/auth``: True when ``auth`` may read (subscribe to) ``topic``; None: unknown."""
-    url = httpx.URL(server.rstrip("/") + "/" + topic + "/auth")
-    headers = {"User-Agent": USER_AGENT}
-    authorization = _authorization(url, auth)
-    if authorization:
-        headers["Authorization"] = authorization
     try:
-        route = route_for(server, credentials=has_credentials(server, auth))
-        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False, proxy=route.proxy) as client:
-            answer = client.get(url.copy_with(username=None, password=None), headers=headers)
+        answer = _ask(server, "GET", f"{topic}/auth", auth, timeout)
     except (httpx.HTTPError, ProxyRefused):
         return None
     if answer.status_code == 200:
@@ -124,21 +109,29 @@ def routes_sequence_ids(settings: SettingsLike, auth: Auth | None, timeout: floa
     same answers as :func:`probe` (nothing stored); an older server has no such route and answers
     ``404 40401`` whatever the credentials (routing comes before the topic's access check).
     """
-    base = httpx.URL(settings.server.rstrip("/") + "/" + settings.topic + "/donebell-capability-probe")
-    headers = {"User-Agent": USER_AGENT, "X-Priority": "9"}
-    authorization = _authorization(base, auth)
-    if authorization:
-        headers["Authorization"] = authorization
     try:
-        route = route_for(settings.server, credentials=has_credentials(settings.server, auth))
-        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False, proxy=route.proxy) as client:
-            answer = client.post(base.copy_with(username=None, password=None), headers=headers, content=b"")
+        answer = _ask(settings.server, "POST", f"{settings.topic}/donebell-capability-probe", auth, timeout)
     except (httpx.HTTPError, ProxyRefused):
         return None
     code = _ntfy_code(answer.content)
-    if code == 40401:
+    if code == PAGE_NOT_FOUND:
         return False
     return True if code in (INVALID_PRIORITY, UNAUTHORIZED, FORBIDDEN) else None
+
+
+def _ask(server: str, method: str, path: str, auth: Auth | None, timeout: float) -> httpx.Response:
+    """One request to ``<server>/<path>`` with donebell's credentials, the delivery role's proxy
+    route and no redirects; a POST carries the invalid priority, so ntfy never stores it."""
+    headers = {"User-Agent": USER_AGENT}
+    if method == "POST":
+        headers["X-Priority"] = "9"
+    authorization = _authorization(server, auth)
+    if authorization:
+        headers["Authorization"] = authorization
+    url = httpx.URL(server.rstrip("/") + "/" + path).copy_with(username=None, password=None)
+    route = route_for(server, credentials=has_credentials(server, auth))
+    with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False, proxy=route.proxy) as client:
+        return client.request(method, url, headers=headers, content=b"" if method == "POST" else None)
 
 
 def _verdict(status: int, code: int | None) -> PublishAccess:
@@ -153,15 +146,11 @@ def _verdict(status: int, code: int | None) -> PublishAccess:
     return PublishAccess("unknown", status, detail=f"HTTP {status} ntfy {code}")
 
 
-def _authorization(url: httpx.URL, auth: Auth | None) -> str | None:
+def _authorization(server: str, auth: Auth | None) -> str | None:
+    url = httpx.URL(server)
     if url.username or url.password:  # user-info in `server` is Basic auth, as the delivery role sends it
         return "Basic " + base64.b64encode(f"{url.username}:{url.password}".encode()).decode("ascii")
     return auth.header if auth is not None else None
-
-
-def _root_path(url: httpx.URL) -> str:
-    """The server's own path prefix (``/`` or ``/ntfy/``), which the topic was appended to."""
-    return url.path.rsplit("/", 1)[0] + "/"
 
 
 def _ntfy_code(body: bytes) -> int | None:
@@ -173,11 +162,11 @@ def _ntfy_code(body: bytes) -> int | None:
     return code if isinstance(code, int) and not isinstance(code, bool) and "http" in doc else None
 
 
-def _account_user(client: httpx.Client, url: httpx.URL, authorization: str) -> str | None:
+def _account_user(server: str, auth: Auth | None, timeout: float) -> str | None:
     """The ``username`` of ``/v1/account`` for these credentials (nothing else of it is kept)."""
     try:
-        answer = client.get(url, headers={"User-Agent": USER_AGENT, "Authorization": authorization})
+        answer = _ask(server, "GET", "v1/account", auth, timeout)
         name = answer.json().get("username") if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    except (httpx.HTTPError, ProxyRefused, ValueError, AttributeError):
         return None
     return name if isinstance(name, str) and name.isprintable() and len(name) <= 64 else None
