@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from donebell.shared.config import Settings
 from donebell.supervisor.doctor.local import FAIL, OK, WARN, Check
-from donebell.workers.delivery.ntfy_client import Auth, ConfigProblem, auth_for, public_server
+from donebell.workers.delivery.ntfy_client import Auth, ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.delivery.publish_access import may_read, probe_topic
 from donebell.workers.wake.policy import config_problem
 
@@ -43,6 +43,11 @@ def check_wake(settings: Settings) -> Check:
 def _against_the_server(settings: Settings) -> Check | None:
     """A failure or warning from the server's own answers; None when all is as docs/wake.md says."""
     assert settings.wake_token is not None and settings.wake_topic
+    try:
+        own = auth_for(settings)
+        check_sendable(settings, own)  # never a token in clear text where delivery would not send it
+    except ConfigProblem:
+        return None  # the config and server checks report it
     server, topic, replies = public_server(settings.server), settings.wake_topic, settings.wake_token.get_secret_value()
     button = Auth(f"Bearer {replies}", (replies,))  # what the ntfy app sends for a button
     tap = probe_topic(server, topic, button)
@@ -54,10 +59,6 @@ def _against_the_server(settings: Settings) -> Check | None:
             f"on the server: `ntfy access {tap.user or '<replies user>'} '{topic}' write-only`, "
             "and wake_token set to that user's token (docs/wake.md)",
         )
-    try:
-        own = auth_for(settings)
-    except ConfigProblem:
-        return None  # the config check reports it
     if may_read(settings.server, topic, own) is False:
         return Check(
             "wake",
