@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from support.ntfy_standin import NtfyStandin
+from support.source_tree import tracked_copy, tracked_files
 
 pytestmark = pytest.mark.installed_wheel
 
@@ -45,20 +45,6 @@ class Installed:
     venv: Path
     exe: Path
     python: Path
-
-
-def tracked_copy(dest: Path) -> Path:
-    """The files git tracks, as they are in the work tree (no build output, caches or venvs)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True, timeout=60
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = REPO / name
-        if source.is_file():  # a file deleted in the work tree but not yet in the index
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return dest
 
 
 def build(source: Path, out: Path, *kinds: str) -> None:
@@ -164,13 +150,9 @@ def test_the_wheel_holds_every_module_of_the_tree_under_one_name(built: Build) -
     """Every .py of shared/, workers/, supervisor/ is in the wheel as donebell/<folder>/...; the
     launchers of ops/ are the donebell package itself; nothing else lands at the top."""
     names = set(wheel_names(built.wheel))
-    tracked = subprocess.run(
-        ["git", "ls-files", *CODE_FOLDERS, "ops"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split()
+    tracked = [name for name in tracked_files() if name.split("/")[0] in (*CODE_FOLDERS, "ops")]
     expected = {
-        f"donebell/{name.removeprefix('ops/')}" if name.startswith("ops/") else f"donebell/{name}"
-        for name in tracked
-        if (REPO / name).is_file()
+        f"donebell/{name.removeprefix('ops/')}" if name.startswith("ops/") else f"donebell/{name}" for name in tracked
     }
     assert expected <= names, sorted(expected - names)
     modules = {n for n in names if n.endswith(".py")}
