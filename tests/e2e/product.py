@@ -24,7 +24,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,33 +36,11 @@ from support.ntfy_standin import NtfyStandin
 
 from e2e.agent_proc import base_env
 from e2e.harness import ClaudeHome, CodexHome
+from e2e.installed import INSTALLED, assert_wired_to_installed, donebell_command
 from e2e.notes import FAST_CONFIG, JSON, Note
 from e2e.state_files import brief, pid_alive, read_json
 
-#: ``DONEBELL_E2E_INSTALLED=<venv>``: drive the donebell that a wheel install put in that venv, not
-#: this checkout's. install then wires ``<venv>/bin/donebell`` into the agents' hooks and ``run``
-#: starts the roles with that venv's Python, so the real agents call what users get (.ci/run runs
-#: the newest-agents pass this way).
-INSTALLED_ENV = "DONEBELL_E2E_INSTALLED"
-
-
-def installed_venv() -> Path | None:
-    """The venv named by DONEBELL_E2E_INSTALLED, checked to hold an installed donebell; else None."""
-    value = os.environ.get(INSTALLED_ENV, "").strip()
-    if not value:
-        return None
-    venv = Path(value).resolve()
-    if not (venv / "bin" / "donebell").is_file() or not (venv / "bin" / "python").is_file():
-        raise RuntimeError(f"{INSTALLED_ENV}={value}: no bin/donebell and bin/python there (install the wheel first)")
-    return venv
-
-
-INSTALLED = installed_venv()
-DONEBELL = (
-    [str(INSTALLED / "bin" / "python"), "-m", "donebell"]
-    if INSTALLED
-    else [sys.executable, "-m", "donebell.supervisor.cli"]
-)
+DONEBELL = donebell_command()
 
 
 @dataclass
@@ -141,10 +118,10 @@ class Product:
         res = subprocess.run([*DONEBELL, *args], env=env, capture_output=True, text=True, timeout=60)
         assert res.returncode == 0, f"install failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
         if INSTALLED is not None:  # the agents' hooks call the wheel's script, not the checkout's
-            wired = [codex.codex_home / "hooks.json"] if codex is not None else []
-            wired += [claude.config_dir / "settings.json"] if claude is not None else []
-            for path in wired:
-                assert str(INSTALLED / "bin" / "donebell") in path.read_text(encoding="utf-8"), path
+            assert_wired_to_installed(
+                [codex.codex_home / "hooks.json"] if codex is not None else [],
+                [claude.config_dir / "settings.json"] if claude is not None else [],
+            )
         return res.stdout
 
     # ---- supervisor -----------------------------------------------------------------------
