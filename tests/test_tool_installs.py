@@ -122,3 +122,11 @@ def _executable_of(install: ToolInstall) -> Path:
     (script,) = [p for p in install.home.rglob("bin/donebell") if p.is_file()]
     assert install.donebell.resolve() == script.resolve()
     return script
+
+
+def test_the_readme_installs_exactly_the_way_tested_here() -> None:
+    """The quick start's install block names the two commands the test above runs, nothing else."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Quick start", 1)[1].split("```", 2)[1]
+    commands = {line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()}
+    assert commands == {"pipx install .", "uv tool install ."}, commands
