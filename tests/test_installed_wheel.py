@@ -159,7 +159,8 @@ def test_the_wheel_holds_every_module_of_the_tree_under_one_name(built: Build) -
     assert modules == {n for n in expected if n.endswith(".py")}, sorted(modules ^ expected)
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"donebell"}  # no bare shared/ workers/ supervisor/, no tools/ tests/ benchmarks/
-    assert "donebell/__main__.py" in names and "donebell/shared/py.typed" in names
+    assert "donebell/__main__.py" in names
+    assert {f"donebell/{folder}/py.typed" for folder in CODE_FOLDERS} <= names  # PEP 561, per package
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     with zipfile.ZipFile(built.wheel) as archive:
         assert "donebell = donebell.supervisor.cli:main" in archive.read(entry_points).decode()
