@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from donebell.supervisor.cli import COMMANDS
+from donebell.workers import role as role_module
+from donebell.workers.hooks import OUTPUT as HOOK_OUTPUT
 from support.ntfy_standin import NtfyStandin
 from support.source_tree import tracked_copy, tracked_files
 
@@ -29,8 +32,9 @@ pytestmark = pytest.mark.installed_wheel
 REPO = Path(__file__).resolve().parents[1]
 CODE_FOLDERS = ("shared", "workers", "supervisor")
 HOOK_FIXTURES = REPO / "tests" / "fixtures" / "hooks"
-VERBS = ("run", "worker", "status", "hook", "install", "uninstall", "doctor", "test", "explain", "config", "log")
-ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance", "wake")
+#: Every verb and role the CLI knows (read from the checkout, so a new one is tested here too).
+VERBS = tuple(COMMANDS)
+ROLES = tuple(role_module.ROLES)
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,7 @@ def test_every_hook_takes_a_recorded_payload(user: User) -> None:
         "codex-notify": user.run("hook", "codex-notify", notify["argv"][-1]),
         "claude": user.run("hook", "claude", stdin=_claude_stop_payload()),
     }
+    assert set(runs) == set(HOOK_OUTPUT)  # every hook subcommand there is
     for name, result in runs.items():
         assert result.returncode == 0, (name, result.stderr)
     assert runs["codex-stop"].stdout == "{}\n"  # the documented answer Codex reads
