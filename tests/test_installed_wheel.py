@@ -27,7 +27,8 @@ from donebell.workers.hooks import OUTPUT as HOOK_OUTPUT
 from support.ntfy_standin import NtfyStandin
 from support.source_tree import tracked_copy, tracked_files
 
-pytestmark = pytest.mark.installed_wheel
+# Generous: the first test also builds the sdist, two wheels and a venv (about a minute idle, more on a busy machine).
+pytestmark = [pytest.mark.installed_wheel, pytest.mark.timeout(900)]
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_FOLDERS = ("shared", "workers", "supervisor")

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from support.source_tree import tracked_copy
 
-pytestmark = pytest.mark.installed_wheel
+# Generous: each install builds a wheel and resolves the dependencies from the index.
+pytestmark = [pytest.mark.installed_wheel, pytest.mark.timeout(900)]
 
 
 @dataclass(frozen=True)
