@@ -79,14 +79,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args[:1] == ["hook"] else EXIT_CLOSED_PIPE
 
 
+def _version_line() -> str:
+    """``donebell X from <package folder> (Python V, <interpreter>)``, as ``pip --version`` says it:
+    which of several installs (a venv, pipx, a checkout) answered is the first question of a bug report."""
+    import platform
+    from pathlib import Path
+
+    from donebell.shared.version import VERSION
+
+    package = Path(__file__).resolve().parent.parent
+    return f"donebell {VERSION} from {package} (Python {platform.python_version()}, {sys.executable})\n"
+
+
 def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
         return 0 if args else 2
     if args[0] == "--version":
-        from donebell.shared.version import VERSION
-
-        sys.stdout.write(f"donebell {VERSION}\n")
+        sys.stdout.write(_version_line())
         return 0
     command = args[0]
     spec = COMMANDS.get(command)
