@@ -139,8 +139,12 @@ def test_quiet_window_across_dst_changes_keeps_wall_clock_times() -> None:
     class Gap:
         quiet_hours, quiet_hours_tz = "23:00-02:30", "Europe/Berlin"  # 02:30 does not exist on 29 March
 
+    # docs/delivery.md: an end inside a DST gap means the first instant after it, 03:00 CEST
+    # (the clock jumps 02:00 -> 03:00), not 03:30 (02:30 read with the winter offset).
     end = window_end(at_berlin(2026, 3, 28, 23, 30), Gap)  # type: ignore[arg-type]
-    assert end == datetime(2026, 3, 29, 1, 30, tzinfo=ZoneInfo("UTC")).timestamp()  # 03:30 CEST, after the gap
+    assert end == datetime(2026, 3, 29, 1, 0, tzinfo=ZoneInfo("UTC")).timestamp()  # 03:00 CEST
+    assert window_end(at_berlin(2026, 3, 29, 1, 59), Gap) == end  # type: ignore[arg-type]
+    assert window_end(end, Gap) is None  # type: ignore[arg-type]
 
 
 def test_burst_digest_one_message_per_task_receipts(srv: NtfyStandin, tmp_path: Path) -> None:
