@@ -119,7 +119,8 @@ class Supervisor:
                 continue
             health = self.state.read_health(slot.name)
             worked = same_process(health, child.identity()) and did_work(health)
-            decision = slot.policy.on_exit(at, child.uptime(), worked)
+            killed = child.returncode is not None and child.returncode < 0
+            decision = slot.policy.on_exit(at, child.uptime(), worked, killed)
             slot.child = None
             slot.last_exit_code, slot.last_exit_at = child.returncode, now()
             slot.state, slot.reason = decision.state, decision.reason
