@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from donebell.shared.health import alive
 from donebell.shared.statedir import StateDir
-from support.delivery_kit import outbox_record
+from support.delivery_kit import Env, outbox_record
 from support.ntfy_standin import NtfyStandin
 from support.supervisor_proc import Harness, harness
 from support.waiting import wait_for
@@ -96,3 +96,14 @@ def test_run_rewrites_bad_health_files_keeps_its_roles_and_delivers(h: Harness, 
     assert code == 0 and not any("bad health file" in r for r in doc["reasons"]), doc["reasons"]
     assert "Traceback" not in h.output()
     assert "health/wake.json: bad health file" in h.output()
+
+
+def test_a_too_deep_server_backoff_file_does_not_stop_delivery(tmp_path: Path, srv: NtfyStandin) -> None:
+    """``health/server-backoff.json`` is read by every delivery pass: a nesting too deep for json
+    made every pass fail (RecursionError), so nothing was ever sent."""
+    env = Env(tmp_path, server=srv.url)
+    (env.state.root / "health" / "server-backoff.json").write_text("[" * 30_000 + "]" * 30_000, encoding="utf-8")
+    record = env.queue()
+    result = env.run_cli("worker", "delivery", "--once")
+    assert result.returncode == 0 and "RecursionError" not in result.stderr, result.stderr
+    assert env.state.read("sent", record["key"]) is not None and len(srv.messages()) == 1
