@@ -107,3 +107,14 @@ def test_a_too_deep_server_backoff_file_does_not_stop_delivery(tmp_path: Path, s
     result = env.run_cli("worker", "delivery", "--once")
     assert result.returncode == 0 and "RecursionError" not in result.stderr, result.stderr
     assert env.state.read("sent", record["key"]) is not None and len(srv.messages()) == 1
+
+
+@pytest.mark.parametrize("kind", ["array", "string", "deep"])
+def test_a_bad_lock_owner_file_is_no_owner(isolated_env: dict[str, Path], kind: str) -> None:
+    state = StateDir(isolated_env["state"]).ensure()
+    (state.root / "locks").mkdir(exist_ok=True)
+    for role in ("supervisor", "delivery"):
+        (state.root / "locks" / f"{role}.owner.json").write_text(BAD[kind], encoding="utf-8")
+        assert state.lock_owner(role) is None
+    result = _cli(dict(os.environ), "status", "--json")
+    assert result.returncode == 3 and "Traceback" not in result.stderr, result.stderr

@@ -167,9 +167,10 @@ class StateDir(RecordStore):
         """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""
         try:
             data = self.read_bytes(self.path("locks", f"{role}.owner.json"), limit=1 << 16)
-            return None if data is None else json.loads(data.decode("utf-8"))
-        except (InvalidRecord, ValueError, OSError):
+            owner = None if data is None else json.loads(data.decode("utf-8"))
+        except (InvalidRecord, ValueError, OSError, RecursionError):  # too deep for json: damaged too
             return None
+        return owner if isinstance(owner, dict) else None  # an array or a string is no owner
 
     def group_commit(self, folder: str) -> GroupCommit:
         """Records bound for ``folder`` made durable together: one flush for many files and one
