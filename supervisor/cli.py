@@ -116,7 +116,8 @@ def _dispatch(args: list[str]) -> int:
     from donebell.shared.paths import RelativePathError
 
     try:
-        if command in NEEDS_STATE_DIR and not {"-h", "--help"} & set(args):
+        needs_state = command in NEEDS_STATE_DIR or args[:2] == ["config", "rotate-wake-key"]  # the key lives there
+        if needs_state and not {"-h", "--help"} & set(args):
             unusable = _state_dir_problem()
             if unusable:
                 sys.stderr.write(f"donebell {command}: cannot use the state directory: {unusable}\n")

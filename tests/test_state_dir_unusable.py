@@ -27,6 +27,7 @@ COMMANDS = [
     ["worker", "delivery", "--once"],
     ["worker", "local-scanner", "--once"],
     ["run"],
+    ["config", "rotate-wake-key"],
 ]
 KINDS = ["a-file", "under-a-file", "uncreatable"]
 
