@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import fcntl
 import getpass
 import json
 import os
@@ -123,6 +122,11 @@ def _editing(path: Path, *, create: bool) -> Iterator[None]:
     folder = path.parent
     if create and not folder.is_dir():
         paths.make_private_dirs(str(folder))
+    if os.name == "nt":  # a folder cannot be opened or locked there: the edit's own check refuses
+        yield  # a concurrent change instead ("changed while donebell was editing it")
+        return
+    import fcntl
+
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:  # unset with no config folder: nothing to edit, nothing to lock
