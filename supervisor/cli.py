@@ -12,6 +12,12 @@ import sys
 #: Exit status of a configuration error (sysexits' EX_CONFIG), for every command.
 EXIT_CONFIG = 78
 
+#: Exit status of an unusable state directory (sysexits' EX_CANTCREAT), as ``run`` has always used.
+EXIT_STATE_DIR = 73
+#: Commands that read or write the state directory: an unusable one is said in one line, exit 73
+#: (``hook`` says it itself and exits 0; ``doctor`` reports it as its failing ``state_dir`` check).
+NEEDS_STATE_DIR = frozenset({"run", "status", "test", "explain", "log", "worker"})
+
 #: subcommand -> "module:function"; each function takes the remaining argv and returns an exit code.
 COMMANDS: dict[str, str] = {
     "run": "donebell.supervisor.run:main",
@@ -79,14 +85,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args[:1] == ["hook"] else EXIT_CLOSED_PIPE
 
 
+def _version_line() -> str:
+    """``donebell X from <package folder> (Python V, <interpreter>)``, as ``pip --version`` says it:
+    which of several installs (a venv, pipx, a checkout) answered is the first question of a bug report."""
+    import platform
+    from pathlib import Path
+
+    from donebell.shared.version import VERSION
+
+    package = Path(__file__).resolve().parent.parent
+    return f"donebell {VERSION} from {package} (Python {platform.python_version()}, {sys.executable})\n"
+
+
 def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
         return 0 if args else 2
     if args[0] == "--version":
-        from donebell.shared.version import VERSION
-
-        sys.stdout.write(f"donebell {VERSION}\n")
+        sys.stdout.write(_version_line())
         return 0
     command = args[0]
     spec = COMMANDS.get(command)
@@ -115,6 +131,12 @@ def _dispatch(args: list[str]) -> int:
 
         originals = scrubbed_output.install()  # no configured secret reaches the terminal or a log
     try:
+        needs_state = command in NEEDS_STATE_DIR or args[:2] == ["config", "rotate-wake-key"]  # the key lives there
+        if needs_state and not {"-h", "--help"} & set(args):
+            unusable = _state_dir_problem()
+            if unusable:
+                sys.stderr.write(f"donebell {command}: cannot use the state directory: {unusable}\n")
+                return EXIT_STATE_DIR
         result = func(args[1:])  # type: ignore[operator]
     except RelativePathError as exc:  # DONEBELL_STATE_DIR/DONEBELL_CONFIG: refused before anything runs
         sys.stderr.write(f"donebell {command}: config error: {exc}\n")
@@ -123,6 +145,13 @@ def _dispatch(args: list[str]) -> int:
         if originals is not None:
             scrubbed_output.uninstall(originals)
     return int(result or 0)
+
+
+def _state_dir_problem() -> str | None:
+    from donebell.shared import state_dir_check
+    from donebell.shared.paths import state_dir_str
+
+    return state_dir_check.problem(state_dir_str())
 
 
 if __name__ == "__main__":
