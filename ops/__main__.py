@@ -1,7 +1,8 @@
 """``python -m donebell``: the command line without the console script.
 
 For launchers that start an interpreter rather than a script: the Windows task runs
-``pythonw -m donebell run`` (pythonw has no console window, a ``donebell.exe`` would open one).
+``pythonw -P -m donebell run`` (pythonw has no console window, a ``donebell.exe`` would open one;
+``-P`` keeps its working folder off ``sys.path``, as for every process donebell starts).
 This folder, ``ops/``, is the ``donebell`` package itself (setup.py maps it), beside the service
 templates it shares the job of starting donebell with.
 """

@@ -85,7 +85,8 @@ def test_systemd_unit_has_the_service_contract() -> None:
 
 def test_task_scheduler_xml_parses_with_the_expected_settings() -> None:
     """Logon trigger, restart on failure (>= 1 min, with a count), no time limit, battery off,
-    IgnoreNew, pythonw.exe running `-m donebell run`; special characters escaped."""
+    IgnoreNew, pythonw.exe running `-P -m donebell run` (no folder of its own on sys.path); special
+    characters escaped."""
     text = render_task(r"C:\Py & Co\pythonw.exe", r"CORP\ana<b>", r"C:\Users\ana")
     root = ET.fromstring(text.encode("utf-16"))
 
@@ -104,7 +105,7 @@ def test_task_scheduler_xml_parses_with_the_expected_settings() -> None:
     assert interval.startswith("PT") and interval.endswith("M") and int(interval[2:-1]) >= 1
     assert 1 <= int(get("t:Settings/t:RestartOnFailure/t:Count")) <= 999
     assert get("t:Actions/t:Exec/t:Command") == r"C:\Py & Co\pythonw.exe"
-    assert get("t:Actions/t:Exec/t:Arguments") == "-m donebell run"
+    assert get("t:Actions/t:Exec/t:Arguments") == "-P -m donebell run"
 
 
 def test_launchd_plist_parses_with_keepalive_and_the_environment() -> None:

@@ -115,7 +115,7 @@ def test_the_tool_install_gives_a_working_donebell(tool: str, tmp_path: Path) ->
     assert f"+    <string>{script}</string>" in plist.splitlines(), plist
     task = _run(install, "install", "--dry-run", "--service", "task-scheduler").stdout
     assert f"+      <Command>{script.with_name('pythonw.exe')}</Command>" in task.splitlines(), task
-    assert "+      <Arguments>-m donebell run</Arguments>" in task.splitlines(), task
+    assert "+      <Arguments>-P -m donebell run</Arguments>" in task.splitlines(), task
 
 
 def _executable_of(install: ToolInstall) -> Path:

@@ -35,25 +35,7 @@ def main(argv: list[str]) -> int:
         print("wake key replaced: tickets issued before now are refused (bad-signature)")
         return 0
     if args.action == "init":
-        from donebell.shared.secret_text import url_passwords
-
-        if url_passwords(args.server):  # argv is the shell history and the process list
-            print(
-                "donebell config init: --server carries a password: run `donebell config init --server URL` "
-                "without it, then `donebell config set server -` and type the URL on stdin",
-                file=sys.stderr,
-            )
-            return 2
-        path, created = config.init_config(server=args.server)
-        loaded = _load_or_report()
-        if loaded is None:
-            return 1
-        if created:
-            print(f"wrote {path}")
-            print(f"subscribe on your phone: {config.subscribe_url(loaded.settings)}")
-        else:
-            print(f"{path} already exists; left unchanged")
-        return 0
+        return _init(args.server)
     loaded = _load_or_report()
     if loaded is None:
         return 1
@@ -77,6 +59,29 @@ def main(argv: list[str]) -> int:
             print(f"{loaded.path}: {problem} (see docs/wake.md)")
             return 1
     print(f"{loaded.path}: ok")
+    return 0
+
+
+def _init(server: str) -> int:
+    """``config init [--server URL]``: a fresh file with an unguessable topic, if none exists."""
+    from donebell.shared.secret_text import url_passwords
+
+    if url_passwords(server):  # argv is the shell history and the process list
+        print(
+            "donebell config init: --server carries a password: run `donebell config init --server URL` "
+            "without it, then `donebell config set server -` and type the URL on stdin",
+            file=sys.stderr,
+        )
+        return 2
+    path, created = config.init_config(server=server)
+    loaded = _load_or_report()
+    if loaded is None:
+        return 1
+    if created:
+        print(f"wrote {path}")
+        print(f"subscribe on your phone: {config.subscribe_url(loaded.settings)}")
+    else:
+        print(f"{path} already exists; left unchanged")
     return 0
 
 
