@@ -171,10 +171,7 @@ def _emit(events: Iterable[Event], as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _follow(state: StateDir, shown: list[Event], as_json: bool) -> None:
-    seen = set(shown)
-    done: set[tuple[str, str]] = set()
-    collect(state, None, done)  # every receipt that exists now is old news
+def _follow(state: StateDir, seen: set[Event], done: set[tuple[str, str]], as_json: bool) -> None:
     while True:
         time.sleep(FOLLOW_POLL_SECONDS)
         fresh = [e for e in collect(state, None, done) if e not in seen]
@@ -197,11 +194,16 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"donebell log: no state directory at {root} (nothing has run yet)\n")
         return 1
     state = StateDir(root)  # never .ensure(): log creates nothing
-    shown = collect(state, args.last or None)
-    _emit(shown, args.json)
-    if args.follow:
-        try:
-            _follow(state, shown, args.json)
-        except KeyboardInterrupt:
-            return 0
+    if not args.follow:
+        _emit(collect(state, args.last or None), args.json)
+        return 0
+    # Everything that exists now is old news, not only the ``--last N`` shown: an older waiting
+    # record or log line would otherwise print on the first poll, after the newest.
+    done: set[tuple[str, str]] = set()
+    everything = collect(state, None, done)
+    _emit(everything[-args.last :] if args.last else everything, args.json)
+    try:
+        _follow(state, set(everything), done, args.json)
+    except KeyboardInterrupt:
+        return 0
     return 0
