@@ -88,12 +88,24 @@ def main(argv: list[str]) -> int:
             else:
                 slots.append(Slot(name, True, intervals))
         supervisor = Supervisor(state, slots, intervals, Notifier(), lock)
+        supervisor.config_at_start = _config_at_start(answer.get("config_path"))
         try:
             return supervisor.run()
         finally:
             lock = supervisor.lock or lock  # re-taken if the state directory was replaced
     finally:
         lock.release()
+
+
+def _config_at_start(path: object) -> dict[str, str] | None:
+    """The fingerprints of the restart keys in the file just checked (``status``: "restart to apply")."""
+    from donebell.shared.configfile import ConfigFileError, read_object
+    from donebell.supervisor.commands.config_restart import fingerprints
+
+    try:
+        return fingerprints(read_object(str(path))) if isinstance(path, str) else None
+    except ConfigFileError:
+        return None
 
 
 def _set_title(title: str) -> None:
