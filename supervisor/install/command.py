@@ -25,7 +25,14 @@ from donebell.supervisor.install.edits import EditError, FileChange, apply, back
 from donebell.supervisor.install.managed import ExecutableNotFound, donebell_executable
 from donebell.supervisor.install.own_config import KEEP, current_chain, plan_config, plan_record, read_record
 from donebell.supervisor.install.plans import AgentPlan
-from donebell.supervisor.install.purge import PurgeRefused, purge
+from donebell.supervisor.install.purge import (
+    PurgeRefused,
+    config_backups,
+    deepest_first,
+    missing_folders,
+    purge,
+    remove_empty,
+)
 from donebell.supervisor.install.service import SERVICES, ServicePlan, Step
 from donebell.supervisor.install.summary import print_install_summary
 from donebell.supervisor.install.tidy import prune_backups
@@ -117,6 +124,11 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         with_codex, with_claude = _agents(args, runner)
         config_file = paths.config_path()
         record: dict[str, Any] = read_record(config_file)
+        # What a purge may take back: the folders above the config and the state dir not there yet.
+        created = set(record.get("created_folders") or []) | set(
+            missing_folders(config_file.parent, paths.state_dir_path())
+        )
+        record["created_folders"] = sorted(created, key=deepest_first)
         plans: list[AgentPlan] = []
         if with_codex:
             plans.append(install_codex.plan_install(paths.codex_home(), executable, record))
@@ -176,6 +188,8 @@ def main_uninstall(
     config_file = paths.config_path()
     try:
         record = read_record(config_file)
+        # Only a purge uses them; the record itself goes once the agents' entries are gone.
+        created_folders = [str(f) for f in record.pop("created_folders", None) or [] if isinstance(f, str)]
         plans: list[AgentPlan] = []
         if args.codex or every:
             plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
@@ -211,7 +225,10 @@ def main_uninstall(
             out.write(f"  {plan.agent}: {message}\n")
     for message in service.messages if service else []:
         out.write(f"  service: {message}\n")
-    _keep_oldest_backups([c.path for c in changes] + ([service.change.path] if service and service.change else []), out)
+    edited = [c.path for c in changes] + ([service.change.path] if service and service.change else [])
+    if purge_confirmed:  # the config goes with its backups (they may hold the token): none is "kept"
+        edited = [path for path in edited if path != config_file]
+    _keep_oldest_backups(edited, out)
     if purge_confirmed and still_running:
         out.write(
             f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
@@ -219,7 +236,7 @@ def main_uninstall(
         )
         ok = False
     elif purge_confirmed:
-        ok = _purge(config_file, out) and ok
+        ok = _purge(config_file, created_folders, out) and ok
     return 0 if ok else 1
 
 
@@ -270,12 +287,17 @@ def _confirm_purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: Text
     return False
 
 
-def _purge(config_file: Path, out: TextIO) -> bool:
+def _purge(config_file: Path, created_folders: list[str], out: TextIO) -> bool:
     state = paths.state_dir_path()
+    backups = config_backups(config_file)
     try:
         purge(state, config_file)
     except PurgeRefused as exc:
         out.write(f"donebell uninstall: {exc}\n")
         return False
-    out.write(f"  purged {state} and {config_file}\n")
+    with_backups = f" (with its {len(backups)} backup(s): they may hold the token)" if backups else ""
+    out.write(f"  purged {state} and {config_file}{with_backups}\n")
+    removed = remove_empty(created_folders)
+    if removed:
+        out.write(f"  removed the empty folders install had created: {', '.join(removed)}\n")
     return True
