@@ -10,6 +10,8 @@ restores ``notify`` before it drops ``chain_notify``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -90,7 +92,13 @@ def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: Text
             out.write(f"# would run: {' '.join(step.argv)}\n")
 
 
-def _apply_all(changes: list[FileChange], out: TextIO, *, name_backups: bool = True) -> bool:
+#: What install wrote, in order, with the backup each write made (for a roll-back).
+Applied = list[tuple[FileChange, Path | None]]
+
+
+def _apply_all(
+    changes: list[FileChange], out: TextIO, *, name_backups: bool = True, applied: Applied | None = None
+) -> bool:
     stamp = backup_stamp()
     for change in changes:
         try:
@@ -98,17 +106,31 @@ def _apply_all(changes: list[FileChange], out: TextIO, *, name_backups: bool = T
         except EditError as exc:
             out.write(f"donebell: {exc}\n")
             return False
+        if applied is not None and change.changed:
+            applied.append((change, backup))
         if backup is not None and name_backups:
             out.write(f"  backup: {backup}\n")
     return True
 
 
-def _apply_service(plan: ServicePlan, runner: Runner, out: TextIO) -> bool:
+def _apply_service(plan: ServicePlan, runner: Runner, out: TextIO, applied: Applied | None = None) -> bool:
     if not _run_steps(plan.before, runner, out):
         return False
-    if plan.change is not None and not _apply_all([plan.change], out):
+    if plan.change is not None and not _apply_all([plan.change], out, applied=applied):
         return False
     return _run_steps(plan.after, runner, out)
+
+
+def _roll_back(applied: Applied, created_folders: list[str]) -> None:
+    """Put every file install wrote back as it was (newest first), delete the backups it made and
+    the folders it created: a failed install changes nothing."""
+    for change, backup in reversed(applied):
+        with contextlib.suppress(EditError, OSError):
+            apply(dataclasses.replace(change, old=change.new, new=change.old, backup=False), backup_stamp())
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                backup.unlink()
+    remove_empty(created_folders)
 
 
 def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO | None = None) -> int:
@@ -129,6 +151,8 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
             missing_folders(config_file.parent, paths.state_dir_path())
         )
         record["created_folders"] = sorted(created, key=deepest_first)
+        kind = args.service or install_service.default_service(runner)
+        record["service"] = kind  # doctor: after `--service none`, never "run `install --service none`"
         plans: list[AgentPlan] = []
         if with_codex:
             plans.append(install_codex.plan_install(paths.codex_home(), executable, record))
@@ -142,7 +166,6 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         chain = plans[0].chain if with_codex else KEEP
         # chain_notify and the record first: the user's notify is saved before it is replaced.
         own = [plan_record(config_file, record), plan_config(config_file, chain=chain)]
-        kind = args.service or install_service.default_service(runner)
         service = install_service.plan_install(kind, executable, runner) if kind != "none" else None
     except (EditError, ExecutableNotFound, ValueError) as exc:
         out.write(f"donebell install: {exc}\n")
@@ -154,15 +177,28 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
     if not plans:
         out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
     changes = own + [c for plan in plans for c in plan.changes]
+    service_files = [service.change] if service and service.change else []
     if args.dry_run:
-        _show_plan([*changes, *([service.change] if service and service.change else [])], service, out)
+        _show_plan([*changes, *service_files], service, out)
         out.write(manager_problem.replace("nothing was changed", "a real run would change nothing"))
         return 1 if manager_problem else 0
-    if not _apply_all(changes, out):
+    fresh = missing_folders(*(c.path for c in [*changes, *service_files]))
+    applied: Applied = []
+    if not _apply_all(changes, out, applied=applied):
+        _roll_back(applied, fresh)
         return 1
-    service_ok = service is None or _apply_service(service, runner, out)
+    service_applied: Applied = []
+    service_ok = service is None or _apply_service(service, runner, out, service_applied)
+    if not service_ok:
+        # Never half a service: its launcher file goes again. A service asked for by name takes
+        # the hooks with it (nothing changed, exit 1); the default falls back to hooks only.
+        _roll_back(service_applied, [])
+        if args.service is not None:
+            _roll_back(applied, fresh)
+            out.write(f"donebell install: the {kind} service could not be set up (see above); nothing was changed\n")
+            return 1
     print_install_summary(plans, service, service_ok=service_ok, kind=kind, out=out)
-    return 0 if service_ok or args.service is None else 1
+    return 0
 
 
 def _wake_problem() -> str | None:
@@ -188,8 +224,11 @@ def main_uninstall(
     config_file = paths.config_path()
     try:
         record = read_record(config_file)
-        # Only a purge uses them; the record itself goes once the agents' entries are gone.
-        created_folders = [str(f) for f in record.pop("created_folders", None) or [] if isinstance(f, str)]
+        # Only a purge uses them; after a full uninstall the record goes with the agents' entries.
+        created_folders = [f for f in record.get("created_folders") or [] if isinstance(f, str)]
+        if every:
+            record.pop("created_folders", None)
+            record.pop("service", None)
         plans: list[AgentPlan] = []
         if args.codex or every:
             plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
