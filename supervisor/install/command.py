@@ -10,8 +10,6 @@ restores ``notify`` before it drops ``chain_notify``.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -23,19 +21,19 @@ from donebell.supervisor.install import claude as install_claude
 from donebell.supervisor.install import codex as install_codex
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager, stop_running
-from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp
+from donebell.supervisor.install.all_or_nothing import (
+    apply_all,
+    apply_service,
+    forget_install,
+    install_all_or_nothing,
+    remember_install,
+)
+from donebell.supervisor.install.edits import EditError, FileChange
 from donebell.supervisor.install.managed import ExecutableNotFound, donebell_executable
 from donebell.supervisor.install.own_config import KEEP, current_chain, plan_config, plan_record, read_record
 from donebell.supervisor.install.plans import AgentPlan
-from donebell.supervisor.install.purge import (
-    PurgeRefused,
-    config_backups,
-    deepest_first,
-    missing_folders,
-    purge,
-    remove_empty,
-)
-from donebell.supervisor.install.service import SERVICES, ServicePlan, Step
+from donebell.supervisor.install.purge import PurgeRefused, config_backups, purge, remove_empty
+from donebell.supervisor.install.service import SERVICES, ServicePlan
 from donebell.supervisor.install.summary import print_install_summary
 from donebell.supervisor.install.tidy import prune_backups
 from donebell.supervisor.runner import Runner, SubprocessRunner
@@ -70,15 +68,6 @@ def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool]:
     return codex, claude
 
 
-def _run_steps(steps: list[Step], runner: Runner, out: TextIO) -> bool:
-    for step in steps:
-        result = runner.run(list(step.argv), timeout=60)
-        if not result.ok and not step.may_fail:
-            out.write(f"  failed: {' '.join(step.argv)}: {result.brief()}\n")
-            return False
-    return True
-
-
 def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: TextIO) -> None:
     for change in changes:
         if change.changed:
@@ -90,47 +79,6 @@ def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: Text
     if service is not None:
         for step in [*service.before, *service.after]:
             out.write(f"# would run: {' '.join(step.argv)}\n")
-
-
-#: What install wrote, in order, with the backup each write made (for a roll-back).
-Applied = list[tuple[FileChange, Path | None]]
-
-
-def _apply_all(
-    changes: list[FileChange], out: TextIO, *, name_backups: bool = True, applied: Applied | None = None
-) -> bool:
-    stamp = backup_stamp()
-    for change in changes:
-        try:
-            backup = apply(change, stamp)
-        except EditError as exc:
-            out.write(f"donebell: {exc}\n")
-            return False
-        if applied is not None and change.changed:
-            applied.append((change, backup))
-        if backup is not None and name_backups:
-            out.write(f"  backup: {backup}\n")
-    return True
-
-
-def _apply_service(plan: ServicePlan, runner: Runner, out: TextIO, applied: Applied | None = None) -> bool:
-    if not _run_steps(plan.before, runner, out):
-        return False
-    if plan.change is not None and not _apply_all([plan.change], out, applied=applied):
-        return False
-    return _run_steps(plan.after, runner, out)
-
-
-def _roll_back(applied: Applied, created_folders: list[str]) -> None:
-    """Put every file install wrote back as it was (newest first), delete the backups it made and
-    the folders it created: a failed install changes nothing."""
-    for change, backup in reversed(applied):
-        with contextlib.suppress(EditError, OSError):
-            apply(dataclasses.replace(change, old=change.new, new=change.old, backup=False), backup_stamp())
-        if backup is not None:
-            with contextlib.suppress(OSError):
-                backup.unlink()
-    remove_empty(created_folders)
 
 
 def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO | None = None) -> int:
@@ -145,14 +93,8 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         executable = donebell_executable()
         with_codex, with_claude = _agents(args, runner)
         config_file = paths.config_path()
-        record: dict[str, Any] = read_record(config_file)
-        # What a purge may take back: the folders above the config and the state dir not there yet.
-        created = set(record.get("created_folders") or []) | set(
-            missing_folders(config_file.parent, paths.state_dir_path())
-        )
-        record["created_folders"] = sorted(created, key=deepest_first)
         kind = args.service or install_service.default_service(runner)
-        record["service"] = kind  # doctor: after `--service none`, never "run `install --service none`"
+        record: dict[str, Any] = remember_install(read_record(config_file), config_file, kind)
         plans: list[AgentPlan] = []
         if with_codex:
             plans.append(install_codex.plan_install(paths.codex_home(), executable, record))
@@ -182,21 +124,9 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         _show_plan([*changes, *service_files], service, out)
         out.write(manager_problem.replace("nothing was changed", "a real run would change nothing"))
         return 1 if manager_problem else 0
-    fresh = missing_folders(*(c.path for c in [*changes, *service_files]))
-    applied: Applied = []
-    if not _apply_all(changes, out, applied=applied):
-        _roll_back(applied, fresh)
+    service_ok = install_all_or_nothing(changes, service, runner, out, named=args.service is not None)
+    if service_ok is None:
         return 1
-    service_applied: Applied = []
-    service_ok = service is None or _apply_service(service, runner, out, service_applied)
-    if not service_ok:
-        # Never half a service: its launcher file goes again. A service asked for by name takes
-        # the hooks with it (nothing changed, exit 1); the default falls back to hooks only.
-        _roll_back(service_applied, [])
-        if args.service is not None:
-            _roll_back(applied, fresh)
-            out.write(f"donebell install: the {kind} service could not be set up (see above); nothing was changed\n")
-            return 1
     print_install_summary(plans, service, service_ok=service_ok, kind=kind, out=out)
     return 0
 
@@ -224,11 +154,7 @@ def main_uninstall(
     config_file = paths.config_path()
     try:
         record = read_record(config_file)
-        # Only a purge uses them; after a full uninstall the record goes with the agents' entries.
-        created_folders = [f for f in record.get("created_folders") or [] if isinstance(f, str)]
-        if every:
-            record.pop("created_folders", None)
-            record.pop("service", None)
+        created_folders = forget_install(record, every)
         plans: list[AgentPlan] = []
         if args.codex or every:
             plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
@@ -255,10 +181,10 @@ def main_uninstall(
     purge_confirmed = _confirm_purge(args.yes, config_file, out, stdin) if args.purge else False
     if purge_confirmed is None:
         return 1
-    ok = service is None or _apply_service(service, runner, out)
+    ok = service is None or apply_service(service, runner, out)
     # Unwiring one agent leaves donebell serving the other: only a full uninstall stops it.
     still_running = _stop_donebell_processes(out) if every or args.purge else []
-    ok = _apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
+    ok = apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")
