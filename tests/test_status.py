@@ -125,6 +125,8 @@ ROLE_KEYS = {
     "fatal",
 }
 QUEUE_KEYS = {
+    "held",
+    "holds",
     "pending",
     "outbox",
     "dead",

@@ -2,7 +2,8 @@
 
 Built from the state directory, read-only: every record's current place is one event
 (``notified`` from ``sent/``, ``suppressed`` with its reason, ``waiting`` with what the gate waits
-for, ``sending`` while an attempt failed and will be retried, ``dead`` with the error), plus the
+for, ``held`` while a notification policy holds it (quiet hours, desk grace, a digest:
+:mod:`.holds`), ``sending`` while an attempt failed and will be retried, ``dead`` with the error), plus the
 warnings and errors of ``notify.log``. Newest last; ``--follow`` keeps printing new events (and a
 waiting record whose reason changed) until interrupted; ``--json`` prints one JSON object a line.
 Receipts hold ids and outcomes only, never message text, so nothing printed here is private.
@@ -23,6 +24,7 @@ from donebell.shared.paths import state_dir_path
 from donebell.shared.short_id import short_id
 from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
 from donebell.supervisor.commands.explain import waiting_text
+from donebell.supervisor.commands.holds import Hold, outbox_holds
 
 FOLLOW_POLL_SECONDS = 1.0
 LOG_TAIL_BYTES = 256 << 10
@@ -45,7 +47,7 @@ _MEANING = {
 @dataclass(frozen=True)
 class Event:
     at: float
-    kind: str  # notified | suppressed | waiting | sending | dead | warning | error
+    kind: str  # notified | suppressed | waiting | held | sending | dead | warning | error
     detail: str
     provider: str | None = None
     id: str | None = None  # the `#…` short id a notification shows
@@ -62,8 +64,9 @@ def _number(value: object, default: float = 0.0) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
-def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
+def _record_event(folder: str, record: dict[str, Any], at_now: float, holds: dict[str, Hold] | None = None) -> Event:
     ident = record.get("thread_id") or record.get("session_id")
+    kind = None
     cwd = record.get("cwd")
     reason = str(record.get("reason") or "")
     attempts = int(_number(record.get("attempts")))
@@ -80,7 +83,10 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
     elif folder == "outbox":
         at = _number(record.get("promoted_at"), _number(record.get("created_at")))
         detail = "queued for delivery"
-        if attempts:
+        hold = (holds or {}).get(str(record.get("key")))
+        if hold is not None:
+            kind, detail = "held", hold.text()
+        elif attempts:
             detail = f"attempt {attempts} failed ({record.get('last_error') or 'error'}); will retry"
     else:
         history = (record.get("probe") or {}).get("history") or []
@@ -88,7 +94,7 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
         detail = (waiting_text(record, at_now) or "waiting").removeprefix("waiting: ")
     return Event(
         at=at,
-        kind=_KINDS[folder],
+        kind=kind or _KINDS[folder],
         detail=detail[:300],
         provider=str(record.get("provider")) if record.get("provider") else None,
         id=short_id(ident) if isinstance(ident, str) and ident else None,
@@ -113,6 +119,7 @@ def record_events(
     state: StateDir, limit: int | None, at_now: float, done: set[tuple[str, str]] | None = None
 ) -> list[Event]:
     """One event per record; receipts named in ``done`` (final, already shown) are not read again."""
+    holds = outbox_holds(state, at_now)
     events = []
     for folder in _KINDS:
         for key in _newest_keys(state, folder, limit):
@@ -125,7 +132,7 @@ def record_events(
             except (InvalidRecord, OSError):
                 continue
             if record is not None:
-                events.append(_record_event(folder, record, at_now))
+                events.append(_record_event(folder, record, at_now, holds))
     return events
 
 

@@ -24,6 +24,7 @@ from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbe
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
 from donebell.supervisor.commands.config_restart import changed_since_start
+from donebell.supervisor.commands.holds import outbox_holds
 from donebell.supervisor.doctor import agent_versions, no_service
 from donebell.supervisor.doctor.agent_versions import AgentVersion
 from donebell.supervisor.runner import Runner, SubprocessRunner
@@ -148,8 +149,11 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
 
 
 def _queue(state: StateDir, at: float) -> dict[str, Any]:
+    holds = outbox_holds(state, at)
     oldest: float | None = None
     for key in state.keys("outbox"):
+        if key in holds:
+            continue  # waiting on purpose (quiet hours overnight) is not a delivery falling behind
         stamp = _stamp(state, "outbox", key, ("promoted_at", "created_at"))
         if stamp is not None and (oldest is None or stamp < oldest):
             oldest = stamp
@@ -158,6 +162,8 @@ def _queue(state: StateDir, at: float) -> dict[str, Any]:
     return {
         "pending": state.count("pending"),
         "outbox": state.count("outbox"),
+        "held": len(holds),
+        "holds": [{"key": key, **hold.as_json()} for key, hold in sorted(holds.items())],
         "dead": state.count("dead"),
         "sent": len(sent),
         "suppressed": state.count("suppressed"),
@@ -260,6 +266,9 @@ def render(doc: dict[str, Any]) -> str:
         f"dead {q['dead']}, last delivery "
         + (f"{_ago(q['last_delivery_age_seconds'])} ago" if q["last_delivery_at"] is not None else "never")
     )
+    if q["held"]:
+        first = min(q["holds"], key=lambda h: h["until"] if h["until"] is not None else float("inf"))
+        lines.append(f"held: {q['held']} notification(s) waiting on purpose; the next is {first['text']}")
     lines += [f"! {reason}" for reason in doc["reasons"]]
     if doc["restart_to_apply"]:
         lines.append(
