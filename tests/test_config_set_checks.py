@@ -155,3 +155,23 @@ def test_the_restart_table_names_every_key_read_only_at_start() -> None:
     preflight = (REPO / "supervisor" / "doctor" / "preflight.py").read_text(encoding="utf-8")
     decided = set(re.findall(r"settings\.(\w+)", preflight)) & set(config.KNOWN_KEYS)
     assert {"watch_roots", "wake_enabled"} <= decided <= set(RESTART_KEYS)  # the roles the supervisor starts
+
+
+def test_a_real_supervisor_publishes_its_start_and_status_says_restart_to_apply(
+    isolated_env: dict[str, Path], tmp_path: Path
+) -> None:
+    """The real `donebell run` (no watch roots: remote-scanner disabled); `config set watch_roots`
+    then says it needs a restart, and status says "restart to apply" instead of "no watch_roots"."""
+    from support.supervisor_proc import harness
+    from support.waiting import wait_for
+
+    with harness(isolated_env, tmp_path, {"watch_roots": []}) as h:
+        h.start(DONEBELL_SUPERVISOR_ROLES="maintenance")
+        wait_for(lambda: h.supervisor_json().get("config_at_start"), what="config_at_start published")
+        assert json.loads(_cli("status", "--json").stdout)["restart_to_apply"] == []
+        remote = tmp_path / "remote-codex"
+        res = _cli("config", "set", "watch_roots", str(remote))
+        assert res.returncode == 0 and "watch_roots takes effect after a restart" in res.stdout, res.stdout
+        doc = json.loads(_cli("status", "--json").stdout)
+        assert doc["restart_to_apply"] == ["watch_roots"]
+        assert "restart to apply" in doc["roles"]["remote-scanner"]["detail"], doc["roles"]["remote-scanner"]
