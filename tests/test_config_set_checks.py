@@ -175,3 +175,13 @@ def test_a_real_supervisor_publishes_its_start_and_status_says_restart_to_apply(
         doc = json.loads(_cli("status", "--json").stdout)
         assert doc["restart_to_apply"] == ["watch_roots"]
         assert "restart to apply" in doc["roles"]["remote-scanner"]["detail"], doc["roles"]["remote-scanner"]
+
+
+def test_a_bad_file_value_is_refused_in_our_words_everywhere(cfg: Path) -> None:
+    """`config check`, `config show` and doctor name the key and the rule, never pydantic's "Value error, "."""
+    cfg.write_text(json.dumps({"topic": "has spaces", "quiet_hours": "25:00-07:00"}))
+    for args in (("config", "check"), ("config", "show"), ("doctor",)):
+        res = _cli(*args)
+        assert res.returncode == 1, (args, res.stdout, res.stderr)
+        said = res.stdout + res.stderr
+        assert "topic: must match [-_A-Za-z0-9]{1,64}" in said and "Value error" not in said, (args, said)
