@@ -90,9 +90,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
-    if not args or args[0] in ("-h", "--help", "help"):
+    if not args:  # a usage error like any other: the usage on stderr, exit 2
+        sys.stderr.write(USAGE)
+        return 2
+    if args[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
-        return 0 if args else 2
+        return 0
     if args[0] == "--version":
         from donebell.shared.version import VERSION
 

@@ -47,6 +47,7 @@ def test_every_help_exits_0_and_creates_nothing(isolated_env: dict[str, Path], a
 
 
 USAGE_ERRORS = [
+    [],
     ["worker", "foo"],
     ["worker"],
     ["config", "frobnicate"],
@@ -58,7 +59,7 @@ USAGE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("argv", USAGE_ERRORS, ids=[" ".join(a) for a in USAGE_ERRORS])
+@pytest.mark.parametrize("argv", USAGE_ERRORS, ids=[" ".join(a) or "(no command)" for a in USAGE_ERRORS])
 def test_every_usage_error_exits_2_with_a_usage_line(isolated_env: dict[str, Path], argv: list[str]) -> None:
     res = _donebell(*argv)
     assert res.returncode == 2, (res.stdout, res.stderr)
