@@ -48,6 +48,26 @@ def test_a_failing_service_manager_after_the_files_changes_nothing(home: dict[st
     code = main_install(["--codex", "--claude", "--service", "systemd"], runner=runner, out=out)
     assert code == 1 and "nothing was changed" in out.getvalue()
     assert _tree(home["home"]) == before
+    reload_at = runner.calls.index(("systemctl", "--user", "daemon-reload"))
+    assert ("systemctl", "--user", "disable", "--now", "donebell.service") in runner.calls[reload_at:]
+
+
+def test_a_failed_update_restores_the_running_service_without_stopping_it(
+    home: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older unit runs; the new one cannot be loaded: the old unit comes back and nothing is stopped."""
+    systemctl = {"systemctl": "/bin/systemctl"}
+    assert (
+        main_install(["--codex", "--service", "systemd"], runner=RecordingRunner(programs=systemctl), out=io.StringIO())
+        == 0
+    )
+    before = _tree(home["home"])
+    monkeypatch.setenv("DONEBELL_STATE_DIR", str(home["home"] / "elsewhere"))  # a changed unit
+    bus = Completed((), 1, "", "Failed to connect to bus: No medium found\n")
+    runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs=systemctl)
+    assert main_install(["--codex", "--service", "systemd"], runner=runner, out=io.StringIO()) == 1
+    assert _tree(home["home"]) == before
+    assert not any("disable" in call for call in runner.calls)
 
 
 def test_the_default_service_falls_back_to_hooks_only_without_its_launcher_file(home: dict[str, Path]) -> None:

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from donebell.shared import paths
 from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp
 from donebell.supervisor.install.purge import deepest_first, missing_folders, remove_empty
-from donebell.supervisor.install.service import ServicePlan, Step
+from donebell.supervisor.install.service import ServicePlan, Step, plan_uninstall
 from donebell.supervisor.runner import Runner
 
 #: What install wrote, in order, with the backup each write made (for a roll-back).
@@ -89,6 +89,11 @@ def install_all_or_nothing(
     service_applied: Applied = []
     if service is None or apply_service(service, runner, out, service_applied):
         return True
+    if service.change is not None and service.change.old is None:
+        # A first install may have got as far as loading it (enable, bootstrap): stop and unload
+        # what it may have started, quietly, before the file goes. An older service stays as it was.
+        for step in plan_uninstall(service.kind, runner).before:
+            runner.run(list(step.argv), timeout=60)
     roll_back(service_applied, [])  # never a launcher file the manager did not load
     if named:
         roll_back(applied, fresh)
