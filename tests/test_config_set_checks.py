@@ -80,6 +80,8 @@ def test_a_key_read_only_at_start_says_so(cfg: Path) -> None:
     assert res.returncode == 0 and "restart" not in res.stdout
     res = _cli("config", "set", "timeout_seconds", "20")  # read at start by the wake role only, which is off
     assert res.returncode == 0 and "restart" not in res.stdout
+    res = _cli("config", "set", "wake_ticket_ttl_seconds", "600")  # likewise
+    assert res.returncode == 0 and "restart" not in res.stdout
 
 
 def test_status_says_restart_to_apply_instead_of_contradicting_the_file(cfg: Path) -> None:

@@ -65,8 +65,8 @@ RESTART_HOW = "restart the service (`systemctl --user restart donebell`, or stop
 def needs_restart(key: str, wake_enabled: bool) -> str | None:
     """Who must restart before ``key``'s new value applies, or None when it applies by itself."""
     reader = RESTART_KEYS.get(key)
-    if reader == WAKE and not wake_enabled and not key.startswith("wake_"):
-        return None  # only the wake role reads it at start, and it does not run
+    if reader == WAKE and not wake_enabled:
+        return None  # only the wake role reads it at start, and it does not run (its own switch is the supervisor's)
     return reader
 
 
