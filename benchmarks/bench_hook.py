@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +44,12 @@ TARGET = 2.5
 def _clean_install(tmp: Path) -> Path | None:
     """A fresh venv with a regular (non-editable) wheel install; its python, or None if it fails."""
     src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    with (REPO / "pyproject.toml").open("rb") as f:
-        folders = set(tomllib.load(f)["tool"]["setuptools"]["package-dir"].values())
-    for name in sorted(folders):
-        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # The files git tracks (what a release builds from; setup.py decides what the wheel holds).
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=False, timeout=60)
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        if (REPO / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, src / name)
     dist, venv = tmp / "dist", tmp / "venv"
 
     def quiet(*cmd: str) -> None:

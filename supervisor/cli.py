@@ -89,6 +89,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args[:1] == ["hook"] else EXIT_CLOSED_PIPE
 
 
+def _version_line() -> str:
+    """``donebell X from <package folder> (Python V, <interpreter>)``, as ``pip --version`` says it:
+    which of several installs (a venv, pipx, a checkout) answered is the first question of a bug report."""
+    import platform
+    from pathlib import Path
+
+    from donebell.shared.version import VERSION
+
+    package = Path(__file__).resolve().parent.parent
+    return f"donebell {VERSION} from {package} (Python {platform.python_version()}, {sys.executable})\n"
+
+
 def _dispatch(args: list[str]) -> int:
     if not args:  # a usage error like any other: the usage on stderr, exit 2
         sys.stderr.write(USAGE)
@@ -97,9 +109,7 @@ def _dispatch(args: list[str]) -> int:
         sys.stdout.write(USAGE)
         return 0
     if args[0] == "--version":
-        from donebell.shared.version import VERSION
-
-        sys.stdout.write(f"donebell {VERSION}\n")
+        sys.stdout.write(_version_line())
         return 0
     command = args[0]
     spec = COMMANDS.get(command)

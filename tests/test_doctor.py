@@ -28,7 +28,7 @@ PASSWORD = "pa55-w0rd-never-shown"
 
 
 class FakeNtfy(BaseHTTPRequestHandler):
-    """GET /v1/health like ntfy; records every request; a configurable clock skew and redirect."""
+    """GET /v1/health and the publish probe like ntfy; records every request; a clock skew and redirect."""
 
     requests: list[tuple[str, str, str | None]] = []
     skew = 0.0
@@ -45,6 +45,16 @@ class FakeNtfy(BaseHTTPRequestHandler):
         self.send_response_only(200 if self.path == "/v1/health" else 404)
         self.send_header("Content-Type", "text/json")
         self.send_header("Date", formatdate(now() + self.skew, usegmt=True))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        """doctor's publish probes (X-Priority: 9): ntfy >= 2.16 lets anyone publish, so 40007 (nothing stored)."""
+        type(self).requests.append(("POST", self.path, self.headers.get("Authorization")))
+        body = b'{"code":40007,"http":400,"error":"invalid priority parameter"}'
+        self.send_response_only(400)
+        self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -167,7 +177,8 @@ def test_a_hooks_file_codex_rejects_is_reported(env: dict[str, Path]) -> None:
 
 
 def test_server_reachable_with_no_publish_and_no_credentials(env: dict[str, Path]) -> None:
-    """Doctor GETs /v1/health only, without the token, and never prints the token or password."""
+    """Doctor GETs /v1/health without credentials; only its publish probes (an invalid priority, which
+    ntfy refuses before storing anything) and the account lookup carry them; it never prints them."""
     cfg = json.loads(env["config"].read_text())
     server = cfg["server"].replace("http://", f"http://ana:{PASSWORD}@")
     env["config"].write_text(
@@ -175,9 +186,15 @@ def test_server_reachable_with_no_publish_and_no_credentials(env: dict[str, Path
     )
     code, doc, table = doctor()
     assert check(doc, "server")["status"] == "ok"
-    assert {method for method, _, _ in FakeNtfy.requests} == {"GET"}
-    assert {path for _, path, _ in FakeNtfy.requests} == {"/v1/health"}
-    assert all(auth is None for _, _, auth in FakeNtfy.requests)
+    health = [auth for method, path, auth in FakeNtfy.requests if path == "/v1/health"]
+    assert health and all(auth is None for auth in health)  # the health check never sends credentials
+    probes = {(method, path) for method, path, auth in FakeNtfy.requests if path != "/v1/health"}
+    assert probes == {
+        ("POST", "/donebell-doctor-test"),
+        ("POST", "/donebell-doctor-test/donebell-capability-probe"),
+        ("GET", "/v1/account"),
+    }
+    assert check(doc, "access")["status"] == "ok" and check(doc, "updates")["status"] == "ok"
     for text in (json.dumps(doc), table):
         assert TOKEN not in text and PASSWORD not in text
 

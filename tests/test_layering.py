@@ -24,11 +24,7 @@ MAY_IMPORT = {
     "supervisor": {"workers", "shared"},
 }
 #: Named exceptions: (importing module, imported module) -> why.
-EXCEPTIONS = {
-    ("donebell.shared.cli", "donebell.supervisor.cli"): (
-        "the pre-move `python -m donebell.shared.cli` entry point that installed Windows tasks still name"
-    ),
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def module_name(folder: str, path: Path, root: Path) -> str:

@@ -46,6 +46,9 @@ def main(argv: list[str]) -> int:
     state.create("outbox", record)
     outcome = send_or_wait(state, settings, record["key"], args.wait)
     outcome["server"] = public_server(settings.server)
+    from donebell.supervisor.commands.sendtest_access import explain_refusal
+
+    explain_refusal(settings, outcome)  # a 401/403 or a server that is not ntfy: which key, which line
     if outcome["ok"]:
         outcome["subscribe"] = subscribe_url(settings)
     return _report(args, outcome, 0 if outcome["ok"] else 1)
@@ -163,6 +166,10 @@ def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int
         )
         if sys.stdout.isatty():  # a pipe or a file gets the text only, as `config show` does
             sys.stdout.write(qr_text(str(outcome["subscribe"])) + "\n")
+    elif outcome.get("fix"):
+        sys.stdout.write(f"not delivered: {outcome['access']}\nfix: {outcome['fix']}\n")
+        if outcome["state"] == "outbox":
+            sys.stdout.write("the test notification stays queued; the delivery worker retries it\n")
     elif outcome["state"] == "outbox":
         wait = outcome.get("next_attempt_at")
         when = f" in {max(0, round(wait - now()))} s" if isinstance(wait, (int, float)) else ""

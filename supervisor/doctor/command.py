@@ -25,6 +25,7 @@ from donebell.shared.statedir import StateDir
 from donebell.supervisor.doctor import local as doctor_local
 from donebell.supervisor.doctor import runtime as doctor_runtime
 from donebell.supervisor.doctor.chain_notify import check_chain_notify
+from donebell.supervisor.doctor.launcher import check_launchers
 from donebell.supervisor.doctor.local import FAIL, OK, SKIP, WARN, Check
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
@@ -55,10 +56,15 @@ def run_checks(runner: Runner) -> list[Check]:
     state = StateDir(paths.state_dir_path())  # never .ensure(): doctor creates nothing
     status = doctor_runtime.status_document(state) if state.root.is_dir() else None
     checks.append(doctor_runtime.check_service(runner, status))
+    checks += check_launchers()  # a service that points at a removed install cannot start
     server_time = None
     if settings is not None:
         server_check, server_time = doctor_runtime.check_server(settings)
         checks.append(server_check)
+        if server_check.status != FAIL and settings.topic:  # asks ntfy itself, publishing nothing
+            from donebell.supervisor.doctor.access import check_access
+
+            checks += check_access(settings)
     else:
         checks.append(Check("server", SKIP, "no valid config to read the server from"))
     checks.append(doctor_runtime.check_clock(server_time))

@@ -1,9 +1,18 @@
-"""``doctor``'s check of reply to continue (only when ``wake_enabled``)."""
+"""``doctor``'s check of reply to continue (only when ``wake_enabled``).
+
+Besides the settings, it asks the server (publishing nothing: :mod:`donebell.workers.delivery.
+publish_access`) what docs/wake.md's self-hosted setup promises: the buttons' ``wake_token`` may
+post to the reply topic, donebell's own credentials may read it, and the ``wake_token``, which every
+reader of the notification sees, can do nothing else (post to the notification topic, read the
+reply topic's other tickets).
+"""
 
 from __future__ import annotations
 
 from donebell.shared.config import Settings
 from donebell.supervisor.doctor.local import FAIL, OK, WARN, Check
+from donebell.workers.delivery.ntfy_client import Auth, ConfigProblem, auth_for, check_sendable, public_server
+from donebell.workers.delivery.publish_access import may_read, probe_topic
 from donebell.workers.wake.policy import config_problem
 
 
@@ -26,4 +35,47 @@ def check_wake(settings: Settings) -> Check:
             "no wake_token: the buttons can post only if the reply topic is writable by anyone",
             "create a write-only user for the reply topic and set wake_token (docs/wake.md)",
         )
-    return Check("wake", OK, f"Continue buttons post signed tickets to {settings.wake_topic}")
+    return _against_the_server(settings) or Check(
+        "wake", OK, f"Continue buttons post signed tickets to {settings.wake_topic}"
+    )
+
+
+def _against_the_server(settings: Settings) -> Check | None:
+    """A failure or warning from the server's own answers; None when all is as docs/wake.md says."""
+    assert settings.wake_token is not None and settings.wake_topic
+    try:
+        own = auth_for(settings)
+        check_sendable(settings, own)  # never a token in clear text where delivery would not send it
+    except ConfigProblem:
+        return None  # the config and server checks report it
+    server, topic, replies = public_server(settings.server), settings.wake_topic, settings.wake_token.get_secret_value()
+    button = Auth(f"Bearer {replies}", (replies,))  # what the ntfy app sends for a button
+    tap = probe_topic(server, topic, button)
+    if tap.verdict in ("unauthorized", "forbidden"):
+        return Check(
+            "wake",
+            FAIL,
+            f"the server refuses the buttons' wake_token on the reply topic {topic} (HTTP {tap.status}): every tap fails",
+            f"on the server: `ntfy access {tap.user or '<replies user>'} '{topic}' write-only`, "
+            "and wake_token set to that user's token (docs/wake.md)",
+        )
+    if may_read(settings.server, topic, own) is False:
+        return Check(
+            "wake",
+            FAIL,
+            f"donebell's own credentials may not read the reply topic {topic}: no tap would ever be seen",
+            f"on the server: `ntfy access <donebell's user> '{topic}' rw` (docs/wake.md)",
+        )
+    too_much = []
+    if probe_topic(server, settings.topic, button).verdict == "allowed":
+        too_much.append(f"post to the notification topic {settings.topic}")
+    if may_read(server, topic, button):
+        too_much.append("read the reply topic (every other ticket on it)")
+    if too_much:
+        return Check(
+            "wake",
+            WARN,
+            "the buttons' wake_token, which every reader of a notification sees, can also " + " and ".join(too_much),
+            f"give wake_token to a user with only `ntfy access <replies user> '{topic}' write-only` (docs/wake.md)",
+        )
+    return None

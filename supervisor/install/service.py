@@ -67,9 +67,10 @@ def default_service(runner: Runner) -> str:
 
 
 def template(name: str) -> str:
-    """An ``ops/`` template: packaged as ``donebell.ops`` if installed so, else the checkout's."""
+    """An ``ops/`` template: data of the ``donebell`` package when installed, else the checkout's
+    (an editable install's ``donebell`` is a namespace that importlib.resources cannot read)."""
     try:
-        return importlib.resources.files("donebell.ops").joinpath(name).read_text(encoding="utf-8")
+        return importlib.resources.files("donebell").joinpath(name).read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
         pass
     try:

@@ -24,7 +24,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,14 +32,16 @@ from types import TracebackType
 from typing import Any, Self
 
 from support import npm_clis
+from support.ntfy_real import RealNtfy
 from support.ntfy_standin import NtfyStandin
 
 from e2e.agent_proc import base_env
 from e2e.harness import ClaudeHome, CodexHome
+from e2e.installed import INSTALLED, assert_wired_to_installed, donebell_command
 from e2e.notes import FAST_CONFIG, JSON, Note
 from e2e.state_files import brief, pid_alive, read_json
 
-DONEBELL = [sys.executable, "-m", "donebell.supervisor.cli"]
+DONEBELL = donebell_command()
 
 
 @dataclass
@@ -50,6 +51,10 @@ class Product:
     root: Path
     config: JSON = field(default_factory=dict)
     topic: str = "donebell-e2e"
+    #: The real ntfy server to deliver to instead of the stand-in (with donebell's token): then the
+    #: config names it and `messages()` reads its cache (tests/e2e/test_real_ntfy_agents.py).
+    ntfy: RealNtfy | None = None
+    ntfy_token: str | None = None
     standin: NtfyStandin = field(init=False)
     state_dir: Path = field(init=False)
     config_path: Path = field(init=False)
@@ -68,6 +73,8 @@ class Product:
         self.standin.start()
         self.config_path.parent.mkdir(parents=True, exist_ok=True)
         cfg = {"server": self.standin.url, "topic": self.topic, **FAST_CONFIG, **self.config}
+        if self.ntfy is not None:
+            cfg.update(server=self.ntfy.url, token=self.ntfy_token)
         self.config_path.write_text(json.dumps(cfg, indent=2))
         os.chmod(self.config_path, 0o600)
         return self
@@ -83,9 +90,10 @@ class Product:
         """What an agent's environment needs so that donebell's hooks find this state dir.
 
         A PYTHONPATH of the test run is passed on, so every donebell process (hooks, supervisor,
-        roles) imports the same code as the test, e.g. a deliberately broken copy of the gate."""
+        roles) imports the same code as the test, e.g. a deliberately broken copy of the gate;
+        never to an installed wheel, which must run on its own code."""
         env = {"DONEBELL_CONFIG": str(self.config_path), "DONEBELL_STATE_DIR": str(self.state_dir)}
-        if os.environ.get("PYTHONPATH"):
+        if os.environ.get("PYTHONPATH") and INSTALLED is None:
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         return env
 
@@ -116,6 +124,11 @@ class Product:
             env["PATH"] = f"{npm_clis.claude_binary().parent}:{env['PATH']}"
         res = subprocess.run([*DONEBELL, *args], env=env, capture_output=True, text=True, timeout=60)
         assert res.returncode == 0, f"install failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
+        if INSTALLED is not None:  # the agents' hooks call the wheel's script, not the checkout's
+            assert_wired_to_installed(
+                [codex.codex_home / "hooks.json"] if codex is not None else [],
+                [claude.config_dir / "settings.json"] if claude is not None else [],
+            )
         return res.stdout
 
     # ---- supervisor -----------------------------------------------------------------------
@@ -254,6 +267,8 @@ class Product:
 
     # ---- notifications --------------------------------------------------------------------
     def messages(self) -> list[JSON]:
+        if self.ntfy is not None:
+            return self.ntfy.poll(self.topic, token=self.ntfy_token)
         return self.standin.messages(self.topic)
 
     def expect(

@@ -1,5 +1,11 @@
 """A faithful stand-in for the ntfy server (v2.13 publish/poll/auth/limits, plus ⚠ 2.16 sequence IDs).
 
+Models ntfy **2.13** (publish, poll, auth, limits; read in its source) and **2.16**'s sequence IDs
+(from its docs; no real 2.16 server has been run). The real ntfy 2.11 (tests/support/ntfy_real.py,
+tests/test_real_ntfy_*.py) differs where 2.16 matters: it ignores `sequence_id`. The stand-in stays
+for fault injection (answers ntfy never gives a donebell publish: 5xx, 408, redirects,
+Retry-After, dropped connections) and for the sequence-ID semantics.
+
 The delivery, reliability and end-to-end suites talk to this instead of the real ntfy. Its rules
 are ntfy's publish protocol (docs/agent-facts.md, "ntfy"), ported in `ntfy_rules` and `ntfy_core`; on top it records every
 request and can be told to misbehave (`srv.faults`). Stdlib only; HTTP/1.1 keep-alive.

@@ -19,6 +19,7 @@ from donebell.shared.statedir import StateDir
 from donebell.workers.wake.actions import wake_actions
 
 from support.delivery_kit import outbox_record
+from support.ntfy_real import RealNtfy
 from support.ntfy_standin import NtfyStandin
 
 THREAD = "019a22be-0000-7000-8000-00000000wake"
@@ -51,9 +52,11 @@ FAKE_CODEX = textwrap.dedent(
 
 
 class WakeWorld:
-    """A state dir, config, Codex home with one finished thread, and a stand-in codex on PATH."""
+    """A state dir, config, Codex home with one finished thread, and a stand-in codex on PATH.
 
-    def __init__(self, tmp: Path, srv: NtfyStandin) -> None:
+    ``srv`` is the ntfy stand-in or the real server (tests/test_real_ntfy_wake.py)."""
+
+    def __init__(self, tmp: Path, srv: NtfyStandin | RealNtfy) -> None:
         self.tmp, self.srv = tmp, srv
         self.state = StateDir(tmp / "state").ensure()
         self.config = tmp / "config.json"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,6 +21,7 @@ from donebell.shared.settings_view import SettingsLike
 from donebell.shared.version import VERSION
 from donebell.workers.delivery.attempt_deadline import AttemptDeadline
 from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
+from donebell.workers.delivery.refusal_reason import waiting_reason
 from donebell.workers.delivery.retry_policy import Decision, classify_exception, classify_response
 
 USER_AGENT = f"donebell/{VERSION}"
@@ -157,7 +158,8 @@ class NtfyClient:
                     data = _read_capped(resp)
                 finally:
                     resp.close()
-                return classify_response(resp.status_code, data, resp.headers.get("retry-after"))
+                decision = classify_response(resp.status_code, data, resp.headers.get("retry-after"))
+                return _with_reason(decision, credentials=has_credentials(server, auth))
             except httpx.HTTPError as exc:
                 if deadline.fired:
                     return Decision("retry", f"timeout: no complete answer within {self.timeout:g}s (attempt deadline)")
@@ -168,6 +170,14 @@ class NtfyClient:
     def close(self) -> None:
         for transport in self._transports.values():
             transport.close()
+
+
+def _with_reason(decision: Decision, *, credentials: bool) -> Decision:
+    """A refusal that needs a repair (credentials, access, the server URL) says which in its error."""
+    reason = waiting_reason(decision.status, decision.ntfy_code, credentials=credentials)
+    return (
+        replace(decision, error=f"{decision.error} — {reason}") if reason and decision.verdict != "sent" else decision
+    )
 
 
 def _read_capped(resp: httpx.Response) -> bytes:
