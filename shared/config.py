@@ -48,12 +48,21 @@ class WatchRoot(BaseModel):
 
 
 NonNegative = Field(ge=0)
+#: The longest duration a key may hold: ten years. A larger one (1e309 reads as infinity) used to
+#: pass the check and then overflow a date at render time, dead-lettering every notification.
+MAX_SECONDS = 10 * 365 * 86400
+MAX_DAYS = MAX_SECONDS // 86400
+#: The largest count a key may hold (characters, attempts, a burst size): far beyond any use.
+MAX_COUNT = 1_000_000
 
 
 class Settings(BaseSettings):
     """Every configuration key, its default, and what it means (the docs are generated from this)."""
 
-    model_config = SettingsConfigDict(env_prefix="DONEBELL_", extra="ignore", validate_default=True)
+    # allow_inf_nan: inf and nan are never a duration or a count (the light view refuses them too).
+    model_config = SettingsConfigDict(
+        env_prefix="DONEBELL_", extra="ignore", validate_default=True, allow_inf_nan=False
+    )
 
     server: str = Field(DEFAULT_SERVER, description="ntfy server base URL.")
     topic: str = Field("", description="ntfy topic to publish to ([-_A-Za-z0-9]{1,64}).")
@@ -66,7 +75,9 @@ class Settings(BaseSettings):
         default_factory=lambda: ["white_check_mark"],
         description="ntfy tags for a finished task: a list, or one comma-separated string.",
     )
-    max_message_chars: int = Field(180, ge=0, description="Maximum characters of the final-message excerpt.")
+    max_message_chars: int = Field(
+        180, ge=0, le=MAX_COUNT, description="Maximum characters of the final-message excerpt."
+    )
     include_message: bool = Field(False, description="Send the final assistant message excerpt (checked at send time).")
     include_thread_title: bool = Field(False, description="Use the Codex thread title as the notification title.")
     include_task_link: bool = Field(False, description="Add a click link to the Codex task (canonical UUIDs only).")
@@ -78,32 +89,45 @@ class Settings(BaseSettings):
         "strict",
         description="strict: never notify on unverifiable evidence; balanced: may after the grace; off: every turn.",
     )
-    idle_grace_seconds: float = Field(2.0, ge=0, description="Quiet window: the rollout must stay unchanged this long.")
-    idle_probe_grace_seconds: float = Field(120.0, ge=0, description="How long unknown evidence is retried.")
+    idle_grace_seconds: float = Field(
+        2.0, ge=0, le=MAX_SECONDS, description="Quiet window: the rollout must stay unchanged this long."
+    )
+    idle_probe_grace_seconds: float = Field(
+        120.0, ge=0, le=MAX_SECONDS, description="How long unknown evidence is retried."
+    )
     unknown_retry_max_seconds: float = Field(
-        60.0, ge=0, description="Longest single wait before the gate looks at a candidate again (0: no cap)."
+        60.0,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Longest single wait before the gate looks at a candidate again (0: no cap).",
     )
     goal_aware: bool = Field(True, description="Hold the notification while a Codex goal is active.")
     subagent_orphan_seconds: float = Field(
-        1800.0, ge=0, description="After this, a silent running child no longer holds its root."
+        1800.0, ge=0, le=MAX_SECONDS, description="After this, a silent running child no longer holds its root."
     )
     suppress_technical_turns: bool = Field(
         True, description="Suppress watcher/notify turns without user and final messages."
     )
     watch_rollouts: bool = Field(True, description="Tail Codex rollout files as a safety net for missed hooks.")
     watch_scan_seconds: float = Field(
-        60.0, gt=0, description="Periodic full rescan of the hot set (file events wake sooner)."
+        60.0, gt=0, le=MAX_SECONDS, description="Periodic full rescan of the hot set (file events wake sooner)."
     )
     watch_initial_replay_seconds: float = Field(
-        300.0, ge=0, description="Replay a newly found rollout only if modified this recently."
+        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if modified this recently."
     )
     watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
-    watch_remote_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one remote scan run.")
-    timeout_seconds: float = Field(10.0, gt=0, description="HTTP timeout of one delivery attempt.")
-    max_attempts: int = Field(0, ge=0, description="Dead-letter after this many attempts; 0 retries forever.")
-    retry_max_seconds: float = Field(900.0, gt=0, description="Cap of the delivery backoff.")
-    sent_retention_days: float = Field(14.0, ge=0, description="Keep sent/ and suppressed/ receipts this long.")
-    dead_retention_days: float = Field(30.0, ge=0, description="Keep dead/ letters this long.")
+    watch_remote_timeout_seconds: float = Field(
+        30.0, gt=0, le=MAX_SECONDS, description="Budget of one remote scan run."
+    )
+    timeout_seconds: float = Field(10.0, gt=0, le=MAX_SECONDS, description="HTTP timeout of one delivery attempt.")
+    max_attempts: int = Field(
+        0, ge=0, le=MAX_COUNT, description="Dead-letter after this many attempts; 0 retries forever."
+    )
+    retry_max_seconds: float = Field(900.0, gt=0, le=MAX_SECONDS, description="Cap of the delivery backoff.")
+    sent_retention_days: float = Field(
+        14.0, ge=0, le=MAX_DAYS, description="Keep sent/ and suppressed/ receipts this long."
+    )
+    dead_retention_days: float = Field(30.0, ge=0, le=MAX_DAYS, description="Keep dead/ letters this long.")
     enable_claude_code: bool = Field(True, description="Accept Claude Code hook events.")
     watch_claude_transcripts: bool = Field(
         True, description="Tail Claude Code transcripts as a safety net for hooks that never ran."
@@ -118,7 +142,9 @@ class Settings(BaseSettings):
         default_factory=lambda: [{"label": "Continue", "prompt": "continue"}],
         description="Up to 3 buttons {label, prompt}; the prompt stays local, never in the action.",
     )
-    wake_ticket_ttl_seconds: float = Field(86400.0, gt=0, description="A button's ticket expires after this.")
+    wake_ticket_ttl_seconds: float = Field(
+        86400.0, gt=0, le=MAX_SECONDS, description="A button's ticket expires after this."
+    )
     wake_codex_args: list[str] = Field(default_factory=list, description="Extra args of `codex exec resume`.")
     wake_claude_args: list[str] = Field(default_factory=list, description="Extra args of `claude -p --resume`.")
     wake_allow_unauthenticated: bool = Field(
@@ -126,13 +152,19 @@ class Settings(BaseSettings):
     )
     host_tag: bool = Field(False, description="Add the machine name (origin) as an ntfy tag, to filter many machines.")
     desk_grace_seconds: float = Field(
-        0.0, ge=0, description="Hold a done notification this long; a new turn in the thread meanwhile drops it."
+        0.0,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Hold a done notification this long; a new turn in the thread meanwhile drops it.",
     )
     desk_grace_failures: bool = Field(
         False, description="Hold failed and stopped notifications for the desk grace too."
     )
     min_task_seconds: float = Field(
-        0.0, ge=0, description="Drop a done notification of a task that took less (agent timestamps); 0 = off."
+        0.0,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Drop a done notification of a task that took less (agent timestamps); 0 = off.",
     )
     quiet_hours: str = Field("", description="Hold notifications inside this local-time window, e.g. '22:00-07:30'.")
     quiet_hours_tz: str = Field("", description="IANA time zone of quiet_hours (default: the machine's local zone).")
@@ -140,9 +172,12 @@ class Settings(BaseSettings):
         "digest", description="digest: one notification at the window's end; silent: send at once with priority 1."
     )
     burst_digest_threshold: int = Field(
-        0, ge=0, description="This many notifications ready within burst_window_seconds go as one digest; 0 = off."
+        0,
+        ge=0,
+        le=MAX_COUNT,
+        description="This many notifications ready within burst_window_seconds go as one digest; 0 = off.",
     )
-    burst_window_seconds: float = Field(60.0, gt=0, description="The window of burst_digest_threshold.")
+    burst_window_seconds: float = Field(60.0, gt=0, le=MAX_SECONDS, description="The window of burst_digest_threshold.")
 
     @field_validator("wake_actions")
     @classmethod

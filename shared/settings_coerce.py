@@ -114,17 +114,23 @@ def integer(loc: str, value: Any) -> int:
 
 
 def number(loc: str, value: Any) -> float:
+    """A finite float: the model sets ``allow_inf_nan=False`` (a duration of ``inf`` or ``1e309``
+    passed the check and then overflowed at render time; the generator insists on that setting)."""
     if isinstance(value, bool | int | float):
         try:
-            return float(value)
+            result = float(value)
         except OverflowError:  # an integer beyond the float range
             raise Invalid(loc, "Input should be a valid number") from None
-    if isinstance(value, str):
+    elif isinstance(value, str):
         text = _without_underscores(value.strip())
         if text is None or not _pattern("float").fullmatch(text):
             raise Invalid(loc, "Input should be a valid number, unable to parse string as a number")
-        return float(text)
-    raise Invalid(loc, "Input should be a valid number")
+        result = float(text)
+    else:
+        raise Invalid(loc, "Input should be a valid number")
+    if not _finite(result):
+        raise Invalid(loc, "Input should be a finite number")
+    return result
 
 
 def bounds(

@@ -12,6 +12,12 @@ import sys
 #: Exit status of a configuration error (sysexits' EX_CONFIG), for every command.
 EXIT_CONFIG = 78
 
+#: Exit status of an unusable state directory (sysexits' EX_CANTCREAT), as ``run`` has always used.
+EXIT_STATE_DIR = 73
+#: Commands that read or write the state directory: an unusable one is said in one line, exit 73
+#: (``hook`` says it itself and exits 0; ``doctor`` reports it as its failing ``state_dir`` check).
+NEEDS_STATE_DIR = frozenset({"run", "status", "test", "explain", "log", "worker"})
+
 #: subcommand -> "module:function"; each function takes the remaining argv and returns an exit code.
 COMMANDS: dict[str, str] = {
     "run": "donebell.supervisor.run:main",
@@ -133,11 +139,24 @@ def _dispatch(args: list[str]) -> int:
     from donebell.shared.paths import RelativePathError
 
     try:
+        needs_state = command in NEEDS_STATE_DIR or args[:2] == ["config", "rotate-wake-key"]  # the key lives there
+        if needs_state and not {"-h", "--help"} & set(args):
+            unusable = _state_dir_problem()
+            if unusable:
+                sys.stderr.write(f"donebell {command}: cannot use the state directory: {unusable}\n")
+                return EXIT_STATE_DIR
         result = func(args[1:])  # type: ignore[operator]
     except RelativePathError as exc:  # DONEBELL_STATE_DIR/DONEBELL_CONFIG: refused before anything runs
         sys.stderr.write(f"donebell {command}: config error: {exc}\n")
         return EXIT_CONFIG
     return int(result or 0)
+
+
+def _state_dir_problem() -> str | None:
+    from donebell.shared import state_dir_check
+    from donebell.shared.paths import state_dir_str
+
+    return state_dir_check.problem(state_dir_str())
 
 
 if __name__ == "__main__":

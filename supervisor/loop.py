@@ -92,6 +92,7 @@ class Supervisor:
     def run(self) -> int:
         self._install_signals()
         self._stop_orphans_of_a_previous_run()
+        self._drop_bad_health_files()
         self.say(f"supervising {', '.join(s.name for s in self.slots if s.enabled) or 'no roles'}")
         while self.stop_signal is None:
             at = time.monotonic()
@@ -120,7 +121,8 @@ class Supervisor:
                 continue
             health = self.state.read_health(slot.name)
             worked = same_process(health, child.identity()) and did_work(health)
-            decision = slot.policy.on_exit(at, child.uptime(), worked)
+            killed = child.returncode is not None and child.returncode < 0
+            decision = slot.policy.on_exit(at, child.uptime(), worked, killed)
             slot.child = None
             slot.last_exit_code, slot.last_exit_at = child.returncode, now()
             slot.state, slot.reason = decision.state, decision.reason
@@ -239,6 +241,15 @@ class Supervisor:
         for name, entry in old["roles"].items():
             if isinstance(entry, dict) and alive(entry) and stop_pid(entry["pid"], entry.get("create_time"), 5.0):
                 self.say(f"stopped {name} (pid {entry['pid']}) left behind by a previous supervisor")
+
+    def _drop_bad_health_files(self) -> None:
+        """A damaged role health file is removed (its role writes a fresh one when it starts;
+        a disabled role never would, and ``status`` would report it forever)."""
+        for slot in self.slots:
+            record, problem = self.state.read_health_checked(slot.name)
+            if record is None and problem is not None:
+                self.state.drop_health(slot.name)
+                self.say(f"health/{slot.name}.json: {problem}", "warning")
 
     # plumbing ----------------------------------------------------------------------------
 

@@ -8,7 +8,11 @@ The rules, after supervisord, circus and Postfix's master:
 * A role that dies **before its first unit of work** (bad config, missing module, an exit code 2
   "bad usage" or 78 "config error") has a structural fault: it is throttled, restarted only
   after ``throttle`` seconds.
-* Every exit of a run shorter than ``stable_after`` (or without work) is a *fast failure*;
+* A role **killed by a signal after doing work** (SIGKILL from the OOM killer, a user, a kill
+  storm) was making progress: it is not flapping. It is restarted after ``backoff_base``, and the
+  kill neither grows the backoff nor counts as a fast failure (five such kills once made a working
+  role fatal for ``fatal_retry`` seconds, and a task waited minutes).
+* Every other exit of a run shorter than ``stable_after`` (or without work) is a *fast failure*;
   ``flap_count`` of them within ``flap_window`` seconds put the role in **fatal**: it is retried
   only every ``fatal_retry`` seconds, until a retry does work again. Other roles are unaffected.
 
@@ -82,9 +86,15 @@ class RestartPolicy:
         self.consecutive = 0  # exits after work since the last stable run: the backoff exponent
         self.fatal = False
 
-    def on_exit(self, at: float, uptime: float, did_work: bool) -> Decision:
-        """Record an exit the supervisor did not ask for and decide the restart."""
+    def on_exit(self, at: float, uptime: float, did_work: bool, killed: bool = False) -> Decision:
+        """Record an exit the supervisor did not ask for and decide the restart.
+
+        ``killed``: the process ended by a signal (a negative return code), not by its own exit.
+        """
         iv = self.intervals
+        if did_work and killed and not self.fatal:
+            self.consecutive = 0  # killed while making progress: not the role's fault
+            return Decision(iv.backoff_base, "backoff", False, "killed by a signal while working")
         if did_work and uptime >= iv.stable_after:
             self.consecutive = 0
             self.fast_failures.clear()

@@ -139,8 +139,12 @@ def test_quiet_window_across_dst_changes_keeps_wall_clock_times() -> None:
     class Gap:
         quiet_hours, quiet_hours_tz = "23:00-02:30", "Europe/Berlin"  # 02:30 does not exist on 29 March
 
+    # docs/delivery.md: an end inside a DST gap means the first instant after it, 03:00 CEST
+    # (the clock jumps 02:00 -> 03:00), not 03:30 (02:30 read with the winter offset).
     end = window_end(at_berlin(2026, 3, 28, 23, 30), Gap)  # type: ignore[arg-type]
-    assert end == datetime(2026, 3, 29, 1, 30, tzinfo=ZoneInfo("UTC")).timestamp()  # 03:30 CEST, after the gap
+    assert end == datetime(2026, 3, 29, 1, 0, tzinfo=ZoneInfo("UTC")).timestamp()  # 03:00 CEST
+    assert window_end(at_berlin(2026, 3, 29, 1, 59), Gap) == end  # type: ignore[arg-type]
+    assert window_end(end, Gap) is None  # type: ignore[arg-type]
 
 
 def test_burst_digest_one_message_per_task_receipts(srv: NtfyStandin, tmp_path: Path) -> None:
@@ -232,4 +236,32 @@ def test_quiet_hours_on_the_spring_forward_night_end_at_the_wall_clock_time(srv:
     [body] = wire_bodies(srv)
     assert body["title"] == "2 tasks finished overnight"
     assert all(receipt(env, k)[1]["digest_of"] == "quiet-hours" for k in keys)  # type: ignore[index]
+    role.teardown()
+
+
+def test_a_digest_whose_reply_was_lost_keeps_its_sequence_id_after_the_burst_is_turned_off(
+    srv: NtfyStandin, tmp_path: Path
+) -> None:
+    """Issue 26 item 9: the server stored the digest but the reply was lost; then the user sets
+    ``burst_digest_threshold 0``. The members were sent again one by one with their own
+    sequence_ids (every task on the phone twice); the digest alone is retried, same sequence_id."""
+    env = policy_env(tmp_path, srv.url, burst_digest_threshold=3, retry_max_seconds=1, timeout_seconds=2)
+    keys = [pending(env, cwd=f"/w/p{i}")["key"] for i in range(3)]
+    srv.faults.accept_then_drop()  # stored, then the connection closes with no answer
+    role = env.role()
+    role.pass_at(now())
+    role.pass_at(now())
+    digest = digest_key(keys)
+    assert env.state.exists("outbox", digest) and len(srv.messages()) == 1  # on the server, no receipt
+    env.update_config(burst_digest_threshold=0, retry_max_seconds=1, timeout_seconds=2)
+    role.refresh_settings()
+    for _ in range(4):
+        role.pass_at(now() + 5)  # the digest's retry is due
+    bodies = wire_bodies(srv)
+    assert {b["sequence_id"] for b in bodies} == {f"digest-{digest[:32]}"}, [b["sequence_id"] for b in bodies]
+    assert len(bodies) == 2  # the lost one and its retry: ntfy shows one notification
+    for key in keys:
+        folder, rec = receipt(env, key)
+        assert folder == "sent" and rec is not None and rec["digest"] == digest
+    assert env.state.count("outbox") == 0
     role.teardown()

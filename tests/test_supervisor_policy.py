@@ -68,3 +68,16 @@ def test_intervals_come_from_the_environment_and_bad_values_are_ignored() -> Non
         }
     )
     assert (iv.fatal_retry, iv.flap_count, iv.throttle, iv.backoff_cap) == (2.5, 3, 10.0, 60.0)
+
+
+def test_a_role_killed_while_working_is_not_flapping_but_one_killed_before_work_is() -> None:
+    """Issue 26 item 14: twenty SIGKILLs of a working role in a minute restart it after the base
+    delay each time (they made it fatal for 300 s at the fifth); kills before its first pass
+    still count as fast failures and throttle it."""
+    policy = RestartPolicy(IV)
+    decisions = [policy.on_exit(at=3.0 * i, uptime=2.5, did_work=True, killed=True) for i in range(20)]
+    assert {(d.delay, d.state, d.fatal) for d in decisions} == {(1, "backoff", False)}
+    before_work = [policy.on_exit(at=60.0 + i, uptime=0.2, did_work=False, killed=True) for i in range(5)]
+    assert [d.state for d in before_work] == ["throttled"] * 4 + ["fatal"]
+    crashed = RestartPolicy(IV)  # an exit of its own after work (a crash, not a kill) still backs off
+    assert [crashed.on_exit(at=i, uptime=2, did_work=True).delay for i in range(3)] == [1, 2, 4]

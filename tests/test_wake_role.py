@@ -133,8 +133,11 @@ def test_unknown_thread_deleted_rollout_and_superseded(world: WakeWorld) -> None
     assert world.codex_calls() == []
 
 
-def test_busy_thread_is_queued_then_gets_one_turn_after_it_ends(world: WakeWorld) -> None:
-    world.turn("turn-2", done=False)  # someone is in a turn right now
+def test_a_wake_queued_behind_the_users_own_turn_is_superseded_when_that_turn_ends(world: WakeWorld) -> None:
+    # docs/wake.md: a ticket acts only while its turn is the thread's newest ended turn. The user's
+    # own turn (turn-2) ending makes the ticket's turn-1 old news: the reply must not start a
+    # turn after it (it did, and this test asserted so), it is refused `superseded`.
+    world.turn("turn-2", done=False)  # the user is in a turn of their own right now
     (button,) = world.buttons()
     world.tap(button)
     proc = world.start()
@@ -143,11 +146,12 @@ def test_busy_thread_is_queued_then_gets_one_turn_after_it_ends(world: WakeWorld
         time.sleep(2.5)
         assert world.codex_calls() == []  # never steered into the running turn
         world.append({"type": "event_msg", "payload": {"type": "task_complete", "turn_id": "turn-2"}})
-        wait_for(lambda: statuses(world) == [("confirmed", None)], 20, "the queued wake to run")
+        wait_for(lambda: statuses(world) == [("refused", "superseded")], 20, "the queued wake to be superseded")
+        time.sleep(2.5)  # another busy re-check period: still nothing started
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)
-    assert len(world.codex_calls()) == 1 and len(world.rollout_turns()) == 3
+    assert world.codex_calls() == [] and len(world.rollout_turns()) == 2
 
 
 def test_active_writer_refusal_is_retried_before_acceptance(world: WakeWorld) -> None:

@@ -47,6 +47,7 @@ EXPECTED_CONFIG = {
     "env_file": None,
     "secrets_dir": None,
     "enable_decoding": True,
+    "allow_inf_nan": False,  # settings_coerce.number refuses inf and nan as the model does
 }
 _BOUNDS = {annotated_types.Ge: "ge", annotated_types.Gt: "gt", annotated_types.Le: "le", annotated_types.Lt: "lt"}
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}

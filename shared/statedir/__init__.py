@@ -167,9 +167,10 @@ class StateDir(RecordStore):
         """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""
         try:
             data = self.read_bytes(self.path("locks", f"{role}.owner.json"), limit=1 << 16)
-            return None if data is None else json.loads(data.decode("utf-8"))
-        except (InvalidRecord, ValueError, OSError):
+            owner = None if data is None else json.loads(data.decode("utf-8"))
+        except (InvalidRecord, ValueError, OSError, RecursionError):  # too deep for json: damaged too
             return None
+        return owner if isinstance(owner, dict) else None  # an array or a string is no owner
 
     def group_commit(self, folder: str) -> GroupCommit:
         """Records bound for ``folder`` made durable together: one flush for many files and one
@@ -191,11 +192,27 @@ class StateDir(RecordStore):
         self.write_file(self.path("health", f"{role}.json"), encode(health), durable=False)
 
     def read_health(self, role: str) -> dict[str, Any] | None:
+        """``health/<role>.json`` as a JSON object, or None (missing, unreadable or damaged)."""
+        return self.read_health_checked(role)[0]
+
+    def read_health_checked(self, role: str) -> tuple[dict[str, Any] | None, str | None]:
+        """``(record, problem)``: a damaged file gives None and the reason (``_health_file``)."""
         try:
             data = self.read_bytes(self.path("health", f"{role}.json"), limit=1 << 20)
-            return None if data is None else json.loads(data.decode("utf-8"))
-        except (InvalidRecord, ValueError, OSError):
-            return None
+        except (InvalidRecord, OSError) as exc:
+            return None, f"bad health file ({exc})"
+        if data is None:
+            return None, None
+        from donebell.shared.statedir._health_file import parse
+
+        return parse(data)
+
+    def drop_health(self, role: str) -> None:
+        """Remove ``health/<role>.json`` (a damaged one: its role writes a fresh one on start)."""
+        try:
+            os.unlink(self.path("health", f"{role}.json"))
+        except OSError:
+            pass  # gone already, or the folder is unusable: the readers report that themselves
 
     # log ---------------------------------------------------------------------------------
 

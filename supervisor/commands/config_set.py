@@ -4,7 +4,8 @@ The new file is validated by the same schema as every load (:class:`donebell.sha
 with the ``DONEBELL_<KEY>`` environment set aside, so a value the file cannot hold is refused even
 when the environment overrides it today). The edit is span-preserving (other keys keep their
 order and formatting), written through a temp file and ``os.replace`` with mode 0600, and the
-old and new values are printed (secrets as ``**********``). A secret (``token``, ``password``) is
+old and new values are printed (secrets as ``**********``). Concurrent edits wait for each other
+(a lock on the file's folder), so no change reported as made is lost. A secret (``token``, ``password``) is
 never taken from argv, where the shell history and the process list would keep it: pass ``-``
 and type or pipe it on stdin.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import config, configfile
+from donebell.shared import config, configfile, paths
 from donebell.shared.paths import config_path
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
 from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
@@ -144,9 +145,43 @@ def read_secret(key: str, stdin: typing.TextIO) -> str:
     return stdin.readline().rstrip("\r\n")
 
 
+@contextlib.contextmanager
+def _editing(path: Path, *, create: bool) -> Iterator[None]:
+    """Hold an exclusive lock on the config file's folder while one edit reads, checks and writes.
+
+    Two ``config set`` runs at once each read the file, and the second rename dropped the first
+    change (or the edit was refused as "changed while donebell was editing it"). The folder is
+    locked, not the file: the file is replaced by a rename on every edit, and a lock file beside
+    it would be one more file in the user's config folder. Nothing else locks that folder.
+    """
+    folder = path.parent
+    if create and not folder.is_dir():
+        paths.make_private_dirs(str(folder))
+    if os.name == "nt":  # a folder cannot be opened or locked there: the edit's own check refuses
+        yield  # a concurrent change instead ("changed while donebell was editing it")
+        return
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:  # unset with no config folder: nothing to edit, nothing to lock
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 def change(path: Path, key: str, raw: str | None) -> Change:
     """Set ``key`` to ``raw`` (``None``: unset it) in the config file; returns what changed."""
     _check_key(key)
+    with _editing(path, create=raw is not None):
+        return _change_locked(path, key, raw)
+
+
+def _change_locked(path: Path, key: str, raw: str | None) -> Change:
     if not path.exists() and raw is not None:
         config.init_config(path)  # a fresh file gets its unguessable topic first
     target = target_of(path)

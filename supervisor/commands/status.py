@@ -46,7 +46,7 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
     """The status document (see ``docs/status.md``); with ``runner``, also the agents' versions."""
     at = now() if at is None else at
     retry_cap, secrets, file_data = _config_facts()
-    sup = state.read_health("supervisor")
+    sup, sup_problem = state.read_health_checked("supervisor")
     sup_alive = alive(sup)
     entries = (sup or {}).get("roles") if sup_alive else None
     roles = {
@@ -57,6 +57,8 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
     _mark_waiting_for_restart(roles, restart)
     queue = _queue(state, at)
     reasons: list[str] = []
+    if sup_problem:
+        reasons.append(f"supervisor: {sup_problem}")
     if sup_alive and is_stale(sup, at):
         reasons.append("supervisor heartbeat is stale")
     for name, role in roles.items():
@@ -106,7 +108,8 @@ def _supervisor(sup: dict[str, Any] | None, is_alive: bool, at: float) -> dict[s
 
 
 def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, secrets: list[str]) -> dict[str, Any]:
-    health = state.read_health(name) or {}
+    checked, problem = state.read_health_checked(name)
+    health = checked or {}
     owner = state.lock_owner(name)
     health_alive = alive(health)
     pid = health.get("pid") if health_alive else (owner or {}).get("pid") if alive(owner) else None
@@ -125,7 +128,7 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
         role_state = str(entry["state"])
     else:
         role_state = "not-running"
-    detail = health.get("degraded_reason") or health.get("note") or health.get("gate") or entry.get("reason")
+    detail = problem or health.get("degraded_reason") or health.get("note") or health.get("gate") or entry.get("reason")
     return {
         "state": role_state,
         "enabled": entry.get("enabled", True) if entry else None,

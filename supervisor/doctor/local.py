@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import config, paths
+from donebell.shared import config, paths, state_dir_check
 from donebell.shared.secret_text import public_url as _public_url
 from donebell.shared.statedir import FOLDERS
 from donebell.supervisor.install.codex import REVIEW_STEP, codex_hooks_problem
@@ -75,19 +75,12 @@ def check_config() -> tuple[Check, config.Settings | None]:
 
 def check_state_dir() -> Check:
     root = paths.state_dir_path()
-    try:
-        st = os.lstat(root)
-    except FileNotFoundError:
-        parent = root.parent
-        while not parent.exists() and parent != parent.parent:
-            parent = parent.parent
-        if os.access(parent, os.W_OK | os.X_OK):
-            return Check("state_dir", OK, f"{root}: not created yet (the first hook or `donebell run` creates it)")
-        return Check("state_dir", FAIL, f"{root}: cannot be created ({parent} is not writable)", "fix the permissions")
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        return Check(
-            "state_dir", FAIL, f"{root} is a symlink or not a directory; donebell refuses it", f"remove {root}"
-        )
+    unusable = state_dir_check.problem(str(root))  # the line every other command prints
+    if unusable:
+        fix = f"remove {root}, or " if os.path.lexists(root) else ""
+        return Check("state_dir", FAIL, unusable, f"{fix}point DONEBELL_STATE_DIR at a folder donebell can create")
+    if not root.exists():
+        return Check("state_dir", OK, f"{root}: not created yet (the first hook or `donebell run` creates it)")
     unwritable = [
         str(p) for p in (root, *(root / f for f in FOLDERS)) if p.exists() and not os.access(p, os.W_OK | os.X_OK)
     ]

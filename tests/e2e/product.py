@@ -51,8 +51,7 @@ class Product:
     root: Path
     config: JSON = field(default_factory=dict)
     topic: str = "donebell-e2e"
-    #: The real ntfy server to deliver to instead of the stand-in (with donebell's token): then the
-    #: config names it and `messages()` reads its cache (tests/e2e/test_real_ntfy_agents.py).
+    #: A real ntfy server (with donebell's token) instead of the stand-in: config and `messages()` use it.
     ntfy: RealNtfy | None = None
     ntfy_token: str | None = None
     standin: NtfyStandin = field(init=False)

@@ -170,6 +170,8 @@ class OutboxSender:
                 if what is not None or digest is None:
                     return SendOutcome(what or "gone")
                 payload = digest
+            elif policy_send.waits_for_its_digest(self.state, record):
+                return SendOutcome("waiting")
             else:
                 payload = policy_send.silence(record, render(record, self.settings))
         except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record

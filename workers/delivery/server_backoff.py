@@ -58,7 +58,7 @@ class ServerBackoff:
         try:
             data = state.read_bytes(state.path("health", FILE), limit=1 << 16)
             doc = json.loads(data.decode("utf-8")) if data else {}
-        except (InvalidRecord, OSError, ValueError):
+        except (InvalidRecord, OSError, ValueError, RecursionError):  # a damaged file: no wait known
             doc = {}
         out = cls()
         if isinstance(doc, dict):

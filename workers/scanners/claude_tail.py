@@ -13,7 +13,8 @@ decides it like any other (epochs, goal markers, the quiet window).
 * Hot set: project folders modified within :data:`HOT_SECONDS`, and in them the transcripts
   modified within it. A light pass stats the projects folder, the hot project folders and the
   hot transcripts (relisting only a folder whose mtime changed); a full pass also stats every
-  project folder. Subagent transcripts (``<session>/subagents/``) are never listed.
+  project folder. Subagent transcripts (``<session>/subagents/``) are never listed, nor a symlink
+  or a second hard link to a transcript (its name is not a session id).
 * First sight: a transcript that appears while the scanner runs is read from byte 0 (it was
   seen from its start). One that already existed is folded from its last :data:`FIRST_SIGHT_CAP`
   bytes only and its newest prompt, if already over, is history: it never notifies. A prompt
@@ -38,10 +39,11 @@ from donebell.shared.bounded_read import read_tail
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
-from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.shared.statedir import StateDir, now
 from donebell.shared.transcript import parse_record
 from donebell.workers.hooks import claude_outcome, claude_session
 from donebell.workers.hooks.context import MESSAGE_LIMIT
+from donebell.workers.scanners import claude_cursor
 from donebell.workers.scanners.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
 
 FOLDER = claude_outcome.INDEX_FOLDER
@@ -62,6 +64,7 @@ class Tailed:
     cursor: dict[str, Any] | None = None
     last_error: str | None = None
     fresh: bool = False  # appeared while we watched: read from its first byte
+    inode: tuple[int, int] = (0, 0)  # (device, inode) when listed: one file, one identity
 
 
 @dataclass
@@ -134,15 +137,19 @@ class ClaudeTail:
             entries = list(os.scandir(folder))
         except OSError:
             return
+        # An alias (symlink, second hard link) would be a second session id: one inode, one name.
+        tailed = {t.inode for t in self.files.values()}
         for entry in entries:
-            if not entry.name.endswith(".jsonl") or entry.path in self.files:
+            if not entry.name.endswith(".jsonl") or entry.path in self.files or entry.is_symlink():
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if wall - st.st_mtime <= HOT_SECONDS:
-                self.files[entry.path] = Tailed(entry.path, fresh=fresh)
+            inode = (st.st_dev, st.st_ino)
+            if wall - st.st_mtime <= HOT_SECONDS and inode not in tailed:
+                self.files[entry.path] = Tailed(entry.path, fresh=fresh, inode=inode)
+                tailed.add(inode)
 
     # one pass ------------------------------------------------------------------------------
 
@@ -180,18 +187,25 @@ class ClaudeTail:
             self._decide(tailed, st, report, wall)
 
     def _tail(self, tailed: Tailed, st: FileStat, report: TailReport) -> None:
-        cur = tailed.cursor or self._load(tailed.path)
-        if cur is not None and ((cur["dev"], cur["ino"]) != (st.dev, st.ino) or st.size < cur["offset"]):
-            self.state.log("info", "claude transcript replaced or truncated; starting it again", path=tailed.path)
-            cur = None
+        cur = tailed.cursor or claude_cursor.load(self.state, FOLDER, tailed.path)
         f = open_rollout(tailed.path)
         try:
-            if cur is None:
+            restarted = cur is not None and not claude_cursor.continues(cur, st, f)
+            if restarted:
+                # Replaced, truncated or rewritten in place (claude_cursor): read again from byte 0.
+                self.state.log("info", "claude transcript replaced or rewritten; reading it again", path=tailed.path)
+                carried = {name: cur.get(name) for name in claude_cursor.CARRIED} if cur else {}
+                cur = self._first_sight(tailed.path, st, True)
+                cur.update(carried)
+                report.counters["claude_restarted"] += 1
+            elif cur is None:
                 cur = self._first_sight(tailed.path, st, tailed.fresh)
                 report.counters["claude_first_sight"] += 1
             before = cur["offset"]
             if st.size > cur["offset"] or cur.get("skipping"):
                 self._consume(cur, f, report)
+            if cur["offset"] != before or "line_fp" not in cur:
+                claude_cursor.remember_position(cur, f)
         finally:
             close_quietly(f)
         cur.update(size=st.size, mtime_ns=st.mtime_ns)
@@ -200,17 +214,6 @@ class ClaudeTail:
             self.state.replace(FOLDER, cur)
             report.counters["claude_cursors_advanced"] += 1
         tailed.cursor = cur
-
-    def _load(self, path: str) -> dict[str, Any] | None:
-        key = transcript_index_key(path)
-        try:
-            rec = self.state.read(FOLDER, key)
-        except InvalidRecord as exc:
-            self.state.dead_letter_invalid(FOLDER, f"{key}.json", f"claude cursor: {exc}")
-            return None
-        ok = rec is not None and rec.get("path") == path and isinstance(rec.get("fold"), dict)
-        fields = ("dev", "ino", "offset", "size", "mtime_ns")
-        return rec if rec is not None and ok and all(isinstance(rec.get(n), int) for n in fields) else None
 
     def _first_sight(self, path: str, st: FileStat, fresh: bool) -> dict[str, Any]:
         cur = base("claude-cursor", transcript_index_key(path), "claude")

@@ -10,7 +10,8 @@
   else ``unknown-thread``), its rollout/transcript must exist (``rollout-missing``), and the newest
   ended turn must still be the ticket's (``superseded``: the user already continued).
 * A busy thread (its newest turn has not ended) is waited on, re-checked every pass, for up to
-  :data:`BUSY_WAIT_SECONDS`; a wake is never steered into a running turn.
+  :data:`BUSY_WAIT_SECONDS`; a wake is never steered into a running turn, and once that turn
+  ended the ticket's turn is no longer the newest ended one: ``superseded``.
 * ``requested`` is written before the agent is started, with the turn count at that moment.
   The agent's own record of one more turn confirms it. Before that, an attempt whose process
   exited without a new turn (e.g. Codex's "already has an active writer") is retried after 2,
@@ -192,6 +193,11 @@ class WakePipeline:
                 self.count("queued")
                 self.log.info("wake %s: thread busy, queued until it is idle", record["message_id"])
             return 2.0
+        if view.latest_done != record["turn_id"]:
+            # A turn ended while the wake waited (the user continued in the terminal): the
+            # ticket's turn is no longer the newest ended one, the same rule as at verification.
+            self._refuse(record, "superseded")
+            return None
         provider = record["provider"]
         if not 0 <= record["action"] < len(self.settings.wake_actions):  # the config changed meanwhile
             self._refuse(record, "unknown-action")

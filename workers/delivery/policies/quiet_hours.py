@@ -73,10 +73,31 @@ def window_end(at: float, settings: SettingsLike) -> float | None:
 def _instant(day: date, clock: time, tz: tzinfo, *, after: float) -> float:
     """The epoch time of ``clock`` on ``day`` in ``tz``, moved a day on if not after ``after``."""
     for extra in range(3):
-        stamp = datetime.combine(day + timedelta(days=extra), clock, tzinfo=tz).timestamp()
+        stamp = _wall_to_epoch(datetime.combine(day + timedelta(days=extra), clock), tz)
         if stamp > after:
             return stamp
     return after + 60.0  # unreachable for a valid window; never an instant in the past
+
+
+def _wall_to_epoch(wall: datetime, tz: tzinfo) -> float:
+    """The first instant whose wall-clock time in ``tz`` is ``wall`` or, in a DST gap, later.
+
+    zoneinfo reads a wall time that does not exist (02:30 on a spring-forward night) with the
+    offset before the jump, which lands an hour after the gap (03:30); the promise is the first
+    instant after the gap (03:00), found between the two readings of ``fold``.
+    """
+    early = wall.replace(tzinfo=tz, fold=1).timestamp()
+    late = wall.replace(tzinfo=tz, fold=0).timestamp()
+    if early >= late:  # an existing time (fold=0 is its first occurrence) or an ambiguous one
+        return late
+    lo, hi = int(early), int(late)  # wall time crosses ``wall`` once in between: the gap's end
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if datetime.fromtimestamp(mid, tz).replace(tzinfo=None) >= wall:
+            hi = mid
+        else:
+            lo = mid + 1
+    return float(lo)
 
 
 def crosses_midnight(settings: SettingsLike) -> bool:

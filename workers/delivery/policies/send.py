@@ -57,6 +57,13 @@ def payload_of(
     return None, render_digest(record, members, settings)
 
 
+def waits_for_its_digest(state: StateDir, record: dict[str, Any]) -> bool:
+    """A member of a digest still in ``outbox/`` is sent only in it, under the digest's
+    ``sequence_id``: sent alone it would reach the phone twice (issue 26 item 9)."""
+    digest = (record.get("policy") or {}).get("digest")
+    return isinstance(digest, str) and digest != record.get("key") and state.exists("outbox", digest)
+
+
 def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike) -> None:
     """With digests possible, note a first attempt before its POST: a record the server may have
     accepted (a crash before its receipt) is never put into a digest afterwards (:mod:`.sweep`)."""

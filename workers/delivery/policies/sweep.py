@@ -160,6 +160,16 @@ def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, *
 
 def _form(state: StateDir, members: list[str], why: str, result: Plan, **fields: Any) -> None:
     digest = new_digest(members, why, **fields)
+    # Each member names its digest before the digest exists: once the digest may have reached
+    # the server, a member is never sent on its own, whatever the policies become (with them
+    # all off this sweep reads nothing, and only the member's own mark holds it back).
+    for key in members:
+        try:
+            record = state.read("outbox", key)
+        except InvalidRecord:
+            continue
+        if record is not None:
+            _note(state, record, dict(record.get("policy") or {}), digest=digest["key"])
     state.create("outbox", digest)
     result.skip.update(members)
     result.count(f"digest-{why}")
