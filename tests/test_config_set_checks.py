@@ -114,6 +114,7 @@ def test_status_says_restart_to_apply_instead_of_contradicting_the_file(cfg: Pat
     assert "restart to apply" in doc["roles"]["wake"]["detail"]
     table = _cli("status").stdout
     assert "! restart to apply: wake_allow_unauthenticated, wake_enabled changed in the config file" in table
+    assert "systemctl --user restart donebell" in table
 
 
 def test_show_without_a_config_says_to_run_init(isolated_env: dict[str, Path]) -> None:

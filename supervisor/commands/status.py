@@ -23,7 +23,7 @@ from donebell.shared import configfile, secret_text
 from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
-from donebell.supervisor.commands.config_restart import changed_since_start
+from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
 from donebell.supervisor.commands.holds import outbox_holds
 from donebell.supervisor.doctor import agent_versions, no_service
 from donebell.supervisor.doctor.agent_versions import AgentVersion
@@ -275,7 +275,8 @@ def render(doc: dict[str, Any]) -> str:
     lines += [f"! {reason}" for reason in doc["reasons"]]
     if doc["restart_to_apply"]:
         lines.append(
-            f"! {RESTART_NOTE}: {', '.join(doc['restart_to_apply'])} changed in the config file since the start"
+            f"! {RESTART_NOTE}: {', '.join(doc['restart_to_apply'])} changed in the config file since the start; "
+            + RESTART_HOW
         )
     lines += [f"! {a.warning}" for a in agents if a.warning]
     return "\n".join(lines) + "\n"
