@@ -1,6 +1,7 @@
 """Role processes: spawn one, notice its exit, stop it, and kill it with all its children.
 
-Each role runs as ``python -m donebell.supervisor.cli worker <role>`` in a process group of its own
+Each role runs as ``donebell worker <role>`` (on Linux a fork of the preloaded supervisor,
+:mod:`.role_fork`; elsewhere ``python -m donebell.supervisor.cli worker <role>``) in a process group of its own
 (:mod:`donebell.shared.proc_group`, kind "signalable": it shares the supervisor's console on
 Windows, so CTRL_BREAK reaches it), so that a signal to the
 supervisor's terminal does not reach the roles directly and the supervisor can kill a role's
@@ -22,6 +23,7 @@ from typing import Any
 from donebell.shared import proc_group
 from donebell.shared.liveness import process_create_time
 from donebell.shared.statedir import now
+from donebell.supervisor import role_fork
 
 _IS_WINDOWS = sys.platform == "win32"
 
@@ -102,7 +104,12 @@ def worker_command(role: str) -> list[str]:
 
 
 def spawn(role: str) -> Child:
-    """Start a role process in its own process group; stdout/stderr are the supervisor's."""
+    """Start a role process in its own process group; stdout/stderr are the supervisor's.
+
+    On Linux it is a fork of the (preloaded) supervisor, elsewhere :func:`worker_command`.
+    """
+    if role_fork.fork_enabled():
+        return Child(role, role_fork.fork_role(role))  # type: ignore[arg-type]
     return Child(role, proc_group.start(worker_command(role), "signalable", stdin=subprocess.DEVNULL))
 
 
