@@ -22,6 +22,8 @@ import datetime as dt
 import itertools
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -66,7 +68,8 @@ def codex_task(rig: Rig) -> Task:
 
 
 def _end_codex(rig: Rig, turn: Turn, task: Task) -> None:
-    task.hook_rc = rig.hook_stop(turn).rc
+    task.hook_rc = run_hook(rig, ["codex-stop"], rig.stop_payload(turn))
+    turn.completion = _restamp(turn.completion)  # Codex stamps task_complete when it writes it
     rig.complete(turn, backdate=0)
     task.writes.append(turn.rollout.stat().st_mtime)
 
@@ -80,32 +83,53 @@ def claude_task(rig: Rig) -> Task:
     path = folder / f"{session}.jsonl"
     answer = next(i for i, line in enumerate(lines) if b'"stop_reason":"end_turn"' in line)
     summary = next(i for i, line in enumerate(lines) if b'"subtype":"stop_hook_summary"' in line)
-    path.write_bytes(b"".join(lines[:answer]))
+    path.write_bytes(_restamp(b"".join(lines[:answer])))
     payloads = _claude_payloads(session, prompt, path)
-    assert rig.run("hook", "claude", stdin=json.dumps(payloads["UserPromptSubmit"]).encode()).rc == 0
+    assert run_hook(rig, ["claude"], payloads["UserPromptSubmit"]) == 0
     key = event_key("claude", session, prompt)
     task = Task("claude", sequence_id("claude", key), path, None)
 
     def end() -> None:
         with open(path, "ab") as f:
-            f.write(b"".join(lines[answer:summary]))
+            f.write(_restamp(b"".join(lines[answer:summary])))  # each record stamped as it is written
         task.writes.append(path.stat().st_mtime)
-        task.hook_rc = rig.run("hook", "claude", stdin=json.dumps(payloads["Stop"]).encode()).rc
+        task.hook_rc = run_hook(rig, ["claude"], payloads["Stop"])
         with open(path, "ab") as f:
-            f.write(b"".join(lines[summary:]))
+            f.write(_restamp(b"".join(lines[summary:])))
         task.writes.append(path.stat().st_mtime)
 
     task.end = end
     return task
 
 
+def run_hook(rig: Rig, args: list[str], payload: dict[str, Any]) -> int:
+    """One real hook process, as the agent runs it: the installed ``donebell`` command (``python -m``
+    where there is none), the payload on stdin, the agent blocked until it exits."""
+    script = Path(sys.executable).with_name("donebell")
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "donebell.supervisor.cli"]
+    done = subprocess.run(
+        [*argv, "hook", *args],
+        input=json.dumps(payload).encode(),
+        env=rig.env(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode
+
+
+def _restamp(data: bytes) -> bytes:
+    now = time.time()
+    stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z"
+    data = _STAMP.sub(b'"timestamp":"' + stamp + b'"', data)
+    return re.sub(rb'"completed_at":\d+', b'"completed_at":' + str(int(now)).encode(), data)
+
+
 def _claude_lines(session: str, prompt: str) -> list[bytes]:
     old_session, old_prompt = session_of(SCENARIO).encode(), _prompt_id().encode()
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z"
     out = []
     for line in transcript_lines(SCENARIO):
-        line = line.replace(old_session, session.encode()).replace(old_prompt, prompt.encode())
-        out.append(_STAMP.sub(b'"timestamp":"' + stamp + b'"', line))
+        out.append(line.replace(old_session, session.encode()).replace(old_prompt, prompt.encode()))
     return out
 
 
