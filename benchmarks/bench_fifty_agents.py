@@ -87,12 +87,13 @@ def measure(tmp: Path) -> dict[str, Any]:
             tasks = [codex_task(rig) for _ in range(TASKS // 2)] + [claude_task(rig) for _ in range(TASKS - TASKS // 2)]
             random.Random(29).shuffle(tasks)
             time.sleep(3.0)  # the tasks have been running a while: the scanners saw their files
+            load = os.getloadavg()[0]
             cpu0, hooks0, t0 = tree_cpu(svc.proc.pid), hooks_cpu(), time.monotonic()
             spread = end_all(tasks, WITHIN)
             srv.wait_for_messages(len(tasks), timeout=120, topic=topic)
             cpu1, hooks1, elapsed = tree_cpu(svc.proc.pid), hooks_cpu(), time.monotonic() - t0
             time.sleep(AFTER)
-            return _figures(srv, topic, tasks, spread, cpu1 - cpu0, hooks1 - hooks0, elapsed)
+            return {**_figures(srv, topic, tasks, spread, cpu1 - cpu0, hooks1 - hooks0, elapsed), "load": load}
         finally:
             svc.stop()
             kill_leftovers(rig)
@@ -152,6 +153,8 @@ def main() -> list[dict[str, Any]]:
         _row(name, "service CPU-s, first end to last notification", r["service_cpu_s"], None),
         _row(name, f"hooks CPU-s (the {r['tasks']} Stop hook processes)", r["hooks_cpu_s"], None),
         _row(name, "first end to last notification (s)", r["elapsed_s"], None),
+        # The machine's 1-minute load average before the ends: other jobs slow the hooks and the service alike.
+        _row(name, f"load average before the ends ({os.cpu_count()} cores)", r["load"], None),
     ]
     out = [row for row in rows if row is not None]
     for row in out:
