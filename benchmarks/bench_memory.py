@@ -5,7 +5,9 @@ MiB with every role on (wake included). Per process it prints RSS, USS (pages on
 maps) and PSS (each shared page divided among its sharers); the sums are compared with the
 targets in PSS, the memory the tree really occupies: forked roles share the supervisor's pages,
 and RSS counts those once per process, so the RSS sum overstates a forked tree (it is printed
-too). ``DONEBELL_ROLE_START=exec`` (each role its own interpreter, how every role started before
+too). PSS also hands part of a library's pages to other programs mapping it (any other Python on
+the machine), so as root it prints the strictest figure as well: the distinct page frames the
+tree maps, each counted once, as if donebell ran alone (``tests/support/page_frames.py``). ``DONEBELL_ROLE_START=exec`` (each role its own interpreter, how every role started before
 the fork) is the "before" column, measured in the same run.
 
 Each run is a real ``donebell run`` over a temp state dir, Codex home (100 archived rollouts)
@@ -35,6 +37,7 @@ if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
 from support.codex_home import make_codex_home  # noqa: E402
+from support.page_frames import distinct_frames_mib  # noqa: E402
 
 MIB = 1 << 20
 SETTLE = float(os.environ.get("DONEBELL_BENCH_MEMORY_SETTLE", "5"))
@@ -42,8 +45,9 @@ WAKE = {"wake_enabled": True, "wake_topic": "wake-bench-topic-m3", "wake_allow_u
 TARGETS = {"default roles": 60.0, "every role (wake on)": 90.0}
 
 
-def measure(with_wake: bool, start: str) -> dict[str, tuple[float, float, float]]:
-    """``title -> (RSS, USS, PSS)`` in MiB of every process of a settled ``donebell run``."""
+def measure(with_wake: bool, start: str) -> tuple[dict[str, tuple[float, float, float]], float | None]:
+    """``title -> (RSS, USS, PSS)`` in MiB of every process of a settled ``donebell run``, and
+    the MiB of distinct page frames the whole tree maps (None unless root)."""
     with tempfile.TemporaryDirectory(prefix="donebell-bench-memory-") as tmp:
         base = Path(tmp)
         config: dict[str, object] = {"server": "http://127.0.0.1:9", "topic": "bench"}
@@ -68,10 +72,11 @@ def measure(with_wake: bool, start: str) -> dict[str, tuple[float, float, float]
             time.sleep(SETTLE)
             sup = psutil.Process(proc.pid)
             out = {}
-            for p in (sup, *sup.children(recursive=True)):
+            tree = [sup, *sup.children(recursive=True)]
+            for p in tree:
                 info = p.memory_full_info()
                 out[" ".join(p.cmdline()).strip()] = (info.rss / MIB, info.uss / MIB, info.pss / MIB)
-            return out
+            return out, distinct_frames_mib(p.pid for p in tree)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
@@ -92,7 +97,8 @@ def _wait_ready(path: Path, timeout: float = 120.0) -> None:
 def main() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for label, wake in (("default roles", False), ("every role (wake on)", True)):
-        runs = {start: measure(wake, start) for start in ("exec", "fork")}
+        measured = {start: measure(wake, start) for start in ("exec", "fork")}
+        runs = {start: tree for start, (tree, _) in measured.items()}
         for start, tree in runs.items():
             print(f"\n{label}, roles started by {start}:")
             for title, (rss, uss, pss) in tree.items():
@@ -103,6 +109,10 @@ def main() -> list[dict[str, Any]]:
                 target = TARGETS[label] if (figure, start) == ("PSS", "fork") else None
                 rows.append(_row(f"{label}, {start}", f"total {figure} (MiB)", totals[start][i], target))
             rows.append(_row(label, f"total {figure} fork / exec", totals["fork"][i] / totals["exec"][i], None))
+        for start, (_, frames) in measured.items():
+            if frames is not None:  # (root only)
+                target = TARGETS[label] if start == "fork" else None
+                rows.append(_row(f"{label}, {start}", "distinct page frames of the tree (MiB)", frames, target))
     print()
     for row in rows:
         ratio = f"  ratio {row['ratio']:.2f}" if "ratio" in row else ""

@@ -23,6 +23,7 @@ from typing import Any
 
 import psutil
 import pytest
+from support.page_frames import distinct_frames_mib
 from support.supervisor_proc import Harness, harness
 from support.waiting import wait_for
 
@@ -50,6 +51,7 @@ def settled_tree(h: Harness, roles: tuple[str, ...], **env: str) -> dict[str, An
     time.sleep(1.0)  # the passes that follow the first one (a role's steady state)
     tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
     memory = {" ".join(p.cmdline()).strip(): p.memory_full_info() for p in tree}
+    print(f"distinct page frames of the tree: {distinct_frames_mib(p.pid for p in tree)} MiB (None: not root)")
     print(
         json.dumps(
             {
