@@ -9,7 +9,8 @@ Setup: a real ``donebell run`` (supervisor and roles, default roles, hooks' kick
 over a private state dir and config (``support/rig.py``'s short timings, ``idle_grace_seconds``
 ``DONEBELL_BENCH_FIFTY_GRACE``, 1.0 as in the e2e latency figure), the ntfy stand-in with
 ``NTFY_REQUEST_LIMIT``; the tasks are written and ended by ``support/agent_crowd.py`` the way the
-real CLIs end them (a real ``donebell hook`` process each, the agent waiting for it). The
+real CLIs end them (a real ``donebell hook`` process each, run from a wheel installed into a
+throwaway venv as users get it, the agent waiting for it). The
 service's CPU is read from ``/proc`` for every process of its tree (reaped children included)
 from the first end to the last notification; the hooks' from this process's reaped children.
 
@@ -35,14 +36,17 @@ from typing import Any
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tests"))
+for folder in (ROOT, ROOT / "tests"):  # `benchmarks` and the tests' `support` package, run as a script too
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
-from support.agent_crowd import Task, claude_task, codex_task, end_all  # noqa: E402
+from support.agent_crowd import Task, claude_task, codex_task, default_hook_command, end_all  # noqa: E402
 from support.ntfy_standin import NTFY_REQUEST_LIMIT, NtfyStandin  # noqa: E402
 from support.rig import Rig  # noqa: E402
 from support.runner import ExecSpawner  # noqa: E402
 from support.service import Service, kill_leftovers  # noqa: E402
+
+from benchmarks.bench_hook import _clean_install  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_FIFTY_TASKS", "50"))
 GRACE = float(os.environ.get("DONEBELL_BENCH_FIFTY_GRACE", "1.0"))
@@ -76,7 +80,17 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+def hook_command(tmp: Path) -> tuple[list[str], str]:
+    """The hooks' command as users get it: a wheel installed into a throwaway venv (this venv's
+    editable install pays ~10 ms more per interpreter start for its import finder)."""
+    python = _clean_install(tmp)
+    if python is not None and python.with_name("donebell").exists():
+        return [str(python.with_name("donebell"))], "installed wheel"
+    return default_hook_command(), "editable venv"
+
+
 def measure(tmp: Path) -> dict[str, Any]:
+    command, installed = hook_command(tmp)
     with NtfyStandin(request_limit=NTFY_REQUEST_LIMIT) as srv:
         topic = f"fifty-{secrets.token_hex(4)}"
         rig = Rig(tmp / "rig", ExecSpawner(tmp / "spawn"), srv.url, topic, idle_grace_seconds=GRACE)
@@ -84,7 +98,8 @@ def measure(tmp: Path) -> dict[str, Any]:
         svc = Service(rig, tmp / "service.log")
         try:
             svc.wait_ready(60)
-            tasks = [codex_task(rig) for _ in range(TASKS // 2)] + [claude_task(rig) for _ in range(TASKS - TASKS // 2)]
+            tasks = [codex_task(rig, command) for _ in range(TASKS // 2)]
+            tasks += [claude_task(rig, command) for _ in range(TASKS - TASKS // 2)]
             random.Random(29).shuffle(tasks)
             time.sleep(3.0)  # the tasks have been running a while: the scanners saw their files
             load = os.getloadavg()[0]
@@ -93,7 +108,11 @@ def measure(tmp: Path) -> dict[str, Any]:
             srv.wait_for_messages(len(tasks), timeout=120, topic=topic)
             cpu1, hooks1, elapsed = tree_cpu(svc.proc.pid), hooks_cpu(), time.monotonic() - t0
             time.sleep(AFTER)
-            return {**_figures(srv, topic, tasks, spread, cpu1 - cpu0, hooks1 - hooks0, elapsed), "load": load}
+            return {
+                **_figures(srv, topic, tasks, spread, cpu1 - cpu0, hooks1 - hooks0, elapsed),
+                "load": load,
+                "hooks_from": installed,
+            }
         finally:
             svc.stop()
             kill_leftovers(rig)
@@ -135,6 +154,7 @@ def main() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="donebell-bench-fifty-") as tmp:
         r = measure(Path(tmp))
     name = f"fifty agents ({r['tasks']} tasks ending within {r['end_spread_s']:.2f} s, grace {GRACE:g} s)"
+    print(f"hooks run from the {r['hooks_from']}")
     over = r["overhead_ms"]
     rows = [
         _row(name, "tasks notified exactly once", r["notified_once"], r["tasks"]),

@@ -60,21 +60,27 @@ class Task:
         return self.writes[-1] if self.writes else None
 
 
-def codex_task(rig: Rig) -> Task:
+def default_hook_command() -> list[str]:
+    """This venv's ``donebell`` command (``python -m`` where there is none)."""
+    script = Path(sys.executable).with_name("donebell")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "donebell.supervisor.cli"]
+
+
+def codex_task(rig: Rig, command: list[str]) -> Task:
     turn = rig.new_turn()
     task = Task("codex", turn.sequence_id, turn.rollout, None)
-    task.end = lambda: _end_codex(rig, turn, task)
+    task.end = lambda: _end_codex(rig, command, turn, task)
     return task
 
 
-def _end_codex(rig: Rig, turn: Turn, task: Task) -> None:
-    task.hook_rc = run_hook(rig, ["codex-stop"], rig.stop_payload(turn))
+def _end_codex(rig: Rig, command: list[str], turn: Turn, task: Task) -> None:
+    task.hook_rc = run_hook(rig, command, ["codex-stop"], rig.stop_payload(turn))
     turn.completion = _restamp(turn.completion)  # Codex stamps task_complete when it writes it
     rig.complete(turn, backdate=0)
     task.writes.append(turn.rollout.stat().st_mtime)
 
 
-def claude_task(rig: Rig) -> Task:
+def claude_task(rig: Rig, command: list[str]) -> Task:
     """A Claude session whose prompt was submitted (hook fired) and whose answer is being written."""
     session, prompt = str(uuid.uuid4()), str(uuid.uuid4())
     lines = _claude_lines(session, prompt)
@@ -85,7 +91,7 @@ def claude_task(rig: Rig) -> Task:
     summary = next(i for i, line in enumerate(lines) if b'"subtype":"stop_hook_summary"' in line)
     path.write_bytes(_restamp(b"".join(lines[:answer])))
     payloads = _claude_payloads(session, prompt, path)
-    assert run_hook(rig, ["claude"], payloads["UserPromptSubmit"]) == 0
+    assert run_hook(rig, command, ["claude"], payloads["UserPromptSubmit"]) == 0
     key = event_key("claude", session, prompt)
     task = Task("claude", sequence_id("claude", key), path, None)
 
@@ -93,7 +99,7 @@ def claude_task(rig: Rig) -> Task:
         with open(path, "ab") as f:
             f.write(_restamp(b"".join(lines[answer:summary])))  # each record stamped as it is written
         task.writes.append(path.stat().st_mtime)
-        task.hook_rc = run_hook(rig, ["claude"], payloads["Stop"])
+        task.hook_rc = run_hook(rig, command, ["claude"], payloads["Stop"])
         with open(path, "ab") as f:
             f.write(_restamp(b"".join(lines[summary:])))
         task.writes.append(path.stat().st_mtime)
@@ -102,13 +108,11 @@ def claude_task(rig: Rig) -> Task:
     return task
 
 
-def run_hook(rig: Rig, args: list[str], payload: dict[str, Any]) -> int:
-    """One real hook process, as the agent runs it: the installed ``donebell`` command (``python -m``
-    where there is none), the payload on stdin, the agent blocked until it exits."""
-    script = Path(sys.executable).with_name("donebell")
-    argv = [str(script)] if script.exists() else [sys.executable, "-m", "donebell.supervisor.cli"]
+def run_hook(rig: Rig, command: list[str], args: list[str], payload: dict[str, Any]) -> int:
+    """One real hook process, as the agent runs it: ``command`` (the installed ``donebell``) with
+    ``hook <args>``, the payload on stdin, the agent blocked until it exits."""
     done = subprocess.run(
-        [*argv, "hook", *args],
+        [*command, "hook", *args],
         input=json.dumps(payload).encode(),
         env=rig.env(),
         capture_output=True,
