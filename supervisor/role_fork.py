@@ -64,13 +64,14 @@ def fork_enabled() -> bool:
 def preload(roles: list[str]) -> None:
     """Import what ``roles`` run, then freeze the heap so the roles' garbage collector never
     writes to (and so never un-shares) the supervisor's objects."""
+    gc.disable()  # no collection while importing: it would leave freed holes in pages the roles share
     for name in (*(ROLES[r].split(":")[0] for r in roles if r in ROLES), *LAZY_IN_PASSES):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a role that cannot import reports it itself, in its own process
             continue
-    gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 class ForkedRole:
