@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from donebell.shared import proc_group
 from donebell.shared.liveness import process_create_time
@@ -28,10 +28,24 @@ from donebell.supervisor import role_fork
 _IS_WINDOWS = sys.platform == "win32"
 
 
+class RoleProcess(Protocol):
+    """What :class:`Child` needs of a started role: a ``subprocess.Popen`` or a :class:`.role_fork.ForkedRole`."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+    def send_signal(self, signum: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+
 class Child:
     """One running role process."""
 
-    def __init__(self, role: str, popen: subprocess.Popen[bytes]) -> None:
+    def __init__(self, role: str, popen: RoleProcess) -> None:
         self.role = role
         self.popen = popen
         self.pid = popen.pid
@@ -109,7 +123,7 @@ def spawn(role: str) -> Child:
     On Linux it is a fork of the (preloaded) supervisor, elsewhere :func:`worker_command`.
     """
     if role_fork.fork_enabled():
-        return Child(role, role_fork.fork_role(role))  # type: ignore[arg-type]
+        return Child(role, role_fork.fork_role(role))
     return Child(role, proc_group.start(worker_command(role), "signalable", stdin=subprocess.DEVNULL))
 
 
