@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import random
 import resource
@@ -112,10 +113,18 @@ def measure(tmp: Path) -> dict[str, Any]:
                 **_figures(srv, topic, tasks, spread, cpu1 - cpu0, hooks1 - hooks0, elapsed),
                 "load": load,
                 "hooks_from": installed,
+                "pass_gap_s": longest_pass_gap(rig.read_all("sent")),
             }
         finally:
             svc.stop()
             kill_leftovers(rig)
+
+
+def longest_pass_gap(receipts: list[dict[str, Any]]) -> float | None:
+    """The longest time between two gate passes that judged these tasks (their receipts'
+    ``probe_history``): how long a task that became due just after a pass began could wait."""
+    starts = sorted({float(h["at"]) for r in receipts for h in r.get("probe_history") or [] if "at" in h})
+    return max((b - a for a, b in itertools.pairwise(starts)), default=None)
 
 
 def _figures(
@@ -173,6 +182,7 @@ def main() -> list[dict[str, Any]]:
         _row(name, "service CPU-s, first end to last notification", r["service_cpu_s"], None),
         _row(name, f"hooks CPU-s (the {r['tasks']} Stop hook processes)", r["hooks_cpu_s"], None),
         _row(name, "first end to last notification (s)", r["elapsed_s"], None),
+        _row(name, "longest gap between two gate passes (s)", r["pass_gap_s"], None) if r["pass_gap_s"] else None,
         # The machine's 1-minute load average before the ends: other jobs slow the hooks and the service alike.
         _row(name, f"load average before the ends ({os.cpu_count()} cores)", r["load"], None),
     ]
