@@ -138,9 +138,9 @@ def _figures(
     sent = collections.Counter(str(m.get("sequence_id")) for m in srv.messages(topic))
     overhead: dict[str, list[float]] = {"codex": [], "claude": []}
     for task in tasks:
-        quiet = task.quiet_since(GRACE)
-        if task.sequence_id in first_ok and quiet is not None:
-            overhead[task.provider].append((first_ok[task.sequence_id] - quiet - GRACE) * 1000)
+        if task.sequence_id in first_ok and task.writes:
+            post = first_ok[task.sequence_id]
+            overhead[task.provider].append((post - task.waited_out(post, GRACE) - GRACE) * 1000)
     every = overhead["codex"] + overhead["claude"]
     return {
         "tasks": len(tasks),

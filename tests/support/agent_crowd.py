@@ -9,11 +9,11 @@ Claude's UserPromptSubmit hook fired), then ended on a schedule, in the order th
   gets the final assistant message, the Stop hook runs and returns, then the transcript gets the
   ``stop_hook_summary`` and its closing records.
 
-A task's end is the moment its file went quiet: its last write (the file's mtime, as the e2e
-suite's latency figure reads it), or an earlier write that no other followed within the quiet
-window (under load a Claude Stop hook can outlast the window; the transcript was quiet since its
-final answer, and donebell may rightly notify from it). Every hook is a real ``donebell hook``
-process started by the rig.
+A task's end, for its notification's latency, is the last write the notification could have
+waited out: its last write (the file's mtime, as the e2e suite's latency figure reads it), or,
+when the notification came before that write's quiet window was over, the write before it (under
+load a Claude Stop hook can outlast the window: the transcript was quiet since the final answer,
+and donebell may rightly notify from it). Every hook is a real ``donebell hook`` process.
 """
 
 from __future__ import annotations
@@ -58,6 +58,11 @@ class Task:
             if after - at >= grace:
                 return at
         return self.writes[-1] if self.writes else None
+
+    def waited_out(self, notified: float, grace: float) -> float:
+        """The last final write whose quiet window was over when the notification came (the first
+        write if none was: then the overhead reads negative, and is reported so)."""
+        return max((at for at in self.writes if at + grace <= notified), default=self.writes[0])
 
 
 def default_hook_command() -> list[str]:
