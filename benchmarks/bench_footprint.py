@@ -8,7 +8,8 @@ small archived rollouts (and a second such home as the remote-scanner's ``watch_
 every role counted a pass, it settles ``DONEBELL_BENCH_SETTLE`` seconds (10), then the CPU time
 of every process in the tree (plus reaped children, so a restarting role is not hidden) is read
 before and after ``DONEBELL_BENCH_SECONDS`` (60). RSS is per process; USS (memory unique to the
-process: shared libraries and the page cache not counted) is printed beside it.
+process: shared libraries and the page cache not counted) and PSS (shared pages divided among
+their sharers; its sum is what the tree occupies) are printed beside it.
 
 Then, unless ``DONEBELL_BENCH_IMPORTS=0``, what each import costs in a fresh interpreter (RSS and
 time), so the RSS rows can be read: which module pushes a role over its budget.
@@ -126,11 +127,12 @@ def measure(archived: int) -> dict[str, Any]:
             time.sleep(SECONDS)
             cpu1, reaped1 = _cpu(sup)
             runs = _remote_runs(health) - runs0
-            rss, uss = {}, {}
+            rss, uss, pss = {}, {}, {}
             for p in _tree(sup):
                 try:
                     info = p.memory_full_info()
                     rss[_title(p)], uss[_title(p)] = info.rss / MIB, info.uss / MIB
+                    pss[_title(p)] = getattr(info, "pss", info.uss) / MIB  # PSS: Linux only
                 except psutil.Error:
                     continue
             titles = {k: _title_of(k[0]) for k in cpu1}
@@ -147,6 +149,7 @@ def measure(archived: int) -> dict[str, Any]:
             "cpu_by_process": {titles[k]: v * 60.0 / SECONDS for k, v in per_process.items()},
             "rss": rss,
             "uss": uss,
+            "pss": pss,
             "restarts": {n: e.get("restarts") for n, e in supervisor.get("roles", {}).items()},
             "states": {n: e.get("state") for n, e in supervisor.get("roles", {}).items()},
             # The remote-scanner starts one child per root every watch_scan_seconds (60 s): a 60 s
@@ -225,6 +228,9 @@ def main() -> list[dict[str, Any]]:
         rows.append(_row(f"max RSS per process (MiB) @{n}", max(r["rss"].values()), 35))
         rows.append(_row(f"total RSS (MiB) @{n}", sum(r["rss"].values()), 150))
         rows.append(_row(f"total USS (MiB) @{n}", sum(r["uss"].values()), None))
+        # The memory budget of issue 29 (default roles): PSS counts the pages the roles share with
+        # the supervisor they were forked from once, where the RSS sum counts them per process.
+        rows.append(_row(f"total PSS (MiB) @{n}", sum(r["pss"].values()), 60))
     rows.append(_row("CPU ratio 10,000 / 100 archived (one remote run each)", high / low if low else float("inf"), 1.2))
     for n in SIZES:
         r = results[n]
@@ -233,7 +239,7 @@ def main() -> list[dict[str, Any]]:
             cpu = r["cpu_by_process"].get(title, 0.0)
             print(
                 f"  {title[:48]:<48} RSS {r['rss'][title]:6.1f} MiB  USS {r['uss'][title]:6.1f} MiB  "
-                f"CPU {cpu:.4f} s/60s"
+                f"PSS {r['pss'][title]:6.1f} MiB  CPU {cpu:.4f} s/60s"
             )
     if os.environ.get("DONEBELL_BENCH_IMPORTS", "1") != "0":
         print("\nimport cost in a fresh interpreter (RSS after import, wall time):")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -277,10 +278,20 @@ def load(path: Path | None = None) -> Loaded:
             raise ConfigError(f"config error in the environment: {exc}") from None
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "?"
-        raise ConfigError(f"config error in {raw.path}: {key}: {err['msg']} (stale config_fields.py?)") from None
+        raise ConfigError(
+            f"config error in {raw.path}: {key}: {plain_message(err)} (stale config_fields.py?)"
+        ) from None
     return Loaded(
         settings=settings, path=raw.path, exists=raw.exists, unused_legacy=raw.unused_legacy, warnings=raw.warnings
     )
+
+
+def plain_message(err: Mapping[str, Any]) -> str:
+    """A validation error's message without pydantic's "Value error, " prefix (our rules' own words)."""
+    msg = str(err.get("msg", ""))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg
 
 
 def vars_of(entry: settings_light.WatchRootEntry) -> dict[str, str | None]:

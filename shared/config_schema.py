@@ -137,7 +137,7 @@ def normalize(spec: FieldSpec, value: Any) -> Any:
         try:
             result = RULES[spec.rule](result)
         except ValueError as exc:
-            raise Invalid(spec.name, f"Value error, {exc}") from None
+            raise Invalid(spec.name, str(exc)) from None  # our rule's words, without pydantic's "Value error, "
     return result
 
 

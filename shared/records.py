@@ -119,6 +119,7 @@ _RECEIPT_FIELDS = (
     "policy",
     "members",
     "digest_of",
+    "promoted_at",  # with candidate_created_at below: `explain` tells a finished task's story in time order
 )
 
 
@@ -135,5 +136,7 @@ def new_receipt(record: dict[str, Any], *, status: str, reason: str, **extra: An
         rec["probe_history"] = probe["history"][-20:]
     if isinstance(probe, dict) and probe.get("ladder"):
         rec["probe_ladder"] = probe["ladder"]  # the gate's checks that decided (``explain``)
+    if record.get("kind") in ("candidate", "outbox") and isinstance(record.get("created_at"), (int, float)):
+        rec["candidate_created_at"] = record["created_at"]  # its own created_at is when it finished
     rec.update(extra)
     return rec

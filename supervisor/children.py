@@ -1,6 +1,7 @@
 """Role processes: spawn one, notice its exit, stop it, and kill it with all its children.
 
-Each role runs as ``python -m donebell.supervisor.cli worker <role>`` in a process group of its own
+Each role runs as ``donebell worker <role>`` (on Linux a fork of the preloaded supervisor,
+:mod:`.role_fork`; elsewhere ``python -m donebell.supervisor.cli worker <role>``) in a process group of its own
 (:mod:`donebell.shared.proc_group`, kind "signalable": it shares the supervisor's console on
 Windows, so CTRL_BREAK reaches it), so that a signal to the
 supervisor's terminal does not reach the roles directly and the supervisor can kill a role's
@@ -17,19 +18,34 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from donebell.shared import proc_group
 from donebell.shared.liveness import process_create_time
 from donebell.shared.statedir import now
+from donebell.supervisor import role_fork
 
 _IS_WINDOWS = sys.platform == "win32"
+
+
+class RoleProcess(Protocol):
+    """What :class:`Child` needs of a started role: a ``subprocess.Popen`` or a :class:`.role_fork.ForkedRole`."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+    def send_signal(self, signum: int) -> None: ...
+
+    def kill(self) -> None: ...
 
 
 class Child:
     """One running role process."""
 
-    def __init__(self, role: str, popen: subprocess.Popen[bytes]) -> None:
+    def __init__(self, role: str, popen: RoleProcess) -> None:
         self.role = role
         self.popen = popen
         self.pid = popen.pid
@@ -102,7 +118,12 @@ def worker_command(role: str) -> list[str]:
 
 
 def spawn(role: str) -> Child:
-    """Start a role process in its own process group; stdout/stderr are the supervisor's."""
+    """Start a role process in its own process group; stdout/stderr are the supervisor's.
+
+    On Linux it is a fork of the (preloaded) supervisor, elsewhere :func:`worker_command`.
+    """
+    if role_fork.fork_enabled():
+        return Child(role, role_fork.fork_role(role))
     return Child(role, proc_group.start(worker_command(role), "signalable", stdin=subprocess.DEVNULL))
 
 

@@ -35,25 +35,35 @@ COMMANDS: dict[str, str] = {
 
 USAGE = """usage: donebell <command> [options]
 
+donebell sends exactly one push notification (through an ntfy server) when a root OpenAI Codex or
+Claude Code task is truly done: not on every turn, not while a subagent, goal or background task
+still runs, never twice, and never lost when the network, a process or the machine fails.
+
 commands:
-  run                      run the supervisor in the foreground (systemd/launchd/Task Scheduler entry)
-  worker ROLE [--once] [--debug]
-                           run one role: delivery [--until-idle] | local-scanner [--scan-scope all]
-                           | remote-scanner | maintenance | wake
-  status [--json]          read the roles' health files
-  hook codex-stop|codex-notify|claude
-                           ingest an agent hook (reads stdin / argv; never blocks the agent)
   install [--codex] [--claude] [--service systemd|launchd|task-scheduler|none] [--dry-run]
+                           wire every agent found (hooks) and start the background service;
+                           --dry-run shows the exact diff of every file it would touch
   uninstall [--codex] [--claude] [--service ...] [--purge [--yes]]
+                           take back what install added; --purge also deletes the state and config
+  status [--json]          is the service running: the supervisor, each role, the queue
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
-  test                     send one test notification through the outbox
+  test [--json] [--wait SECONDS]
+                           send one test notification through the outbox
+  log [--last N] [--follow] [--json]
+                           recent decisions: notified, suppressed and why, waiting (and for what), dead
   explain ID [--json]      why did (or didn't) it notify? ID: the #id on the phone, a thread or
                            session id, an ntfy sequence or message id, or an event key
-  log [--last N] [--follow] [--json]
-                           recent decisions: notified, suppressed and why, waiting, dead
   config init|show|check|path|set KEY VALUE|unset KEY|rotate-wake-key
+                           write, print, validate or change the configuration (one key at a time)
+  run                      run the supervisor and its roles in the foreground (what the service starts)
+  worker ROLE [--once] [--debug]
+                           run one role by hand: delivery [--until-idle] | local-scanner [--scan-scope all]
+                           | remote-scanner | maintenance | wake
+  hook codex-stop|codex-notify|claude
+                           what the agents run (install wires it): records the signal, never blocks
 
-options: --version, --help
+options: --version, --help; `donebell COMMAND --help` describes a command's options
+environment: DONEBELL_CONFIG (the config file), DONEBELL_STATE_DIR, DONEBELL_<KEY> (overrides a key)
 """
 
 
@@ -98,9 +108,12 @@ def _version_line() -> str:
 
 
 def _dispatch(args: list[str]) -> int:
-    if not args or args[0] in ("-h", "--help", "help"):
+    if not args:  # a usage error like any other: the usage on stderr, exit 2
+        sys.stderr.write(USAGE)
+        return 2
+    if args[0] in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
-        return 0 if args else 2
+        return 0
     if args[0] == "--version":
         sys.stdout.write(_version_line())
         return 0

@@ -84,6 +84,8 @@ class Supervisor:
         self.next_publish = mono
         self.next_watchdog = mono if notifier.watchdog_interval else None
         self._wake_r, self._wake_w = socket.socketpair()
+        #: the config file's restart keys as this supervisor started (commands/config_restart.py)
+        self.config_at_start: dict[str, str] | None = None
 
     # main loop ---------------------------------------------------------------------------
 
@@ -267,6 +269,7 @@ class Supervisor:
             "watchdog_seconds": self.notifier.watchdog_interval,
             "intervals": self.iv.as_dict(),
             "roles": {slot.name: slot.entry() for slot in self.slots},
+            "config_at_start": self.config_at_start,
         }
         with contextlib.suppress(OSError):
             self.state.write_health("supervisor", data)

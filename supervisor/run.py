@@ -2,7 +2,8 @@
 
 It takes ``locks/supervisor.lock`` (a second ``run`` on the same state directory refuses, exit
 75), checks the configuration (writing the embedded default on a first run), then spawns each
-role as its own process (``donebell worker <role>``, see :mod:`.children`) and watches them:
+role as its own process (``donebell worker <role>``, see :mod:`.children`; forked on Linux from this
+process after it imported the roles' modules, :mod:`.role_fork`) and watches them:
 
 * exits are decided by :class:`.policy.RestartPolicy` (backoff, throttle, fatal);
 * ``health/supervisor.json`` holds its own pid/start time and, per role, pid, state, restarts,
@@ -25,6 +26,7 @@ import sys
 
 from donebell.shared.health import ROLE_NAMES
 from donebell.shared.statedir import StateError, open_state_dir
+from donebell.supervisor import role_fork
 from donebell.supervisor.commands.first_run import next_steps
 from donebell.supervisor.doctor import preflight
 from donebell.supervisor.loop import Slot, Supervisor
@@ -87,13 +89,27 @@ def main(argv: list[str]) -> int:
                 slots.append(Slot(name, False, intervals, answer.get("wake_problem") or "wake_enabled is false"))
             else:
                 slots.append(Slot(name, True, intervals))
+        if role_fork.fork_enabled():
+            role_fork.preload([slot.name for slot in slots if slot.enabled])
         supervisor = Supervisor(state, slots, intervals, Notifier(), lock)
+        supervisor.config_at_start = _config_at_start(answer.get("config_path"))
         try:
             return supervisor.run()
         finally:
             lock = supervisor.lock or lock  # re-taken if the state directory was replaced
     finally:
         lock.release()
+
+
+def _config_at_start(path: object) -> dict[str, str] | None:
+    """The fingerprints of the restart keys in the file just checked (``status``: "restart to apply")."""
+    from donebell.shared.configfile import ConfigFileError, read_object
+    from donebell.supervisor.commands.config_restart import fingerprints
+
+    try:
+        return fingerprints(read_object(str(path))) if isinstance(path, str) else None
+    except ConfigFileError:
+        return None
 
 
 def _set_title(title: str) -> None:

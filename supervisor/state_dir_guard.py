@@ -15,17 +15,27 @@ supervisor checks its own at every health check and then either
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from donebell.shared.statedir import RoleLock, StateError
-
-if TYPE_CHECKING:
-    from donebell.supervisor.loop import Supervisor
+from donebell.shared.statedir import RoleLock, StateDir, StateError
 
 EXIT_ALREADY_RUNNING = 75
 
 
-def retake(supervisor: Supervisor, old: RoleLock) -> RoleLock | None:
+class Guarded(Protocol):
+    """What ``retake`` needs of the supervisor (``loop.Supervisor``), named here so the guard
+    does not import the loop that calls it."""
+
+    state: StateDir
+    stop_signal: int | None
+    exit_code: int
+
+    def say(self, message: str, level: str = "info") -> None: ...
+
+    def publish(self) -> None: ...
+
+
+def retake(supervisor: Guarded, old: RoleLock) -> RoleLock | None:
     """A new supervisor lock over a re-created state directory, or None (then the loop stops)."""
     state = supervisor.state
     try:

@@ -59,7 +59,10 @@ def test_the_ways_on_work_and_doctor_points_at_them(home: dict[str, Path]) -> No
     doc = json.loads(_donebell("doctor", "--json").stdout)
     [service] = [c for c in doc["checks"] if c["name"] == "service"]
     assert service["status"] == "warn" and "no systemd user manager is reachable" in service["summary"]
-    assert "--service none" in service["next_step"] and "enable-linger" in service["next_step"]
+    # the way already taken is not offered again: the step is to keep `donebell run` running
+    assert "install --service none" not in service["next_step"], service["next_step"]
+    assert "keep it running under your own supervisor" in service["next_step"]
+    assert "enable-linger" in service["next_step"]
 
 
 def test_uninstall_reports_only_what_happened(home: dict[str, Path]) -> None:

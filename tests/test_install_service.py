@@ -82,18 +82,18 @@ def test_systemd_changed_unit_is_reloaded_and_restarted(env: dict[str, Path], mo
 
 
 def test_a_failing_systemctl_is_reported_and_fails_an_explicit_request(env: dict[str, Path]) -> None:
-    """The manager answered the probe, then daemon-reload failed: the error and the fallback are
-    printed; exit 1 only if --service was asked for."""
+    """The manager answered the probe, then daemon-reload failed: the error is printed; asked for
+    by name, nothing stays changed (exit 1); by default, the hooks-only fallback (exit 0)."""
     bus = Completed((), 1, "", "Failed to connect to bus: No medium found\n")
     runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs=SYSTEMCTL)
     code, out = run_install(runner, "--service", "systemd")
     assert code == 1
     assert "failed: systemctl --user daemon-reload: Failed to connect to bus" in out
-    assert "a notification still goes out after each hook" in out
+    assert "nothing was changed" in out
+    assert not (env["xdg_config"] / "systemd" / "user" / UNIT).exists()
     runner = RecordingRunner({("systemctl", "--user", "daemon-reload"): bus}, programs=SYSTEMCTL)
-    (env["xdg_config"] / "systemd" / "user" / UNIT).unlink()
-    code, _ = run_install(runner)
-    assert code == 0
+    code, out = run_install(runner)
+    assert code == 0 and "a notification still goes out after each hook" in out
 
 
 def test_no_systemctl_means_no_service_by_default(env: dict[str, Path]) -> None:

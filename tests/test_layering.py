@@ -106,3 +106,92 @@ def test_the_check_sees_upward_and_hidden_imports() -> None:
     assert violations("supervisor", "donebell.supervisor.x", source) == [
         "donebell.supervisor.x -> tools.generated (a dev tool)"
     ]
+
+
+#: Import circles allowed to stay: none (issue 25). A circle is two modules that each need the
+#: other to load, which makes either one's import order, and so its start-up, depend on the other.
+ALLOWED_CIRCLES: list[set[str]] = []
+
+
+def import_graph(modules: dict[str, str]) -> dict[str, set[str]]:
+    """module -> the project modules it imports (``from p import m`` counts as importing ``p.m``).
+
+    A package's ``__init__`` importing one of its own parts is left out: that is how a package
+    exposes its parts (``statedir`` loads ``_roles`` on first use), and the parts importing the
+    package's shared names is the one direction that remains.
+    """
+    graph: dict[str, set[str]] = {}
+    for module, source in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    child = f"{node.module}.{alias.name}"
+                    found.add(child if child in modules else node.module)
+        graph[module] = {
+            name for name in found if name in modules and name != module and not name.startswith(module + ".")
+        }
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(group)
+    return found
+
+
+def test_no_import_circles() -> None:
+    """No two modules need each other, TYPE_CHECKING and function-level imports included."""
+    graph = import_graph({module: source for _folder, module, source in all_modules()})
+    found = [sorted(group) for group in circles(graph) if group not in ALLOWED_CIRCLES]
+    assert not found, "import circles:\n" + "\n".join(" <-> ".join(group) for group in found)
+
+
+def test_the_circle_check_sees_a_hidden_circle() -> None:
+    """A TYPE_CHECKING import closing a loop of three is a circle; a package loading its part is not."""
+    modules = {
+        "donebell.a": "from donebell.b import x\n",
+        "donebell.b": "def f():\n    import donebell.c\n",
+        "donebell.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from donebell import a\n",
+        "donebell.p": "def f():\n    from donebell.p import part\n",
+        "donebell.p.part": "from donebell.p import NAME\n",
+    }
+    assert circles(import_graph(modules)) == [{"donebell.a", "donebell.b", "donebell.c"}]

@@ -85,6 +85,30 @@ def test_log_follow_prints_new_decisions(srv: NtfyStandin, tmp_path: Path) -> No
             follower.wait()
 
 
+def test_log_follow_last_prints_the_newest_then_only_new_lines(tmp_path: Path) -> None:
+    """`--follow --last 1` once printed the 17 older lines after the newest: now the N newest, then new ones."""
+    env = Env(tmp_path, server="http://127.0.0.1:9")
+    threads = [str(uuid.uuid4()) for _ in range(4)]
+    for thread in threads:  # queued records: events that are not final receipts
+        env.queue(thread_id=thread, created_at=time.time())
+        time.sleep(0.05)
+    follower = env.popen_cli("log", "--follow", "--last", "1")
+    try:
+        assert follower.stdout is not None
+        assert f"#{short_id(threads[-1])}" in follower.stdout.readline()
+        time.sleep(2.5)  # two polls see nothing new
+        later = str(uuid.uuid4())
+        env.queue(thread_id=later, created_at=time.time())
+        assert f"#{short_id(later)}" in follower.stdout.readline()
+        follower.send_signal(signal.SIGINT)
+        assert follower.wait(10) == 0
+        assert follower.stdout.read() == ""
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
 def test_explain_accepts_every_id_on_the_phone(srv: NtfyStandin, tmp_path: Path) -> None:
     env = Env(tmp_path, server=srv.url)
     thread = str(uuid.uuid4())

@@ -83,6 +83,7 @@ def test_no_state_dir_means_not_running_and_nothing_is_created(isolated_env: dic
 
 #: The documented keys of `status --json`: the document, its supervisor, each role and the queue.
 DOCUMENT_KEYS = {
+    "restart_to_apply",
     "schema",
     "status",
     "exit_code",
@@ -124,6 +125,8 @@ ROLE_KEYS = {
     "fatal",
 }
 QUEUE_KEYS = {
+    "held",
+    "holds",
     "pending",
     "outbox",
     "dead",

@@ -48,10 +48,16 @@ def test_config_show_carries_the_url_as_one_line_and_stays_json(tmp_path: Path) 
     url = f"https://ntfy.example.org/{env.config['topic']}"
     assert json.loads(res.stdout)["subscribe_url"] == url  # a pipe gets pure JSON
     assert f'  "subscribe_url": "{url}"' in res.stdout.splitlines()
-    primary, secondary = pty.openpty()  # a terminal: the QR code follows the JSON
+    code, shown = _on_a_terminal(env, "config", "show")  # a terminal: the QR code follows the JSON
+    assert code == 0 and _qr(url) in shown
+
+
+def _on_a_terminal(env: Env, *args: str) -> tuple[int, str]:
+    """Run ``donebell ARGS`` with its stdout on a pseudo-terminal; its exit code and what it showed."""
+    primary, secondary = pty.openpty()
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "donebell.supervisor.cli", "config", "show"],
+            [sys.executable, "-m", "donebell.supervisor.cli", *args],
             env=env.environ(),
             stdout=secondary,
             stderr=subprocess.PIPE,
@@ -69,13 +75,15 @@ def test_config_show_carries_the_url_as_one_line_and_stays_json(tmp_path: Path) 
             chunks.append(chunk)
     finally:
         os.close(primary)
-    shown = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
-    assert proc.returncode == 0 and _qr(url) in shown
+    return proc.returncode, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
 
 
-def test_test_command_prints_the_qr_code_after_sending(srv: NtfyStandin, tmp_path: Path) -> None:
+def test_test_command_prints_the_qr_code_only_on_a_terminal(srv: NtfyStandin, tmp_path: Path) -> None:
     env = Env(tmp_path, server=srv.url)
-    res = env.run_cli("test")
+    res = env.run_cli("test")  # a pipe: the URL, no block of QR characters in a log file
     assert res.returncode == 0, res.stderr
     url = f"{srv.url}/{env.config['topic']}"
-    assert f"subscribe to {url} to receive it" in res.stdout and _qr(url) in res.stdout
+    assert f"subscribe to {url} to receive it" in res.stdout and _qr(url) not in res.stdout
+    assert "\u2580" not in res.stdout and "\u2584" not in res.stdout  # no half-block QR rows
+    code, shown = _on_a_terminal(env, "test")
+    assert code == 0 and f"subscribe to {url} to receive it" in shown and _qr(url) in shown

@@ -51,6 +51,18 @@ hidden prompt on a terminal). The same holds for `password`, `wake_token` and a 
 `user:password@` part (`config set server -`; one without a password is taken from argv); set and
 unset print them masked (`**********`, `https://user:**********@host`).
 
+`config set` and `config unset` refuse what `config check` would fail on, not only a value that is
+wrong on its own: a change that leaves no `topic`, or turns on `wake_enabled` without what the wake
+role needs, is refused with the same words (a problem already in the file does not block other
+keys). A rotated secret prints `token: ********** (changed)`. The keys accepted for compatibility
+(below) can be set; the output says donebell does not use them. Most keys apply at the delivery
+role's next pass; the keys read only at a start (`wake_enabled` and `watch_roots` by the
+supervisor, the `watch_*`, `idle_grace_seconds`, `include_message`, `origin` and
+`enable_claude_code` keys by the scanners, the `wake_*` keys and, while wake runs, the server
+keys by the wake role) print `takes effect after a restart`, and `donebell status` shows
+`restart to apply` until the service restarts. `config show` before any config file exists says to
+run `donebell config init` (exit 1).
+
 Keep the file private (`chmod 600`): donebell refuses to load a token or password (or a
 `user:password@` server) kept in a file that others can read; a secret given only through
 `DONEBELL_TOKEN`/`DONEBELL_PASSWORD` leaves the file free of secrets. Values are checked before

@@ -298,12 +298,27 @@ ROLES: dict[str, str] = {
 }
 
 
+#: ``donebell worker --help``: what each role does (the supervisor runs them; by hand for debugging).
+WORKER_HELP = """
+Run one role in the foreground (`donebell run` starts and restarts them all; run one by hand to
+debug it; `donebell worker ROLE --help` lists its options):
+  delivery        the logical-idle gate and the outbox: decides and sends notifications
+  local-scanner   reads this machine's Codex rollouts and Claude transcripts
+  remote-scanner  reads the extra Codex homes of watch_roots
+  maintenance     retention, temporary-file sweep, log rotation
+  wake            the Continue/reply buttons (with wake_enabled)
+"""
+
+
 def main(argv: list[str]) -> int:
     """``donebell worker <role> ...``: import only the named role's module, then run it."""
+    usage = f"usage: donebell worker {{{'|'.join(ROLES)}}} [--once] [--debug] (delivery: [--until-idle])\n"
+    if argv[:1] in (["-h"], ["--help"], ["help"]):
+        sys.stdout.write(usage + WORKER_HELP)
+        return 0
     if not argv or argv[0] not in ROLES:
-        sys.stderr.write(
-            f"usage: donebell worker {{{'|'.join(ROLES)}}} [--once] [--debug] (delivery: [--until-idle])\n"
-        )
+        unknown = f"donebell worker: unknown role '{argv[0]}'\n" if argv else ""
+        sys.stderr.write(unknown + usage)
         return 2
     module_name, class_name = ROLES[argv[0]].split(":")
     module = importlib.import_module(module_name)

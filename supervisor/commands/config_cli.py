@@ -40,24 +40,33 @@ def main(argv: list[str]) -> int:
     if loaded is None:
         return 1
     if args.action == "show":
+        if not loaded.exists and not loaded.settings.topic:  # the defaults have no topic to subscribe to
+            print(
+                f"donebell config show: no config file at {loaded.path} yet: run `donebell config init` "
+                "(it writes one with an unguessable topic), or `donebell install`",
+                file=sys.stderr,
+            )
+            return 1
         return _show(loaded.settings)
-    # check
+    return _check(loaded)
+
+
+def _check(loaded: config.Loaded) -> int:
+    """``config check``: warnings, unused keys, then what keeps the file from working (exit 1)."""
     for warning in loaded.warnings:
         print(f"warning: {warning}")
     if loaded.unused_legacy:
         print(f"accepted but unused (reference notifier keys): {', '.join(loaded.unused_legacy)}")
+    from donebell.supervisor.commands.config_problems import blocking_problems
+
+    problems = blocking_problems(loaded.settings)
     if not loaded.exists:
         print(f"no config file at {loaded.path}: defaults apply (run 'donebell config init')")
-    elif not loaded.settings.topic:
-        print(f"{loaded.path}: no topic set: notifications cannot be delivered")
+        problems = [p for p in problems if not p.startswith("no topic")]  # init writes one
+    for problem in problems:
+        print(f"{loaded.path}: {problem}")
+    if problems:
         return 1
-    if loaded.settings.wake_enabled:
-        from donebell.workers.wake.policy import config_problem
-
-        problem = config_problem(loaded.settings)
-        if problem:
-            print(f"{loaded.path}: {problem} (see docs/wake.md)")
-            return 1
     print(f"{loaded.path}: ok")
     return 0
 

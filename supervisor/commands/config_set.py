@@ -24,6 +24,7 @@ import os
 import sys
 import typing
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from donebell.shared import config, configfile, paths
 from donebell.shared.config_rules import SECRET_KEYS as CONFIG_SECRET_KEYS
 from donebell.shared.paths import config_path
 from donebell.shared.secret_text import MASK, redact_url, url_passwords
+from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
 from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
 from pydantic import ValidationError
@@ -54,8 +56,18 @@ def _without_env_overrides() -> Iterator[None]:
         os.environ.update(saved)
 
 
+@dataclass(frozen=True)
+class Change:
+    """What ``set``/``unset`` did: the old and new value as shown, and whether the file's value changed."""
+
+    old: str
+    new: str
+    changed: bool
+    restart: str | None = None  # who must restart before it applies (config_restart.py)
+
+
 def _check_key(key: str) -> None:
-    if key not in config.KNOWN_KEYS:
+    if key not in config.KNOWN_KEYS and key not in config.LEGACY_UNUSED_KEYS:
         close = difflib.get_close_matches(key, sorted(config.KNOWN_KEYS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigSetError(f"unknown key '{key}'{hint} (every key: docs/configuration.md)")
@@ -69,6 +81,8 @@ def _is_list_field(key: str) -> bool:
 def parse_value(key: str, raw: str) -> Any:
     """The typed value of ``raw`` for ``key``: JSON for lists (or comma-separated words), the
     environment's rules for scalars (``true``, ``5``); the schema then validates it."""
+    if key in config.LEGACY_UNUSED_KEYS:
+        return configfile.parse_env_value(raw)  # accepted for compatibility, never read
     if _is_list_field(key):
         if raw.strip().startswith("["):
             try:
@@ -82,16 +96,35 @@ def parse_value(key: str, raw: str) -> Any:
     return raw  # strings, secrets and choices stay exactly as typed
 
 
-def _validated(path: Path, data: dict[str, Any], key: str) -> Any:
-    """Validate the whole file's content; return ``key``'s value as it is stored in JSON."""
+def _settings(path: Path, data: dict[str, Any], key: str) -> config.Settings:
     known = {k: v for k, v in data.items() if k in config.KNOWN_KEYS}
     try:
         with _without_env_overrides():
-            settings = config.Settings(**known)
+            return config.Settings(**known)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or key
-        raise ConfigSetError(f"{loc}: {err['msg']}; {path} was not changed") from None
+        raise ConfigSetError(f"{loc}: {config.plain_message(err)}; {path} was not changed") from None
+
+
+def _validated(path: Path, data: dict[str, Any], key: str, before: dict[str, Any] | None = None) -> Any:
+    """Validate the whole file's content as ``config check`` does; return ``key``'s value as stored
+    in JSON. With ``before`` (the file's content now), a problem the change would introduce that
+    ``config check`` fails on (no topic, wake without what it needs) is refused too."""
+    settings = _settings(path, data, key)
+    if before is not None:
+        from donebell.supervisor.commands.config_problems import blocking_problems
+
+        try:
+            had = set(blocking_problems(_settings(path, before, key)))
+        except ConfigSetError:
+            had = set()  # the file is invalid today: any problem left is not this change's
+        new = [problem for problem in blocking_problems(settings) if problem not in had]
+        if new:
+            said = new[0] if new[0].startswith(key) else f"{key}: {new[0]}"
+            raise ConfigSetError(f"{said} (as `donebell config check` would say); {path} was not changed")
+    if key in config.LEGACY_UNUSED_KEYS:
+        return data.get(key)
     value = getattr(settings, key)
     if key in SECRET_KEYS:
         return value.get_secret_value() if value is not None else None
@@ -107,6 +140,8 @@ def _shown(key: str, value: Any) -> str:
 
 
 def _default(key: str) -> Any:
+    if key in config.LEGACY_UNUSED_KEYS:
+        return None
     with _without_env_overrides():
         return _validated(Path("(defaults)"), {}, key)
 
@@ -159,35 +194,36 @@ def _editing(path: Path, *, create: bool) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def change(path: Path, key: str, raw: str | None) -> tuple[str, str]:
-    """Set ``key`` to ``raw`` (``None``: unset it) in the config file; returns (old, new) as shown."""
+def change(path: Path, key: str, raw: str | None) -> Change:
+    """Set ``key`` to ``raw`` (``None``: unset it) in the config file; returns what changed."""
     _check_key(key)
     with _editing(path, create=raw is not None):
         return _change_locked(path, key, raw)
 
 
-def _change_locked(path: Path, key: str, raw: str | None) -> tuple[str, str]:
+def _change_locked(path: Path, key: str, raw: str | None) -> Change:
     if not path.exists() and raw is not None:
         config.init_config(path)  # a fresh file gets its unguessable topic first
     target = target_of(path)
     old_text = read_text(target)
     if old_text is None:  # unset on a missing file: nothing to do
-        default = _shown(key, _default(key))
-        return f"{default} (default)", f"{default} (default)"
+        default = f"{_shown(key, _default(key))} (default)"
+        return Change(default, default, changed=False)
     bom, doc = parse_config_document(target, old_text)
     data = doc.value(())
     present = doc.find((key,)) is not None
     old = _shown(key, data[key]) if present else f"{_shown(key, _default(key))} (default)"
+    before = dict(data)
     if raw is None:
         if not present:
-            return old, old
+            return Change(old, old, changed=False)
         del data[key]
-        _validated(target, data, key)
+        _validated(target, data, key, before)
         doc.remove((key,))
         new = f"{_shown(key, _default(key))} (default)"
     else:
         data[key] = parse_value(key, raw)
-        stored = _validated(target, data, key)
+        stored = _validated(target, data, key, before)
         if present:
             doc.replace((key,), stored)
         else:
@@ -203,11 +239,14 @@ def _change_locked(path: Path, key: str, raw: str | None) -> tuple[str, str]:
         secret=True,
         backup=False,
     )
+    changed = bom + doc.text != old_text  # a rotated secret shows the same stars: compare the file
     try:
-        apply(edit, backup_stamp())
+        apply(edit, backup_stamp())  # even unchanged: the write also makes a hand-made file owner-only
     except EditError as exc:
         raise ConfigSetError(str(exc)) from None
-    return old, new
+    after = _settings(target, data, key) if key in config.KNOWN_KEYS else None
+    restart = needs_restart(key, after.wake_enabled) if changed and after is not None else None
+    return Change(old, new, changed, restart)
 
 
 def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.TextIO | None = None) -> int:
@@ -227,7 +266,7 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
             value = _server_value(value, stdin)
         path = Path(os.path.abspath(config_path()))
         created = not path.exists() and not unset
-        old, new = change(path, key, None if unset else value)
+        done = change(path, key, None if unset else value)
         if created:
             print(f"wrote {path} with a fresh unguessable topic")
     except ConfigSetError as exc:
@@ -239,7 +278,16 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
     except EditError as exc:
         sys.stderr.write(f"donebell config {command}: {exc}\n")
         return 1
-    print(f"{key}: {old} -> {new}" if old != new else f"{key}: {new} (unchanged)")
+    if not done.changed:
+        print(f"{key}: {done.new} (unchanged)")
+    else:
+        print(f"{key}: {done.old} -> {done.new}" if done.old != done.new else f"{key}: {done.new} (changed)")
+    if key in config.LEGACY_UNUSED_KEYS:
+        print(
+            f"note: {key} is accepted for compatibility with the reference notifier's config; donebell does not use it"
+        )
+    if done.restart:
+        print(f"note: {key} takes effect after a restart ({done.restart} read it only when starting): {RESTART_HOW}")
     override = f"{configfile.ENV_PREFIX}{key.upper()}"
     if override in os.environ:
         print(f"note: {override} is set in this environment and overrides the file")

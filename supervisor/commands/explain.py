@@ -21,6 +21,8 @@ from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
 from donebell.supervisor.commands.explain_ids import matches, normalize
+from donebell.supervisor.commands.explain_story import render
+from donebell.supervisor.commands.holds import outbox_holds
 from donebell.workers.wake.history import render_wakes, wake_history
 
 
@@ -159,6 +161,12 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
     out.update({k: record[k] for k in POLICY_FIELDS if record.get(k) is not None})
     if folder == "outbox":
         out.update({k: record.get(k) for k in ("attempts", "next_attempt_at", "last_error")})
+    if record.get("test") is True or (folder == "sent" and record.get("reason") == "test"):
+        out["test"] = True
+    if folder in ("sent", "suppressed", "dead"):
+        out["finished_at"] = record.get("created_at")  # a receipt's own created_at: when it finished
+        out["captured_known"] = bool(record.get("candidate_created_at"))  # older receipts lack it
+        out.update({k: record[k] for k in ("sent_at", "failed_at", "http_status", "message_id") if record.get(k)})
     if folder == "pending":
         out["next_probe_at"] = probe.get("next_probe_at")
         out["waiting_for"] = probe.get("waiting_for")
@@ -190,42 +198,6 @@ def ladder_lines(ladder: list[list[str]]) -> list[str]:
     return ["    gate checks, last evaluation:"] + [f"      {name:<{width}}  {outcome}" for name, outcome in ladder]
 
 
-def render(ident: str, items: list[dict[str, Any]], session: dict[str, Any] | None, now: float) -> str:
-    lines = [f"{ident}: {len(items)} record(s)"]
-    if session is not None:
-        lines.append(
-            f"  Claude session: prompt epoch {session.get('epoch')}, current prompt {_short(session.get('prompt_id'))}"
-        )
-    for item in items:
-        turn = item.get("turn_id") or item.get("prompt_id") or "?"
-        head = f"• {'turn' if item.get('turn_id') else 'prompt'} {_short(turn)} [{item['folder']}]"
-        if item.get("reason"):
-            head += f" reason {item['reason']}"
-        if item.get("verdict"):
-            head += f" verdict {item['verdict']}"
-        head += f"; {', '.join(item['sources']) or 'no source'}; outcome {item.get('outcome') or '-'}"
-        lines.append(head)
-        lines.append(f"    key {item['key']}; first seen {_clock(item.get('created_at'))}")
-        for entry in item["history"]:
-            repeat = f" (×{entry['count']}, last {_clock(entry.get('last_at'))})" if entry.get("count") else ""
-            lines.append(
-                f"    {_clock(entry.get('at'))}  {entry.get('decision', '?'):<8} {entry.get('reason', '?')}: "
-                f"{entry.get('evidence', '')}{repeat}"
-            )
-        lines.extend(ladder_lines(item.get("ladder") or []))
-        if policy_text(item):
-            lines.append(f"  policy: {policy_text(item)}")
-        if item["folder"] == "outbox":
-            lines.append(
-                f"  in the outbox: {item.get('attempts') or 0} attempt(s); last error {item.get('last_error') or '-'}"
-            )
-        if item.get("waiting"):
-            lines.append(f"  {item['waiting']}")
-            if isinstance(item.get("next_probe_at"), (int, float)):
-                lines.append(f"  next probe in {_ago(max(0.0, item['next_probe_at'] - now))}")
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="donebell explain", description="Why did (or didn't) a task notify?")
     parser.add_argument(
@@ -242,6 +214,10 @@ def main(argv: list[str]) -> int:
         return 1
     state = StateDir(root)
     items = [summarize(folder, record, now) for folder, record in find(state, args.id)]
+    holds = outbox_holds(state, now)
+    for item in items:
+        if item["folder"] == "outbox" and str(item["key"]) in holds:
+            item["hold"] = holds[str(item["key"])].as_json()
     session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
     wakes = wake_history(state, args.id)
     if args.json:
@@ -254,7 +230,8 @@ def main(argv: list[str]) -> int:
             + "\n"
         )
     elif items or session or wakes:
-        text = render(args.id, items, session, now) + "".join(f"{line}\n" for line in render_wakes(wakes))
+        story = render(args.id, items, session, now, policy_text, ladder_lines)
+        text = story + "".join(f"{line}\n" for line in render_wakes(wakes))
     else:
         text = f"{args.id}: no record in {root}\n  (never reported, a different state directory, or receipts expired by retention)\n"
     # A last_error written by an older version may quote a secret: never print it.

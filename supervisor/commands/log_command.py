@@ -2,7 +2,8 @@
 
 Built from the state directory, read-only: every record's current place is one event
 (``notified`` from ``sent/``, ``suppressed`` with its reason, ``waiting`` with what the gate waits
-for, ``sending`` while an attempt failed and will be retried, ``dead`` with the error), plus the
+for, ``held`` while a notification policy holds it (quiet hours, desk grace, a digest:
+:mod:`.holds`), ``sending`` while an attempt failed and will be retried, ``dead`` with the error), plus the
 warnings and errors of ``notify.log``. Newest last; ``--follow`` keeps printing new events (and a
 waiting record whose reason changed) until interrupted; ``--json`` prints one JSON object a line.
 Receipts hold ids and outcomes only, never message text, so nothing printed here is private.
@@ -23,6 +24,7 @@ from donebell.shared.paths import state_dir_path
 from donebell.shared.short_id import short_id
 from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
 from donebell.supervisor.commands.explain import waiting_text
+from donebell.supervisor.commands.holds import Hold, outbox_holds
 
 FOLLOW_POLL_SECONDS = 1.0
 LOG_TAIL_BYTES = 256 << 10
@@ -45,7 +47,7 @@ _MEANING = {
 @dataclass(frozen=True)
 class Event:
     at: float
-    kind: str  # notified | suppressed | waiting | sending | dead | warning | error
+    kind: str  # notified | suppressed | waiting | held | sending | dead | warning | error
     detail: str
     provider: str | None = None
     id: str | None = None  # the `#…` short id a notification shows
@@ -62,8 +64,9 @@ def _number(value: object, default: float = 0.0) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
-def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
+def _record_event(folder: str, record: dict[str, Any], at_now: float, holds: dict[str, Hold] | None = None) -> Event:
     ident = record.get("thread_id") or record.get("session_id")
+    kind = None
     cwd = record.get("cwd")
     reason = str(record.get("reason") or "")
     attempts = int(_number(record.get("attempts")))
@@ -80,7 +83,10 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
     elif folder == "outbox":
         at = _number(record.get("promoted_at"), _number(record.get("created_at")))
         detail = "queued for delivery"
-        if attempts:
+        hold = (holds or {}).get(str(record.get("key")))
+        if hold is not None:
+            kind, detail = "held", hold.text()
+        elif attempts:
             detail = f"attempt {attempts} failed ({record.get('last_error') or 'error'}); will retry"
     else:
         history = (record.get("probe") or {}).get("history") or []
@@ -88,7 +94,7 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float) -> Event:
         detail = (waiting_text(record, at_now) or "waiting").removeprefix("waiting: ")
     return Event(
         at=at,
-        kind=_KINDS[folder],
+        kind=kind or _KINDS[folder],
         detail=detail[:300],
         provider=str(record.get("provider")) if record.get("provider") else None,
         id=short_id(ident) if isinstance(ident, str) and ident else None,
@@ -113,6 +119,7 @@ def record_events(
     state: StateDir, limit: int | None, at_now: float, done: set[tuple[str, str]] | None = None
 ) -> list[Event]:
     """One event per record; receipts named in ``done`` (final, already shown) are not read again."""
+    holds = outbox_holds(state, at_now)
     events = []
     for folder in _KINDS:
         for key in _newest_keys(state, folder, limit):
@@ -125,7 +132,7 @@ def record_events(
             except (InvalidRecord, OSError):
                 continue
             if record is not None:
-                events.append(_record_event(folder, record, at_now))
+                events.append(_record_event(folder, record, at_now, holds))
     return events
 
 
@@ -171,10 +178,7 @@ def _emit(events: Iterable[Event], as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _follow(state: StateDir, shown: list[Event], as_json: bool) -> None:
-    seen = set(shown)
-    done: set[tuple[str, str]] = set()
-    collect(state, None, done)  # every receipt that exists now is old news
+def _follow(state: StateDir, seen: set[Event], done: set[tuple[str, str]], as_json: bool) -> None:
     while True:
         time.sleep(FOLLOW_POLL_SECONDS)
         fresh = [e for e in collect(state, None, done) if e not in seen]
@@ -197,11 +201,16 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"donebell log: no state directory at {root} (nothing has run yet)\n")
         return 1
     state = StateDir(root)  # never .ensure(): log creates nothing
-    shown = collect(state, args.last or None)
-    _emit(shown, args.json)
-    if args.follow:
-        try:
-            _follow(state, shown, args.json)
-        except KeyboardInterrupt:
-            return 0
+    if not args.follow:
+        _emit(collect(state, args.last or None), args.json)
+        return 0
+    # Everything that exists now is old news, not only the ``--last N`` shown: an older waiting
+    # record or log line would otherwise print on the first poll, after the newest.
+    done: set[tuple[str, str]] = set()
+    everything = collect(state, None, done)
+    _emit(everything[-args.last :] if args.last else everything, args.json)
+    try:
+        _follow(state, set(everything), done, args.json)
+    except KeyboardInterrupt:
+        return 0
     return 0

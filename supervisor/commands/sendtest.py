@@ -164,7 +164,8 @@ def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int
             f" (message id {outcome.get('message_id')}, via {outcome['via']})\n"
             f"subscribe to {outcome['subscribe']} to receive it\n"
         )
-        sys.stdout.write(qr_text(str(outcome["subscribe"])) + "\n")
+        if sys.stdout.isatty():  # a pipe or a file gets the text only, as `config show` does
+            sys.stdout.write(qr_text(str(outcome["subscribe"])) + "\n")
     elif outcome.get("fix"):
         sys.stdout.write(f"not delivered: {outcome['access']}\nfix: {outcome['fix']}\n")
         if outcome["state"] == "outbox":

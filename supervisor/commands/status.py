@@ -23,6 +23,8 @@ from donebell.shared import configfile, secret_text
 from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
+from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
+from donebell.supervisor.commands.holds import outbox_holds
 from donebell.supervisor.doctor import agent_versions, no_service
 from donebell.supervisor.doctor.agent_versions import AgentVersion
 from donebell.supervisor.runner import Runner, SubprocessRunner
@@ -32,6 +34,7 @@ EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
 DEFAULT_RETRY_MAX_SECONDS = 900.0
 _PROBLEM_STATES = frozenset({"error", "degraded", "not-running", "stale", "fatal"}) | RESTARTING_STATES
 _SETTLED_STATES = frozenset({"ready", "running"})
+RESTART_NOTE = "restart to apply"
 _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
     re.compile(r"(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),
@@ -42,7 +45,7 @@ _CREDENTIAL_PATTERNS = (
 def collect(state: StateDir, at: float | None = None, runner: Runner | None = None) -> dict[str, Any]:
     """The status document (see ``docs/status.md``); with ``runner``, also the agents' versions."""
     at = now() if at is None else at
-    retry_cap, secrets = _config_facts()
+    retry_cap, secrets, file_data = _config_facts()
     sup, sup_problem = state.read_health_checked("supervisor")
     sup_alive = alive(sup)
     entries = (sup or {}).get("roles") if sup_alive else None
@@ -50,6 +53,8 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
         name: _role(state, name, (entries or {}).get(name) if isinstance(entries, dict) else None, at, secrets)
         for name in ROLE_NAMES
     }
+    restart = changed_since_start((sup or {}).get("config_at_start"), file_data) if sup_alive else []
+    _mark_waiting_for_restart(roles, restart)
     queue = _queue(state, at)
     reasons: list[str] = []
     if sup_problem:
@@ -82,6 +87,7 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
         "supervisor": _supervisor(sup, sup_alive, at),
         "roles": roles,
         "queue": queue,
+        "restart_to_apply": restart,
     }
     if runner is not None:  # an untested agent is a warning, never a degraded status
         doc["agents"] = {found.agent: found.as_json() for found in agent_versions.probe_all(runner)}
@@ -146,8 +152,11 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
 
 
 def _queue(state: StateDir, at: float) -> dict[str, Any]:
+    holds = outbox_holds(state, at)
     oldest: float | None = None
     for key in state.keys("outbox"):
+        if key in holds:
+            continue  # waiting on purpose (quiet hours overnight) is not a delivery falling behind
         stamp = _stamp(state, "outbox", key, ("promoted_at", "created_at"))
         if stamp is not None and (oldest is None or stamp < oldest):
             oldest = stamp
@@ -156,6 +165,8 @@ def _queue(state: StateDir, at: float) -> dict[str, Any]:
     return {
         "pending": state.count("pending"),
         "outbox": state.count("outbox"),
+        "held": len(holds),
+        "holds": [{"key": key, **hold.as_json()} for key, hold in sorted(holds.items())],
         "dead": state.count("dead"),
         "sent": len(sent),
         "suppressed": state.count("suppressed"),
@@ -179,8 +190,18 @@ def _stamp(state: StateDir, folder: str, key: str, fields: tuple[str, ...]) -> f
         return None
 
 
-def _config_facts() -> tuple[float, list[str]]:
-    """``retry_max_seconds`` and the configured secret values (only to scrub them from output)."""
+def _mark_waiting_for_restart(roles: dict[str, dict[str, Any]], restart: list[str]) -> None:
+    """A role the supervisor left disabled whose switch the file has changed since: say so."""
+    switches = {"wake": ("wake_",), "remote-scanner": ("watch_roots",)}
+    for name, prefixes in switches.items():
+        role = roles[name]
+        if role["state"] == "disabled" and any(key.startswith(prefixes) for key in restart):
+            role["detail"] = f"{role['detail'] or 'disabled'}; the config file changed it since: {RESTART_NOTE}"
+
+
+def _config_facts() -> tuple[float, list[str], dict[str, Any] | None]:
+    """``retry_max_seconds``, the configured secret values (only to scrub them from output) and the
+    file's content (to compare the keys that need a restart)."""
     try:
         _, data = configfile.read_file()
     except configfile.ConfigFileError:
@@ -190,7 +211,7 @@ def _config_facts() -> tuple[float, list[str]]:
         cap = float(merged.get("retry_max_seconds", DEFAULT_RETRY_MAX_SECONDS))
     except (TypeError, ValueError):
         cap = DEFAULT_RETRY_MAX_SECONDS
-    return cap, secret_text.configured_secrets()[0]
+    return cap, secret_text.configured_secrets()[0], data
 
 
 def _scrub(text: object, secrets: list[str]) -> str | None:
@@ -248,7 +269,15 @@ def render(doc: dict[str, Any]) -> str:
         f"dead {q['dead']}, last delivery "
         + (f"{_ago(q['last_delivery_age_seconds'])} ago" if q["last_delivery_at"] is not None else "never")
     )
+    if q["held"]:
+        first = min(q["holds"], key=lambda h: h["until"] if h["until"] is not None else float("inf"))
+        lines.append(f"held: {q['held']} notification(s) waiting on purpose; the next is {first['text']}")
     lines += [f"! {reason}" for reason in doc["reasons"]]
+    if doc["restart_to_apply"]:
+        lines.append(
+            f"! {RESTART_NOTE}: {', '.join(doc['restart_to_apply'])} changed in the config file since the start; "
+            + RESTART_HOW
+        )
     lines += [f"! {a.warning}" for a in agents if a.warning]
     return "\n".join(lines) + "\n"
 

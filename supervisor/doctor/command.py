@@ -24,9 +24,9 @@ from donebell.shared import paths, secret_text
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.doctor import local as doctor_local
 from donebell.supervisor.doctor import runtime as doctor_runtime
+from donebell.supervisor.doctor.chain_notify import check_chain_notify
 from donebell.supervisor.doctor.launcher import check_launchers
 from donebell.supervisor.doctor.local import FAIL, OK, SKIP, WARN, Check
-from donebell.supervisor.install import chain_check
 from donebell.supervisor.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
@@ -39,7 +39,7 @@ def run_checks(runner: Runner) -> list[Check]:
     from donebell.supervisor.doctor.agents import agent_version_checks  # (kept apart from the wiring checks)
 
     checks += agents + agent_version_checks(runner)
-    checks.append(chain_check.check_chain_notify(settings.chain_notify if settings else None))
+    checks.append(check_chain_notify(settings.chain_notify if settings else None))
     if settings is not None and settings.wake_enabled:
         from donebell.supervisor.doctor.wake import check_wake
 

@@ -13,6 +13,12 @@ SENTENCE = (
     "(agent killed, hook skipped or timed out) is never recovered"
 )
 FIX = "start the service: `donebell install` (systemd/launchd/Task Scheduler), or keep `donebell run` running"
+#: The fix after ``install --service none``: repeating that command would change nothing.
+CHOSE_NONE_FIX = (
+    "you installed without a service (`--service none`): start `donebell run` and keep it running under "
+    "your own supervisor (a container's init, supervisord, runit, tmux); or, for this platform's service, "
+    "`sudo loginctl enable-linger $USER` on Linux without a user manager, log in again, then `donebell install`"
+)
 
 
 def reason() -> str:

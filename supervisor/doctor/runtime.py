@@ -76,16 +76,19 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
         return Check("service", OK, f"supervisor running (pid {supervisor['pid']}); {said}", details=details)
     linux_systemctl = sys.platform.startswith("linux") and runner.which("systemctl") is not None
     no_manager = service_manager.systemd_user_problem(runner) if linux_systemctl else None
+    chose_none = _installed_without_a_service()
     if no_manager:  # `donebell install` cannot help here: say the ways that do
         return Check(
             "service",
             WARN,
             f"the supervisor is not running and {no_manager}; {no_service.SENTENCE}",
-            service_manager.ways_on_text(),
+            no_service.CHOSE_NONE_FIX if chose_none else service_manager.ways_on_text(),
             details,
         )
     if installed == "missing":
-        return Check("service", WARN, no_service.SENTENCE, no_service.FIX, details)
+        return Check(
+            "service", WARN, no_service.SENTENCE, no_service.CHOSE_NONE_FIX if chose_none else no_service.FIX, details
+        )
     step = "check `journalctl --user -u donebell` and run `systemctl --user restart donebell.service`"
     if sys.platform == "darwin":
         step = "check ~/Library/Logs/donebell.log and run `donebell install` again"
@@ -95,6 +98,15 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
     return Check(
         "service", status_word, f"the supervisor is not running ({said}): {no_service.SENTENCE}", step, details
     )
+
+
+def _installed_without_a_service() -> bool:
+    """Whether the last install was ``--service none`` (the install record says so): then the way
+    on is the user's own supervisor, not that same command again."""
+    from donebell.shared import paths
+    from donebell.supervisor.install.own_config import read_record
+
+    return read_record(paths.config_path()).get("service") == "none"
 
 
 def check_server(settings: config.Settings) -> tuple[Check, float | None]:

@@ -21,12 +21,19 @@ from donebell.supervisor.install import claude as install_claude
 from donebell.supervisor.install import codex as install_codex
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager, stop_running
-from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp
+from donebell.supervisor.install.all_or_nothing import (
+    apply_all,
+    apply_service,
+    forget_install,
+    install_all_or_nothing,
+    remember_install,
+)
+from donebell.supervisor.install.edits import EditError, FileChange
 from donebell.supervisor.install.managed import ExecutableNotFound, donebell_executable
 from donebell.supervisor.install.own_config import KEEP, current_chain, plan_config, plan_record, read_record
 from donebell.supervisor.install.plans import AgentPlan
-from donebell.supervisor.install.purge import PurgeRefused, purge
-from donebell.supervisor.install.service import SERVICES, ServicePlan, Step
+from donebell.supervisor.install.purge import PurgeRefused, config_backups, purge, remove_empty
+from donebell.supervisor.install.service import SERVICES, ServicePlan
 from donebell.supervisor.install.summary import print_install_summary
 from donebell.supervisor.install.tidy import prune_backups
 from donebell.supervisor.runner import Runner, SubprocessRunner
@@ -61,15 +68,6 @@ def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool]:
     return codex, claude
 
 
-def _run_steps(steps: list[Step], runner: Runner, out: TextIO) -> bool:
-    for step in steps:
-        result = runner.run(list(step.argv), timeout=60)
-        if not result.ok and not step.may_fail:
-            out.write(f"  failed: {' '.join(step.argv)}: {result.brief()}\n")
-            return False
-    return True
-
-
 def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: TextIO) -> None:
     for change in changes:
         if change.changed:
@@ -81,27 +79,6 @@ def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: Text
     if service is not None:
         for step in [*service.before, *service.after]:
             out.write(f"# would run: {' '.join(step.argv)}\n")
-
-
-def _apply_all(changes: list[FileChange], out: TextIO, *, name_backups: bool = True) -> bool:
-    stamp = backup_stamp()
-    for change in changes:
-        try:
-            backup = apply(change, stamp)
-        except EditError as exc:
-            out.write(f"donebell: {exc}\n")
-            return False
-        if backup is not None and name_backups:
-            out.write(f"  backup: {backup}\n")
-    return True
-
-
-def _apply_service(plan: ServicePlan, runner: Runner, out: TextIO) -> bool:
-    if not _run_steps(plan.before, runner, out):
-        return False
-    if plan.change is not None and not _apply_all([plan.change], out):
-        return False
-    return _run_steps(plan.after, runner, out)
 
 
 def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO | None = None) -> int:
@@ -116,7 +93,8 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         executable = donebell_executable()
         with_codex, with_claude = _agents(args, runner)
         config_file = paths.config_path()
-        record: dict[str, Any] = read_record(config_file)
+        kind = args.service or install_service.default_service(runner)
+        record: dict[str, Any] = remember_install(read_record(config_file), config_file, kind)
         plans: list[AgentPlan] = []
         if with_codex:
             plans.append(install_codex.plan_install(paths.codex_home(), executable, record))
@@ -130,7 +108,6 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         chain = plans[0].chain if with_codex else KEEP
         # chain_notify and the record first: the user's notify is saved before it is replaced.
         own = [plan_record(config_file, record), plan_config(config_file, chain=chain)]
-        kind = args.service or install_service.default_service(runner)
         service = install_service.plan_install(kind, executable, runner) if kind != "none" else None
     except (EditError, ExecutableNotFound, ValueError) as exc:
         out.write(f"donebell install: {exc}\n")
@@ -142,15 +119,16 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
     if not plans:
         out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
     changes = own + [c for plan in plans for c in plan.changes]
+    service_files = [service.change] if service and service.change else []
     if args.dry_run:
-        _show_plan([*changes, *([service.change] if service and service.change else [])], service, out)
+        _show_plan([*changes, *service_files], service, out)
         out.write(manager_problem.replace("nothing was changed", "a real run would change nothing"))
         return 1 if manager_problem else 0
-    if not _apply_all(changes, out):
+    service_ok = install_all_or_nothing(changes, service, runner, out, named=args.service is not None)
+    if service_ok is None:
         return 1
-    service_ok = service is None or _apply_service(service, runner, out)
     print_install_summary(plans, service, service_ok=service_ok, kind=kind, out=out)
-    return 0 if service_ok or args.service is None else 1
+    return 0
 
 
 def _wake_problem() -> str | None:
@@ -176,6 +154,7 @@ def main_uninstall(
     config_file = paths.config_path()
     try:
         record = read_record(config_file)
+        created_folders = forget_install(record, every)
         plans: list[AgentPlan] = []
         if args.codex or every:
             plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
@@ -202,16 +181,19 @@ def main_uninstall(
     purge_confirmed = _confirm_purge(args.yes, config_file, out, stdin) if args.purge else False
     if purge_confirmed is None:
         return 1
-    ok = service is None or _apply_service(service, runner, out)
+    ok = service is None or apply_service(service, runner, out)
     # Unwiring one agent leaves donebell serving the other: only a full uninstall stops it.
     still_running = _stop_donebell_processes(out) if every or args.purge else []
-    ok = _apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
+    ok = apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")
     for message in service.messages if service else []:
         out.write(f"  service: {message}\n")
-    _keep_oldest_backups([c.path for c in changes] + ([service.change.path] if service and service.change else []), out)
+    edited = [c.path for c in changes] + ([service.change.path] if service and service.change else [])
+    if purge_confirmed:  # the config goes with its backups (they may hold the token): none is "kept"
+        edited = [path for path in edited if path != config_file]
+    _keep_oldest_backups(edited, out)
     if purge_confirmed and still_running:
         out.write(
             f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
@@ -219,7 +201,7 @@ def main_uninstall(
         )
         ok = False
     elif purge_confirmed:
-        ok = _purge(config_file, out) and ok
+        ok = _purge(config_file, created_folders, out) and ok
     return 0 if ok else 1
 
 
@@ -270,12 +252,17 @@ def _confirm_purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: Text
     return False
 
 
-def _purge(config_file: Path, out: TextIO) -> bool:
+def _purge(config_file: Path, created_folders: list[str], out: TextIO) -> bool:
     state = paths.state_dir_path()
+    backups = config_backups(config_file)
     try:
         purge(state, config_file)
     except PurgeRefused as exc:
         out.write(f"donebell uninstall: {exc}\n")
         return False
-    out.write(f"  purged {state} and {config_file}\n")
+    with_backups = f" (with its {len(backups)} backup(s): they may hold the token)" if backups else ""
+    out.write(f"  purged {state} and {config_file}{with_backups}\n")
+    removed = remove_empty(created_folders)
+    if removed:
+        out.write(f"  removed the empty folders install had created: {', '.join(removed)}\n")
     return True

@@ -2,12 +2,15 @@
 
 The state directory goes through :meth:`StateDir.destroy`, which refuses a directory that does
 not look like donebell's (so a mistyped ``DONEBELL_STATE_DIR=$HOME`` cannot erase a home folder)
-and never follows a symlink.
+and never follows a symlink. The folders above them that install found missing (``~/.config``,
+``~/.local/state`` on a fresh account; the install record's ``created_folders``) are removed too,
+each only if it is empty: a folder another program put something in since stays.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 from donebell.shared.statedir import StateDir, UnsafeStateDir
@@ -19,6 +22,43 @@ class PurgeRefused(Exception):
     """The state directory holds something donebell did not create; nothing was deleted."""
 
 
+def deepest_first(folder: str) -> tuple[int, str]:
+    """A sort key: a folder before its parents (``rmdir`` needs that order)."""
+    return (-len(Path(folder).parts), folder)
+
+
+def missing_folders(*targets: Path) -> list[str]:
+    """The folders above each target that do not exist yet, below the home folder, deepest first:
+    the ones creating ``targets`` would create (what install records as ``created_folders``)."""
+    home = Path.home()
+    found: list[str] = []
+    for target in targets:
+        for folder in target.parents:
+            if folder == home or folder.exists() or home not in folder.parents:
+                break
+            found.append(str(folder))
+    return sorted(set(found), key=deepest_first)
+
+
+def remove_empty(folders: list[str]) -> list[str]:
+    """``rmdir`` each folder, deepest first, if it is empty; returns the ones removed."""
+    removed = []
+    for folder in sorted(set(folders), key=deepest_first):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            continue  # not empty, gone already, or not ours to judge
+        removed.append(folder)
+    return removed
+
+
+def config_backups(config_file: Path) -> list[Path]:
+    """The config file's backups: purge deletes them with it (they may hold the token)."""
+    if not config_file.parent.is_dir():
+        return []
+    return sorted(config_file.parent.glob(f"{config_file.name}{BACKUP_INFIX}*"))
+
+
 def purge(state_root: Path, config_file: Path) -> None:
     """Delete the state directory, the config file, its backups (they may hold the token) and the
     install record."""
@@ -26,8 +66,7 @@ def purge(state_root: Path, config_file: Path) -> None:
         StateDir(state_root).destroy()
     except UnsafeStateDir as exc:
         raise PurgeRefused(str(exc)) from None
-    backups = config_file.parent.glob(f"{config_file.name}{BACKUP_INFIX}*") if config_file.parent.is_dir() else []
-    for path in (config_file, record_path(config_file), *backups):
+    for path in (config_file, record_path(config_file), *config_backups(config_file)):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     with contextlib.suppress(OSError):

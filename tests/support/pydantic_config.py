@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from donebell.shared import configfile, settings_light
-from donebell.shared.config import KNOWN_KEYS, LEGACY_UNUSED_KEYS, ConfigError, Loaded, Settings
+from donebell.shared.config import KNOWN_KEYS, LEGACY_UNUSED_KEYS, ConfigError, Loaded, Settings, plain_message
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
@@ -39,7 +39,7 @@ def load(path: Path | None = None) -> Loaded:
         key = ".".join(str(p) for p in err["loc"]) or "?"
         env_name = f"DONEBELL_{key.split('.')[0].upper()}"
         origin = env_name if env_name in os.environ else str(path)
-        raise ConfigError(f"config error in {origin}: {key}: {err['msg']}") from None
+        raise ConfigError(f"config error in {origin}: {key}: {plain_message(err)}") from None
     except SettingsError as exc:  # a DONEBELL_<KEY> of a list key that is not JSON
         field = re.search(r'field "(\w+)"', str(exc))
         where = f"{configfile.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"

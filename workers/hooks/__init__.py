@@ -27,10 +27,33 @@ OUTPUT = {"codex-stop": "{}\n", "codex-notify": "", "claude": ""}
 USAGE = (
     "usage: donebell hook codex-stop|codex-notify|claude (payload on stdin, or as the last argument for codex-notify)\n"
 )
+HELP = (
+    USAGE
+    + """
+The agents run these (donebell install wires them); they record the agent's signal in the state
+directory, print the agent's expected answer and exit 0, whatever happens, without touching the
+network:
+  codex-stop     Codex's Stop hook (payload on stdin; prints {})
+  codex-notify   Codex's notify program (payload as the last argument)
+  claude         Claude Code's Stop, SubagentStop, SessionStart and SessionEnd hooks (payload on stdin)
+"""
+)
+EXIT_USAGE = 2
+_HELP_WORDS = ("-h", "--help", "help")
 
 
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
+    if command in _HELP_WORDS or (command in OUTPUT and argv[1:] in (["-h"], ["--help"])):
+        sys.stdout.write(HELP)  # before HookContext: help creates no state directory and logs nothing
+        _release_signals_quietly()
+        return 0
+    if command not in OUTPUT and _typed_at_a_terminal():
+        # A person's typo: a usage error like every other verb's, without touching the state
+        # directory. An agent never gets 2 (see below): its stdin is a pipe, never a terminal.
+        sys.stderr.write(f"donebell hook: unknown hook '{command}'\n{USAGE}" if command else USAGE)
+        _release_signals_quietly()
+        return EXIT_USAGE
     ctx = HookContext(command or "?")
     try:
         if command == "codex-stop":
@@ -46,7 +69,10 @@ def main(argv: list[str]) -> int:
 
             claude(ctx, argv[1:])
         else:
-            sys.stderr.write(USAGE)
+            # An agent calling a name this version does not know (a hand-edited hooks file): exit 0
+            # all the same, since Claude Code reads exit 2 from a Stop hook as "keep going" and the
+            # agent would loop; the usage line and a logged warning say what is wrong.
+            sys.stderr.write(f"donebell hook: unknown hook '{command}'\n{USAGE}")
             ctx.log("warning", "unknown hook command", command=command[:40])
     except PayloadError as exc:
         ctx.log("warning", f"payload refused: {exc}")
@@ -58,6 +84,18 @@ def main(argv: list[str]) -> int:
         _emit(OUTPUT.get(command, ""))
         _release_signals(ctx)
     return 0
+
+
+def _typed_at_a_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except (OSError, ValueError):
+        return False
+
+
+def _release_signals_quietly() -> None:
+    """No hook ran: nothing to make durable, nothing to log."""
+    hook_signals.release()
 
 
 def _release_signals(ctx: HookContext) -> None:
