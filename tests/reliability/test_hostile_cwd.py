@@ -127,6 +127,15 @@ def _remote_task(rig: Rig, remote_home: Path) -> str:
     return submit_remote_candidate(rig.state, remote_home, thread, turn, rollout)
 
 
+def _roles_sit_in_the_root_folder(health: dict[str, dict[str, object]]) -> None:
+    """Forked or exec'd, every role runs in `/`, not in the folder `donebell run` was started in."""
+    if not sys.platform.startswith("linux"):
+        return
+    for role, h in health.items():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a role between passes may exit
+            assert os.readlink(f"/proc/{h['pid']}/cwd") == "/", role
+
+
 def _every_role_ran_a_pass(
     rig: Rig, proc: subprocess.Popen[bytes], log: Path, remote_key: str, markers: Path | None
 ) -> None:
@@ -141,6 +150,7 @@ def _every_role_ran_a_pass(
         probed = any(r.get("answered") for r in health["delivery"].get("gate_remote") or [])
         remote_done = probed and rig.state.locate(remote_key) in ("sent", "suppressed")
         if not waiting and health["remote-scanner"].get("cycles_completed") and remote_done:
+            _roles_sit_in_the_root_folder(health)
             return
         where = rig.where(remote_key)
         assert time.monotonic() < deadline, (
