@@ -151,12 +151,20 @@ def codex_notify(executable: str) -> list[str]:
 #: async (it only accelerates a decision the gate reaches anyway, docs/agent-facts.md) and limited to
 #: the types the hook uses. SessionEnd is the fallback of a Stop/StopFailure hook that never ran or
 #: was killed (docs/hooks.md); Claude waits for it in print mode, so it is synchronous too.
+#: PermissionRequest and the Notification types permission_prompt, elicitation_dialog and
+#: agent_needs_input say the task waits for the user (docs/approvals.md). The PermissionRequest
+#: hook only writes a file and prints nothing (no opinion: the agent's dialog decides), so it runs
+#: synchronously; Claude runs it alongside its dialog in the main session.
 CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
     "Stop": {},
     "StopFailure": {},
     "UserPromptSubmit": {},
-    "Notification": {"matcher": "idle_prompt|agent_completed", "async": True},
+    "Notification": {
+        "matcher": "idle_prompt|agent_completed|permission_prompt|elicitation_dialog|agent_needs_input",
+        "async": True,
+    },
     "SessionEnd": {},
+    "PermissionRequest": {},
 }
 
 
