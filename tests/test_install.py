@@ -87,6 +87,18 @@ def test_install_adds_managed_entries_and_preserves_everything_else(env: dict[st
             }
         ]
     }
+    assert parsed["hooks"]["PermissionRequest"] == [  # needs-you notifications (docs/approvals.md)
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{EXE} hook codex-permission",
+                    "timeout": 30,
+                    "statusMessage": "donebell: notify when the task needs you",
+                }
+            ]
+        }
+    ]
     assert without_managed(parsed, is_ours) == json.loads(old_hooks)
 
     old_settings = before[".claude/settings.json"].decode()

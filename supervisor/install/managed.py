@@ -29,6 +29,8 @@ from typing import Any
 
 PROGRAM_NAMES = ("donebell", "donebell.exe")
 CODEX_STOP_ARGS = ("hook", "codex-stop")
+#: Codex's PermissionRequest: the turn waits for an approval ("needs you", docs/approvals.md).
+CODEX_PERMISSION_ARGS = ("hook", "codex-permission")
 CODEX_NOTIFY_ARGS = ("hook", "codex-notify")
 CLAUDE_ARGS = ("hook", "claude")
 #: Seconds the agent waits for a hook; donebell's hooks return in tens of milliseconds.
@@ -139,6 +141,18 @@ def codex_stop_group(executable: str) -> dict[str, Any]:
     """The Codex hooks.json group donebell owns (no matcher: Stop ignores it)."""
     command = shell_command(executable, *CODEX_STOP_ARGS)
     handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": CODEX_HOOK_LABEL}
+    return {"hooks": [handler]}
+
+
+#: The Codex ``/hooks`` label of donebell's PermissionRequest hook (part of its trust hash too).
+CODEX_PERMISSION_LABEL = "donebell: notify when the task needs you"
+
+
+def codex_permission_group(executable: str) -> dict[str, Any]:
+    """The Codex hooks.json PermissionRequest group donebell owns (no matcher: every tool). The
+    hook prints nothing, Codex's "no decision", so its own approval path always decides."""
+    command = shell_command(executable, *CODEX_PERMISSION_ARGS)
+    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": CODEX_PERMISSION_LABEL}
     return {"hooks": [handler]}
 
 
