@@ -7,6 +7,7 @@ a real Claude transcript (tests/fixtures/gate/claude/print-tool.jsonl) cut befor
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,14 @@ def test_a_broken_payload_never_hurts_the_agent(world: World) -> None:
             result = world.hooks.run(*args, stdin=stdin)
             assert (result.returncode, result.stdout) == (0, b""), result
     assert world.needs() == []
+
+
+def test_a_fifo_planted_as_the_transcript_never_blocks_the_hook(world: World, tmp_path: Path) -> None:
+    """The hook reads the transcript without blocking: a FIFO is refused unread, the record still written."""
+    fifo = tmp_path / "planted.jsonl"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    world.claude(recorded("claude", "print-2.1.332-record")["PermissionRequest"], transcript_path=str(fifo))
+    assert time.monotonic() - started < 20  # the harness's own timeout is 60 s; a blocked open never returns
+    [record] = world.needs()
+    assert record["answer_offset"] == 0 and record["tool"] == "Bash"

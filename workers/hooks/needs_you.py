@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 
+from donebell.shared.bounded_read import read_tail
 from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import now
@@ -214,13 +215,11 @@ def request_marker(transcript: str | None) -> str:
     """``<last tool_use id>+<tool results after it>`` from the transcript's tail, else ``size:<n>``."""
     if not transcript:
         return "no-transcript"
-    try:
-        with open(transcript, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - TAIL_BYTES))
-            tail = f.read(TAIL_BYTES)
+    try:  # never blocks: a FIFO or device planted as the transcript is refused unread
+        window = read_tail(transcript, TAIL_BYTES)
     except OSError:
         return "no-transcript"
+    tail, size = window.data, window.size
     at = tail.rfind(_TOOL_USE)
     start = tail.find(_ID, at) if at >= 0 else -1
     if start < 0:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from donebell.shared.bounded_read import read_from
 from donebell.shared.keys import claude_session_key, event_key
 from donebell.shared.statedir import InvalidRecord, StateDir
 
@@ -41,10 +42,8 @@ def _file_moved_on(record: dict[str, Any]) -> str | None:
     path, offset = record.get("answer_path"), record.get("answer_offset")
     if not isinstance(path, str) or not path or not isinstance(offset, int) or isinstance(offset, bool):
         return None
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            tail = f.read(READ_CAP)
+    try:  # bounded and non-blocking, like every read of an agent's file
+        tail = read_from(path, offset, READ_CAP)
     except OSError:
         return None
     for marker in ANSWER_MARKERS:
