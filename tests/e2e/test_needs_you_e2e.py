@@ -1,0 +1,62 @@
+""""Needs you" with the real Codex CLI: install wires the PermissionRequest hook, and a turn that asks
+for an escalated command gives one raising_hand notification before its "done".
+
+How Codex is made to ask offline (docs/approvals.md): `codex exec --approve-for-me` (hooks trusted
+with `--dangerously-bypass-hook-trust`) and a call asking `sandbox_permissions: "require_escalated"`.
+donebell's hook prints nothing, so Codex's automatic review decides (with the scripted model: it
+declines); the command never runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import npm_clis
+from support.fake_responses import FakeResponses, Text, exec_command
+
+from e2e.agent_proc import start_agent
+from e2e.harness import CodexHome
+from e2e.notes import FAST_CONFIG
+from e2e.product_scenarios import codex_product, log_entries
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
+
+COMMAND = "touch approval-marker.txt && echo approval-ran"
+WHY = "Create the approval marker file"
+
+
+def approve_for_me_argv(prompt: str) -> list[str]:
+    return [
+        str(npm_clis.codex_binary()),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--approve-for-me",
+        "--dangerously-bypass-hook-trust",
+        prompt,
+    ]
+
+
+def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) -> None:
+    script = {
+        "root": [
+            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
+            Text("FAKE-FINAL: approval scenario finished."),
+        ]
+    }
+    with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        assert isinstance(home, CodexHome)
+        run = start_agent(approve_for_me_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out, run.describe()
+        got = product.expect_matching(2, deadline=40)
+        needs = [m for m in got if (m.get("tags") or [""])[0] == "raising_hand"]
+        assert len(needs) == 1, got
+        [note] = needs
+        assert note["priority"] == 4 and note["title"] == "work", note
+        assert note["message"].startswith(f"needs your permission: Bash · {WHY} · "), note
+        assert COMMAND in note["message"]  # FAST_CONFIG has include_message on
+        assert not (home.workdir / "approval-marker.txt").exists()  # the hook never allows
+        [entry] = log_entries(product, hook="codex-permission")
+        assert entry["msg"] == "needs-you recorded", product.diagnostics()
+        product.assert_healthy()
