@@ -1,5 +1,5 @@
-""""Needs you" with the real Codex CLI: install wires the PermissionRequest hook, and a turn that asks
-for an escalated command gives one raising_hand notification before its "done".
+""" "Needs you" with the real CLIs: install wires the PermissionRequest hooks, and a turn that asks
+for permission gives one raising_hand notification besides its "done".
 
 How Codex is made to ask offline (docs/approvals.md): `codex exec --approve-for-me` (hooks trusted
 with `--dangerously-bypass-hook-trust`) and a call asking `sandbox_permissions: "require_escalated"`.
@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from support import npm_clis
+from support.fake_messages import FakeMessages, bash
+from support.fake_messages import Text as ClaudeText
 from support.fake_responses import FakeResponses, Text, exec_command
 
 from e2e.agent_proc import start_agent
 from e2e.harness import CodexHome
 from e2e.notes import FAST_CONFIG
-from e2e.product_scenarios import codex_product, log_entries
+from e2e.product_scenarios import claude_product, codex_product, log_entries
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
@@ -59,4 +61,23 @@ def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) 
         assert not (home.workdir / "approval-marker.txt").exists()  # the hook never allows
         [entry] = log_entries(product, hook="codex-permission")
         assert entry["msg"] == "needs-you recorded", product.diagnostics()
+        product.assert_healthy()
+
+
+def test_claude_print_mode_permission_prompt(tmp_path: Path) -> None:
+    """`claude -p --permission-mode default` and a Bash call: Claude 2.1.332 asks the PermissionRequest
+    hook before auto-denying (one needs-you, then the done), 2.1.197 never calls it (the done only)."""
+    script = {"main": [bash(COMMAND, description=WHY, text="Running it."), ClaudeText("FAKE-FINAL: approval done.")]}
+    with FakeMessages(script) as server, claude_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        argv = [str(npm_clis.claude_binary()), "-p", "--output-format", "stream-json", "--verbose"]
+        argv += ["--permission-mode", "default", "needs approval"]
+        run = start_agent(argv, cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out, run.describe()
+        asks = npm_clis.claude_version() >= (2, 1, 332)
+        got = product.expect_matching(2 if asks else 1, deadline=40)
+        needs = [m for m in got if (m.get("tags") or [""])[0] == "raising_hand"]
+        assert len(needs) == (1 if asks else 0), got
+        for note in needs:
+            assert note["priority"] == 4 and note["message"].startswith(f"needs your permission: Bash · {WHY}")
+        assert not (home.workdir / "approval-marker.txt").exists()  # print mode auto-denies; the hook never allows
         product.assert_healthy()
