@@ -220,3 +220,26 @@ def test_a_fifo_planted_as_the_transcript_never_blocks_the_hook(world: World, tm
     assert time.monotonic() - started < 20  # the harness's own timeout is 60 s; a blocked open never returns
     [record] = world.needs()
     assert record["answer_offset"] == 0 and record["tool"] == "Bash"
+
+
+def test_the_notification_after_a_lazy_transcript_flush_is_the_same_request(world: World, srv: NtfyStandin) -> None:
+    """Claude flushes its transcript lazily: the tool_use line can land between the PermissionRequest
+    and the permission_prompt Notification ~6 s later (seen in the real TUI). Still one request."""
+    tui = recorded("claude", "interactive-2.1.197-record")
+    world.transcript.write_bytes(b"".join(world.before_answer[:6]))  # the tool_use not written yet
+    world.claude(tui["UserPromptSubmit"] if "UserPromptSubmit" in tui else _prompt(tui["PermissionRequest"]))
+    world.claude(tui["PermissionRequest"])
+    with world.transcript.open("ab") as f:
+        f.write(world.before_answer[6])  # now the flush arrives
+    world.claude(tui["Notification:permission_prompt"])
+    assert len(world.needs()) == 1
+    with world.transcript.open("ab") as f:
+        f.write(world.answer)  # answered: a later prompt of the same prompt is a new request
+    world.claude(tui["Notification:permission_prompt"])
+    assert len(world.needs()) == 2
+
+
+def _prompt(payload: dict[str, Any]) -> dict[str, Any]:
+    """The UserPromptSubmit that opened ``payload``'s prompt (the recorded run's own ids)."""
+    keep = ("session_id", "transcript_path", "cwd", "prompt_id", "permission_mode")
+    return {**{k: payload[k] for k in keep}, "hook_event_name": "UserPromptSubmit", "prompt": "do it"}

@@ -8,12 +8,15 @@ delivery role's policies decide when, or whether, it is pushed (desk grace: the 
 the answer at the terminal; ``workers/delivery/policies/needs_answered.py``).
 
 **One per blocking request.** Claude sends ``PermissionRequest`` and, ~6 s later, a
-``Notification`` ``permission_prompt`` for the same dialog, and the Notification carries no tool.
-While a request is open the agent writes nothing after the call that asked, so the request is named
-by the transcript's state: the last ``tool_use`` id in its tail and how many ``tool_result`` records
-follow it (else the file's size). Both signals of one dialog give the same key; the next request
-comes after the agent wrote the previous one's result, so it gets a new key. A subagent's
-``PermissionRequest`` adds its ``agent_id`` and the tool's digest (its calls are in its own file).
+``Notification`` ``permission_prompt`` for the same dialog; the Notification carries no tool, and
+Claude flushes its transcript lazily (measured: the ``tool_use`` line may land between the two).
+So a request is named by the transcript's state (the last ``tool_use`` id in its tail and how
+many ``tool_result`` records follow it, else the file's size; a subagent's PermissionRequest adds
+its ``agent_id`` and the digest of the exact tool call, as its calls are in its own file), and the
+PermissionRequest notes it in the Claude session record (``needs_you``): a needs-type
+Notification of the same prompt while that request is open (:func:`open_request`) is the same
+request, however the transcript moved meanwhile. A repeated payload gives the same key, found
+anywhere in the pipeline: nothing new.
 
 The hook prints nothing (no opinion: the agent's own dialog or policy decides) and never touches
 the network: it writes one file and may start a delivery worker, like every other hook.
@@ -24,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 
-from donebell.shared.bounded_read import read_tail
+from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import now
@@ -50,6 +53,9 @@ NAME_LIMIT = 80
 SUMMARY_CHARS = 200
 #: How much of the transcript's end names the open request (the call that asked is near the end).
 TAIL_BYTES = 256 << 10
+#: A needs-type Notification this soon after an open request of the same prompt is that request
+#: (Claude's permission_prompt comes ~6 s after the PermissionRequest).
+REPEAT_WINDOW = 120.0
 _TOOL_USE = b'"type":"tool_use"'
 _TOOL_RESULT = b'"type":"tool_result"'
 _ID = b'"id":"'
@@ -63,12 +69,18 @@ def claude_needs(ctx: HookContext, payload: dict[str, Any], signal: str) -> None
         return
     transcript = text_field(payload, "transcript_path", PATH_LIMIT)
     agent_id = text_field(payload, "agent_id")
-    marker = request_marker(transcript)
-    if agent_id and signal == "PermissionRequest":
-        marker = f"{marker}|{agent_id}|{tool_digest(payload)}"
     prompt_id = text_field(payload, "prompt_id") or ""
     session = _claude_session(ctx, session_id)
-    _write(
+    if signal != "PermissionRequest":
+        asked = open_request(session, prompt_id)
+        if asked is not None:
+            ctx.log("info", "needs-you: the same request again, nothing new", key=asked.get("key"), signal=signal)
+            return
+    marker = request_marker(transcript)
+    if agent_id and signal == "PermissionRequest":  # its calls are in its own file, not this one
+        marker = f"{marker}|{agent_id}|{tool_digest(payload)}"
+    answer_path = _subagent_transcript(transcript, session_id, agent_id) or transcript
+    key = _write(
         ctx,
         payload,
         provider="claude",
@@ -76,11 +88,59 @@ def claude_needs(ctx: HookContext, payload: dict[str, Any], signal: str) -> None
         turn=prompt_id,
         marker=marker,
         signal=signal,
-        answer_path=_subagent_transcript(transcript, session_id, agent_id) or transcript,
+        answer_path=answer_path,
         session_id=session_id,
         prompt_id=prompt_id or None,
         claude_epoch=int(session.get("epoch") or 0) if session else 0,
     )
+    if key is not None:
+        _remember(
+            ctx,
+            session_id,
+            {
+                "key": key,
+                "prompt_id": prompt_id,
+                "at": now(),
+                "answer_path": answer_path,
+                "answer_offset": _size(answer_path),
+            },
+        )
+
+
+def open_request(session: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
+    """The session's last needs-you request if it is still open: same prompt, asked within
+    :data:`REPEAT_WINDOW`, and no tool result written after it. Claude flushes its transcript
+    lazily, so the transcript alone cannot tell the Notification ~6 s after a PermissionRequest
+    that both name one dialog; the session record remembers the request instead."""
+    last = (session or {}).get("needs_you")
+    if not isinstance(last, dict) or last.get("prompt_id") != prompt_id:
+        return None
+    at, path, offset = last.get("at"), last.get("answer_path"), last.get("answer_offset")
+    if not isinstance(at, (int, float)) or now() - at > REPEAT_WINDOW:
+        return None
+    if isinstance(path, str) and isinstance(offset, int):
+        try:
+            if _TOOL_RESULT in read_from(path, offset, TAIL_BYTES):
+                return None  # answered: whatever asks now is a new request
+        except OSError:
+            pass
+    return last
+
+
+def _remember(ctx: HookContext, session_id: str, request: dict[str, Any]) -> None:
+    """Note the request in the Claude session record (no record yet: nothing to note it in)."""
+    from donebell.shared.keys import claude_session_key
+    from donebell.shared.statedir import InvalidRecord
+
+    state = ctx.state
+    with state.mutation_lock(claude_session_key(session_id)):
+        try:
+            current = state.read("claude", claude_session_key(session_id))
+        except InvalidRecord:
+            return
+        if current is None or current.get("session_id") != session_id:
+            return
+        state.replace("claude", {**current, "needs_you": request})  # updated_at stays: no prompt changed
 
 
 def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
@@ -117,7 +177,8 @@ def _write(
     signal: str,
     answer_path: str | None,
     **ids: Any,
-) -> None:
+) -> str | None:
+    """Create the outbox record unless its key exists anywhere; returns the key if it was created."""
     state = ctx.state
     key = event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{marker}")  # type: ignore[arg-type]
     source = f"{provider}-{signal.lower()}"
@@ -127,9 +188,10 @@ def _write(
             state.create("outbox", _record(ctx, payload, key, provider, source, signal, answer_path, ids))
     if where is not None:
         ctx.log("info", "needs-you: the same request again, nothing new", key=key, where=where, signal=signal)
-        return
-    ctx.log("info", "needs-you recorded", key=key, provider=provider, signal=signal, agent_id=ids.get("agent_id"))
+        return None
+    ctx.log("info", "needs-you recorded", key=key, provider=provider, signal=signal, marker=marker[:120])
     kick_and_log(ctx)
+    return key
 
 
 def _record(
