@@ -93,8 +93,8 @@ def _insert_notify(text: str, argv: list[str]) -> str:
     return candidate
 
 
-def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPlan:
-    plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
+def _plan_hooks_json(plan: AgentPlan, home: Path, executable: str) -> None:
+    """donebell's Stop and PermissionRequest groups in ``hooks.json`` (created if absent)."""
     hooks_path = target_of(home / "hooks.json")
     old, bom, doc = load_json(hooks_path)
     groups = {
@@ -118,6 +118,11 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
     plan.messages.append(
         f"{hooks_path}: Stop and PermissionRequest hooks " + ("already in place" if old == new else "added")
     )
+
+
+def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPlan:
+    plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
+    _plan_hooks_json(plan, home, executable)
 
     config_path = target_of(home / "config.toml")
     old_toml = read_text(config_path)
