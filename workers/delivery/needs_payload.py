@@ -8,7 +8,7 @@ still lowers it to 1), the task's title as for a done task, and the message::
 
 The command text (``request_text``) is in the record only if ``include_message`` was on when the
 hook ran, and shown only while it is on *now*, redacted again and cut to ``max_message_chars``, as
-a done task's final message is. No buttons: answering from the phone is not built yet.
+a done task's final message is. No buttons: answering from the phone is a later step (docs/approvals.md).
 """
 
 from __future__ import annotations
