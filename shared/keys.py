@@ -49,6 +49,11 @@ def sequence_id(provider: str, key: str) -> str:
     return f"{provider}-{key[:32]}"
 
 
+def content_digest(text: str) -> str:
+    """SHA-256 hex of ``text`` (e.g. the exact tool call a "needs you" request names)."""
+    return _hex_digest(text)
+
+
 def is_event_key(name: str) -> bool:
     """True for a 64-character lowercase hex key (what record file names are made of)."""
     return len(name) == 64 and _HEX.issuperset(name)

@@ -44,7 +44,11 @@ REASONS = (
     "too-short",  # min_task_seconds: a done task shorter than that (suppressed/)
     "user-returned",  # desk_grace_seconds: a new turn in the thread during the grace (suppressed/)
     "digest",  # sent inside one digest notification (quiet hours or a burst); the digest's key in it
+    "answered-at-desk",  # desk_grace_seconds: the agent moved on from a needs-you request (suppressed/)
 )
+
+#: ``notice`` of an outbox record that says the task waits for the user (docs/approvals.md).
+NEEDS_YOU = "needs-you"
 
 #: Terminal outcome of the turn a candidate describes, when the evidence says so.
 OUTCOMES = ("done", "failed", "stopped")
@@ -120,6 +124,8 @@ _RECEIPT_FIELDS = (
     "members",
     "digest_of",
     "promoted_at",  # with candidate_created_at below: `explain` tells a finished task's story in time order
+    "notice",
+    "agent_id",
 )
 
 

@@ -59,7 +59,7 @@ commands:
   worker ROLE [--once] [--debug]
                            run one role by hand: delivery [--until-idle] | local-scanner [--scan-scope all]
                            | remote-scanner | maintenance | wake
-  hook codex-stop|codex-notify|claude
+  hook codex-stop|codex-notify|codex-permission|claude
                            what the agents run (install wires it): records the signal, never blocks
 
 options: --version, --help; `donebell COMMAND --help` describes a command's options

@@ -122,6 +122,19 @@ def test_trusted_codex_hook_is_reported_as_trusted(env: dict[str, Path]) -> None
     assert check(doc, "codex_trust")["summary"] == "the donebell Stop hook is trusted"
 
 
+def test_the_needs_you_hook_trust_is_its_own_check(env: dict[str, Path]) -> None:
+    """Codex skips an untrusted PermissionRequest hook silently: needs-you has its own warning,
+    and trusting it the way /hooks does turns it ok."""
+    _, doc, _ = doctor()
+    needs = check(doc, "codex_needs_trust")
+    assert needs["status"] == "warn" and "untrusted" in needs["summary"] and "/hooks" in needs["next_step"]
+    [hook] = donebell_stop_hooks(env["codex"], "PermissionRequest", ("hook", "codex-permission"))
+    with open(env["codex"] / "config.toml", "a", encoding="utf-8") as f:
+        f.write(f'\n[hooks.state."{hook.key}"]\ntrusted_hash = "{hook.current_hash}"\n')
+    _, doc, _ = doctor()
+    assert check(doc, "codex_needs_trust")["status"] == "ok"
+
+
 def test_a_hook_changed_after_trust_is_reported_as_modified(env: dict[str, Path]) -> None:
     """A trusted hash that no longer matches (donebell moved) is 'changed since it was trusted'."""
     hook = donebell_stop_hooks(env["codex"])[0]

@@ -131,6 +131,19 @@ def test_claude_imports_only_the_budget(hooks: HookEnv, event: str) -> None:
     assert hooks.counts()["pending"] == (1 if event == "Stop" else 0)
 
 
+@pytest.mark.parametrize(
+    ("agent", "scenario", "command"),
+    [("claude", "print-2.1.332-record", "claude"), ("codex", "exec-approve-for-me-record", "codex-permission")],
+)
+def test_needs_you_hooks_import_only_the_budget(hooks: HookEnv, agent: str, scenario: str, command: str) -> None:
+    """`hook claude` PermissionRequest and `hook codex-permission` (the recorded payloads of the real
+    CLIs: one needs-you outbox record) stay inside the import budget."""
+    lines = (Path(__file__).parent / "fixtures" / "approvals" / agent / scenario / "hooks.jsonl").read_text()
+    payload = next(e["payload"] for e in map(json.loads, lines.splitlines()) if e["event"] == "PermissionRequest")
+    assert_lean(run_with_importtime(hooks, [command], json.dumps(payload).encode()))
+    assert hooks.only("outbox")["notice"] == "needs-you"
+
+
 def test_claude_stop_failure_imports_only_the_budget(hooks: HookEnv) -> None:
     """`hook claude` StopFailure (the recorded 529 run: a failed candidate) stays inside the import budget."""
     hooks.claude(claude_event("print-apierror529", "UserPromptSubmit"))

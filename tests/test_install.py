@@ -96,7 +96,7 @@ def test_install_adds_managed_entries_and_preserves_everything_else(env: dict[st
     for event in ("Stop", "StopFailure", "UserPromptSubmit", "Notification", "SessionEnd"):
         ours = [h for g in settings["hooks"][event] for h in g["hooks"] if is_ours(h)]
         assert ours == [{**ours[0], "command": f"{EXE} hook claude", "timeout": 30}], event
-    assert settings["hooks"]["Notification"][-1]["matcher"] == "idle_prompt|agent_completed"
+    assert settings["hooks"]["Notification"][-1]["matcher"].startswith("idle_prompt|agent_completed|")
     assert settings["hooks"]["Notification"][-1]["hooks"][0]["async"] is True
     assert without_managed(settings, is_ours) == json.loads(old_settings)
 

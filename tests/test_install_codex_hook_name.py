@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import pty
 import re
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from donebell.supervisor.install.command import main_install
-from donebell.supervisor.install.managed import CODEX_HOOK_LABEL
+from donebell.supervisor.install.managed import CODEX_HOOK_LABEL, CODEX_PERMISSION_LABEL
 from support import npm_clis
 from support.install_env import RecordingRunner, isolate
 
@@ -41,7 +42,9 @@ def _screen_text(raw: bytes) -> str:
     return re.sub(r"\s+", " ", text.decode("utf-8", "replace"))
 
 
-def _drive_tui(codex: Path, env: dict[str, str], cwd: Path, until: str, timeout: float = 60.0) -> str:
+def _drive_tui(
+    codex: Path, env: dict[str, str], cwd: Path, until: str, timeout: float = 60.0, section: str = "Stop hooks"
+) -> str:
     """Start the TUI, choose "1. Review hooks", open the Stop hooks, and return the screen text seen."""
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -71,9 +74,9 @@ def _drive_tui(codex: Path, env: dict[str, str], cwd: Path, until: str, timeout:
                 asked = True
             if asked and not opened and "enter review" in text.split("Review hooks", 1)[-1]:
                 time.sleep(1.0)
-                os.write(fd, b"\r")  # the event list opens on Stop: enter shows its hooks
+                os.write(fd, b"\r")  # the event list opens on the first event to review: enter shows its hooks
                 opened = True
-            if opened and until in text.split("Stop hooks", 1)[-1]:
+            if opened and until in text.split(section, 1)[-1]:
                 time.sleep(1.0)
                 break
     finally:
@@ -84,7 +87,14 @@ def _drive_tui(codex: Path, env: dict[str, str], cwd: Path, until: str, timeout:
 
 
 @pytest.mark.timeout(300)
-def test_codex_hooks_list_shows_the_donebell_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("event", "label"), [("Stop", CODEX_HOOK_LABEL), ("PermissionRequest", CODEX_PERMISSION_LABEL)]
+)
+def test_codex_hooks_list_shows_the_donebell_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, event: str, label: str
+) -> None:
+    """The real Codex /hooks review names each donebell hook (the review opens on the first event
+    that needs it, so the other event's group is taken out of hooks.json for this run)."""
     reason = npm_clis.skip_reason()
     if reason is not None:
         pytest.skip(reason)
@@ -107,7 +117,12 @@ def test_codex_hooks_list_shows_the_donebell_name(tmp_path: Path, monkeypatch: p
         "TERM": "xterm-256color",
         "FAKE_API_KEY": "x",
     }
-    screen = _drive_tui(codex, env, work, until="Timeout")
-    review = screen.split("Stop hooks", 1)[-1]
-    assert "Stop hooks" in screen, screen[-2000:]
-    assert CODEX_HOOK_LABEL in review and "Unnamed hook" not in review, review[:2000]
+    hooks_json = paths["codex"] / "hooks.json"
+    doc = json.loads(hooks_json.read_text())
+    doc["hooks"] = {event: doc["hooks"][event]}
+    hooks_json.write_text(json.dumps(doc))
+    section = f"{event} hooks"
+    screen = _drive_tui(codex, env, work, until="Timeout", section=section)
+    review = screen.split(section, 1)[-1]
+    assert section in screen, screen[-2000:]
+    assert label in review and "Unnamed hook" not in review, review[:2000]

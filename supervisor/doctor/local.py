@@ -19,6 +19,7 @@ from donebell.supervisor.install.managed import (
     CLAUDE_ARGS,
     CLAUDE_EVENTS,
     CODEX_NOTIFY_ARGS,
+    CODEX_PERMISSION_ARGS,
     CODEX_STOP_ARGS,
     handler_argv,
     is_managed_argv,
@@ -212,6 +213,25 @@ def check_codex_trust(home: Path) -> list[Check]:
             "disabled": "the donebell Stop hook is disabled in Codex",
         }[hook.status]
         checks.append(Check("codex_trust", WARN, summary, REVIEW_STEP, details))
+    return checks + _codex_permission_trust(home)
+
+
+def _codex_permission_trust(home: Path) -> list[Check]:
+    """``codex_needs_trust``: the needs-you PermissionRequest hook (docs/approvals.md); an untrusted
+    one is skipped by Codex silently, so Codex tasks never say they wait for you."""
+    hooks = donebell_stop_hooks(home, "PermissionRequest", CODEX_PERMISSION_ARGS)
+    if not hooks:
+        return [Check("codex_needs_trust", SKIP, "no donebell PermissionRequest hook (install adds it)")]
+    checks = []
+    for hook in hooks:
+        details = {"key": hook.key, "current_hash": hook.current_hash, "trusted_hash": hook.trusted_hash}
+        if hook.status == "trusted":
+            checks.append(
+                Check("codex_needs_trust", OK, "the donebell PermissionRequest hook is trusted", details=details)
+            )
+            continue
+        summary = f"the donebell PermissionRequest hook is {hook.status}: no needs-you notifications from Codex"
+        checks.append(Check("codex_needs_trust", WARN, summary, REVIEW_STEP, details))
     return checks
 
 

@@ -1,4 +1,4 @@
-"""Codex wiring: the managed Stop hook in ``hooks.json`` and ``notify`` in ``config.toml``.
+"""Codex wiring: the managed Stop and PermissionRequest hooks in ``hooks.json``, ``notify`` in ``config.toml``.
 
 Both are planned as :class:`~donebell.supervisor.install.edits.FileChange` objects (nothing is written
 here). ``config.toml`` is edited with tomlkit, which keeps comments, order and the formatting of
@@ -18,8 +18,10 @@ from donebell.supervisor.install.edits import EditError, FileChange, read_text, 
 from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.supervisor.install.managed import (
     CODEX_NOTIFY_ARGS,
+    CODEX_PERMISSION_ARGS,
     CODEX_STOP_ARGS,
     codex_notify,
+    codex_permission_group,
     codex_stop_group,
     is_managed_argv,
 )
@@ -36,7 +38,8 @@ from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (
-    "open Codex, run /hooks and trust the donebell Stop hook (`donebell hook codex-stop`); "
+    "open Codex, run /hooks and trust the donebell Stop hook (`donebell hook codex-stop`) and its "
+    "PermissionRequest hook (`donebell hook codex-permission`, needs-you notifications); "
     "until then the legacy notify and the rollout scanner still deliver"
 )
 REVIEW_HINT = "Codex skips an untrusted hook silently: " + REVIEW_STEP
@@ -90,17 +93,21 @@ def _insert_notify(text: str, argv: list[str]) -> str:
     return candidate
 
 
-def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPlan:
-    plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
+def _plan_hooks_json(plan: AgentPlan, home: Path, executable: str) -> None:
+    """donebell's Stop and PermissionRequest groups in ``hooks.json`` (created if absent)."""
     hooks_path = target_of(home / "hooks.json")
     old, bom, doc = load_json(hooks_path)
-    group = codex_stop_group(executable)
+    groups = {
+        "Stop": (codex_stop_group(executable), CODEX_STOP_ARGS),
+        "PermissionRequest": (codex_permission_group(executable), CODEX_PERMISSION_ARGS),
+    }
     if doc is None:
-        new = json.dumps({"hooks": {"Stop": [group]}}, indent=2) + "\n"
+        new = json.dumps({"hooks": {event: [group] for event, (group, _) in groups.items()}}, indent=2) + "\n"
         created_files(plan.record).append(str(hooks_path))
     else:
         try:
-            remember_containers(plan.record, hooks_path, ensure_group(doc, "Stop", group, CODEX_STOP_ARGS))
+            for event, (group, args) in groups.items():
+                remember_containers(plan.record, hooks_path, ensure_group(doc, event, group, args))
         except HookShapeError as exc:
             raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
         new = bom + doc.text
@@ -108,7 +115,14 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
         if problem:
             plan.messages.append(f"warning: Codex cannot load {hooks_path} ({problem}); none of its hooks run")
     plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks"))
-    plan.messages.append(f"{hooks_path}: Stop hook " + ("already in place" if old == new else "added"))
+    plan.messages.append(
+        f"{hooks_path}: Stop and PermissionRequest hooks " + ("already in place" if old == new else "added")
+    )
+
+
+def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPlan:
+    plan = AgentPlan("Codex", record=json.loads(json.dumps(record)))
+    _plan_hooks_json(plan, home, executable)
 
     config_path = target_of(home / "config.toml")
     old_toml = read_text(config_path)
@@ -154,10 +168,17 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
     hooks_path = target_of(home / "hooks.json")
     # Before the hook goes: the [hooks.state] keys Codex trusts it under (they name its position).
     trust_keys = [h.key for h in donebell_stop_hooks(home) if h.source.name == "hooks.json"]
+    trust_keys += [
+        h.key
+        for h in donebell_stop_hooks(home, "PermissionRequest", CODEX_PERMISSION_ARGS)
+        if h.source.name == "hooks.json"
+    ]
     old, bom, doc = load_json(hooks_path)
     if doc is not None:
         try:
-            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS, created_containers(plan.record, hooks_path))
+            containers = created_containers(plan.record, hooks_path)
+            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS, containers)
+            removed += remove_managed(doc, "PermissionRequest", CODEX_PERMISSION_ARGS, containers)
         except HookShapeError as exc:
             raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
         new: str | None = bom + doc.text
@@ -178,7 +199,7 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
         tdoc = _parse_toml(config_path, body)
         if drop_trust_entries(tdoc, trust_keys):
             body = dumps_like(tdoc, body)
-            plan.messages.append(f"{config_path}: removed Codex's trust entry for the removed Stop hook")
+            plan.messages.append(f"{config_path}: removed Codex's trust entry for the removed donebell hooks")
         current = tdoc.unwrap().get("notify")
         if is_managed_argv(current, CODEX_NOTIFY_ARGS):
             saved = plan.record.pop("codex_notify", None)

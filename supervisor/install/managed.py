@@ -29,6 +29,8 @@ from typing import Any
 
 PROGRAM_NAMES = ("donebell", "donebell.exe")
 CODEX_STOP_ARGS = ("hook", "codex-stop")
+#: Codex's PermissionRequest: the turn waits for an approval ("needs you", docs/approvals.md).
+CODEX_PERMISSION_ARGS = ("hook", "codex-permission")
 CODEX_NOTIFY_ARGS = ("hook", "codex-notify")
 CLAUDE_ARGS = ("hook", "claude")
 #: Seconds the agent waits for a hook; donebell's hooks return in tens of milliseconds.
@@ -142,6 +144,18 @@ def codex_stop_group(executable: str) -> dict[str, Any]:
     return {"hooks": [handler]}
 
 
+#: The Codex ``/hooks`` label of donebell's PermissionRequest hook (part of its trust hash too).
+CODEX_PERMISSION_LABEL = "donebell: notify when the task needs you"
+
+
+def codex_permission_group(executable: str) -> dict[str, Any]:
+    """The Codex hooks.json PermissionRequest group donebell owns (no matcher: every tool). The
+    hook prints nothing, Codex's "no decision", so its own approval path always decides."""
+    command = shell_command(executable, *CODEX_PERMISSION_ARGS)
+    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": CODEX_PERMISSION_LABEL}
+    return {"hooks": [handler]}
+
+
 def codex_notify(executable: str) -> list[str]:
     return [executable, *CODEX_NOTIFY_ARGS]
 
@@ -151,12 +165,20 @@ def codex_notify(executable: str) -> list[str]:
 #: async (it only accelerates a decision the gate reaches anyway, docs/agent-facts.md) and limited to
 #: the types the hook uses. SessionEnd is the fallback of a Stop/StopFailure hook that never ran or
 #: was killed (docs/hooks.md); Claude waits for it in print mode, so it is synchronous too.
+#: PermissionRequest and the Notification types permission_prompt, elicitation_dialog and
+#: agent_needs_input say the task waits for the user (docs/approvals.md). The PermissionRequest
+#: hook only writes a file and prints nothing (no opinion: the agent's dialog decides), so it runs
+#: synchronously; Claude runs it alongside its dialog in the main session.
 CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
     "Stop": {},
     "StopFailure": {},
     "UserPromptSubmit": {},
-    "Notification": {"matcher": "idle_prompt|agent_completed", "async": True},
+    "Notification": {
+        "matcher": "idle_prompt|agent_completed|permission_prompt|elicitation_dialog|agent_needs_input",
+        "async": True,
+    },
     "SessionEnd": {},
+    "PermissionRequest": {},
 }
 
 

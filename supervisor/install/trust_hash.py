@@ -100,19 +100,24 @@ def verdict(current: str, entry: dict[str, Any] | None) -> str:
     return "trusted" if trusted == current else "modified"
 
 
-def _stop_groups(source: Path, hooks_table: object) -> list[tuple[Path, int, int, dict[str, Any], object]]:
-    groups = hooks_table.get("Stop") if isinstance(hooks_table, dict) else None
+def _stop_groups(
+    source: Path, hooks_table: object, event: str = "Stop", args: tuple[str, ...] = CODEX_STOP_ARGS
+) -> list[tuple[Path, int, int, dict[str, Any], object]]:
+    groups = hooks_table.get(event) if isinstance(hooks_table, dict) else None
     found = []
     for g, group in enumerate(groups if isinstance(groups, list) else []):
         handlers = group.get("hooks") if isinstance(group, dict) else None
         for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
-            if is_managed_handler(handler, CODEX_STOP_ARGS):
+            if is_managed_handler(handler, args):
                 found.append((source, g, h, handler, group.get("matcher")))
     return found
 
 
-def donebell_stop_hooks(codex_home: Path) -> list[HookTrust]:
-    """Every donebell Stop handler in ``hooks.json`` and ``config.toml`` with its trust verdict."""
+def donebell_stop_hooks(
+    codex_home: Path, event: str = "Stop", args: tuple[str, ...] = CODEX_STOP_ARGS
+) -> list[HookTrust]:
+    """Every donebell Stop handler (or ``event``'s, running ``donebell <args>``) in ``hooks.json``
+    and ``config.toml`` with its trust verdict."""
     hooks_json = codex_home / "hooks.json"
     config_toml = codex_home / "config.toml"
     try:
@@ -121,19 +126,20 @@ def donebell_stop_hooks(codex_home: Path) -> list[HookTrust]:
         config_text = None
     candidates = []
     try:
-        candidates += _stop_groups(hooks_json, json.loads(hooks_json.read_text(encoding="utf-8-sig")).get("hooks"))
+        hooks_table = json.loads(hooks_json.read_text(encoding="utf-8-sig")).get("hooks")
+        candidates += _stop_groups(hooks_json, hooks_table, event, args)
     except (OSError, ValueError, AttributeError):
         pass
     if config_text:
         try:
-            candidates += _stop_groups(config_toml, tomllib.loads(config_text).get("hooks"))
+            candidates += _stop_groups(config_toml, tomllib.loads(config_text).get("hooks"), event, args)
         except tomllib.TOMLDecodeError:
             pass
     entries = trust_entries(config_text)
     result = []
     for source, g, h, handler, matcher in candidates:
-        key = state_key(source, "Stop", g, h)
-        current = hook_hash("Stop", matcher, handler)
+        key = state_key(source, event, g, h)
+        current = hook_hash(event, matcher, handler)
         entry = entries.get(key)
         trusted = entry.get("trusted_hash") if entry else None
         result.append(HookTrust(key, source, str(handler.get("command")), current, trusted, verdict(current, entry)))

@@ -1,7 +1,7 @@
-"""``donebell hook codex-stop | codex-notify | claude``: agent signals in, candidates out, at once.
+"""``donebell hook codex-stop | codex-notify | codex-permission | claude``: agent signals in, candidates out, at once.
 
 A hook runs inside the agent's turn. Whatever happens it prints its documented output
-(``codex-stop``: exactly ``{}``; the others: nothing) and exits 0; a refused payload or an
+(``codex-stop``: exactly ``{}``; the others, ``codex-permission`` included: nothing, no decision) and exits 0; a refused payload or an
 internal error becomes one line in the state directory's log. It never sends anything itself
 and never touches the network. The hook path imports the standard library and
 ``donebell.shared.{cli,paths,configfile,keys,statedir,records,ingest,codex_meta,liveness}``
@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 #: What each hook prints on stdout, always (Codex treats ``{}`` as "no decision").
-OUTPUT = {"codex-stop": "{}\n", "codex-notify": "", "claude": ""}
+#: ``codex-permission`` prints nothing: Codex's "no decision", its own approval path goes on.
+OUTPUT = {"codex-stop": "{}\n", "codex-notify": "", "codex-permission": "", "claude": ""}
 USAGE = (
-    "usage: donebell hook codex-stop|codex-notify|claude (payload on stdin, or as the last argument for codex-notify)\n"
+    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude"
+    " (payload on stdin, or as the last argument for codex-notify)\n"
 )
 HELP = (
     USAGE
@@ -33,9 +35,11 @@ HELP = (
 The agents run these (donebell install wires them); they record the agent's signal in the state
 directory, print the agent's expected answer and exit 0, whatever happens, without touching the
 network:
-  codex-stop     Codex's Stop hook (payload on stdin; prints {})
-  codex-notify   Codex's notify program (payload as the last argument)
-  claude         Claude Code's Stop, SubagentStop, SessionStart and SessionEnd hooks (payload on stdin)
+  codex-stop        Codex's Stop hook (payload on stdin; prints {})
+  codex-notify      Codex's notify program (payload as the last argument)
+  codex-permission  Codex's PermissionRequest hook: a "needs you" notification (prints nothing)
+  claude            Claude Code's Stop, SubagentStop, SessionStart, SessionEnd, PermissionRequest and
+                    Notification hooks (payload on stdin)
 """
 )
 EXIT_USAGE = 2
@@ -64,6 +68,10 @@ def main(argv: list[str]) -> int:
             from donebell.workers.hooks.codex import codex_notify
 
             codex_notify(ctx, argv[1:])
+        elif command == "codex-permission":
+            from donebell.workers.hooks.codex import codex_permission
+
+            codex_permission(ctx, argv[1:])
         elif command == "claude":
             from donebell.workers.hooks.claude import claude
 

@@ -14,6 +14,9 @@
 * ``SessionEnd``: the fallback when the session's last prompt got no Stop/StopFailure candidate
   (Claude 2.1.332 kills the print-mode StopFailure hook): the transcript tail decides
   (:mod:`claude_outcome`) and one candidate is submitted under the key Stop would have used.
+* ``PermissionRequest`` and ``Notification`` ``permission_prompt``/``elicitation_dialog``/
+  ``agent_needs_input``, from the root or a sub-agent: the task waits for the user, one "needs
+  you" record per request (:mod:`needs_you`, docs/approvals.md).
 * anything else (``SubagentStop``, tool events...): ignored, logged at debug.
 
 Events fired inside a sub-agent (``agent_id`` present) never describe the main session.
@@ -51,6 +54,12 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
     if not ctx.claude_enabled:
         ctx.log("debug", "claude hook ignored: enable_claude_code is false", event=str(event)[:40])
         return
+    if event == "PermissionRequest" or (event == "Notification" and _needs_type(payload)):
+        # A subagent's prompt blocks the root too: it counts, named as the subagent's.
+        from donebell.workers.hooks.needs_you import claude_needs
+
+        claude_needs(ctx, payload, event if event == "PermissionRequest" else str(payload["notification_type"]))
+        return
     handler = HANDLERS.get(event) if isinstance(event, str) else None
     if handler is None:
         ctx.log("debug", "claude hook event ignored", event=str(event)[:40])
@@ -59,6 +68,11 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
         ctx.log("debug", "claude hook from a sub-agent ignored", hook_event=event)
         return
     handler(ctx, payload)
+
+
+def _needs_type(payload: dict[str, Any]) -> bool:
+    """A Notification that means the task waits for the user (``needs_you.NEEDS_TYPES``)."""
+    return payload.get("notification_type") in ("permission_prompt", "elicitation_dialog", "agent_needs_input")
 
 
 def on_prompt(ctx: HookContext, payload: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""``donebell hook codex-stop`` (modern Stop hook) and ``donebell hook codex-notify`` (legacy notify).
+"""``donebell hook codex-stop`` (modern Stop hook), ``donebell hook codex-notify`` (legacy notify)
+and ``donebell hook codex-permission`` (``PermissionRequest``: :mod:`needs_you`).
 
 Both turn a Codex signal into evidence under ``event_key("codex", thread_id, turn_id)`` — the
 same key the rollout scanner computes from ``session_meta.id`` and the record's ``turn_id`` — so
@@ -41,6 +42,19 @@ if TYPE_CHECKING:
     from typing import Any
 
 PATH_LIMIT = 4096
+
+
+def codex_permission(ctx: HookContext, argv: list[str]) -> None:
+    """``PermissionRequest``: the turn waits for an approval; a "needs you" record (docs/approvals.md).
+    The caller prints nothing, which Codex reads as no decision (its own approval path goes on)."""
+    payload = decode_object(read_stream(getattr(sys.stdin, "buffer", None)))
+    event = payload.get("hook_event_name")
+    if event is not None and event != "PermissionRequest":
+        ctx.log("debug", "codex permission hook: other event ignored", event=str(event)[:40])
+        return
+    from donebell.workers.hooks.needs_you import codex_needs
+
+    codex_needs(ctx, payload)
 
 
 def codex_stop(ctx: HookContext, argv: list[str]) -> None:

@@ -1,7 +1,7 @@
 """The send-time policy pass over ``outbox/``, run by the delivery role before it sends anything.
 
 :func:`plan` decides, for every outbox record, in the order of docs/delivery.md "Notification
-policies": drop it (``too-short``, ``user-returned``: a ``suppressed/`` receipt), hold it (desk
+policies": drop it (``too-short``, ``user-returned``, ``answered-at-desk``: a ``suppressed/`` receipt), hold it (desk
 grace, quiet hours: a time, with the hold written into the record when it must outlive the
 window's start), or let it go, alone or in a digest. It returns the keys the sender must not
 send in this sweep. With every policy off it reads nothing.
@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.shared.records import new_receipt
+from donebell.shared.records import NEEDS_YOU, new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
 from donebell.workers.delivery.policies import quiet_hours
 from donebell.workers.delivery.policies.desk import user_returned
 from donebell.workers.delivery.policies.digest import claimed_keys, is_digest, new_digest
+from donebell.workers.delivery.policies.needs_answered import needs_answered
 from donebell.workers.delivery.policies.task_time import task_seconds
 
 QUIET = "quiet-hours"
@@ -92,7 +93,8 @@ def _decide(
     key = record["key"]
     policy = dict(record.get("policy") or {})
     first = not record.get("attempts") and not policy.get("passed")
-    done = record.get("outcome") in (None, "done")
+    needs = record.get("notice") == NEEDS_YOU  # never too short; the grace waits for the desk's answer
+    done = not needs and record.get("outcome") in (None, "done")
     ready_at = _number(record.get("promoted_at"), at)
     if first and done and settings.min_task_seconds > 0:
         seconds = task_seconds(record, state)
@@ -107,15 +109,16 @@ def _decide(
             result.count("too-short")
             return None
     grace = settings.desk_grace_seconds
-    if first and grace > 0 and (done or settings.desk_grace_failures):
+    if first and grace > 0 and (done or needs or settings.desk_grace_failures):
         ready_at += grace
         if at < ready_at:
             result.hold(key, ready_at)
             return None
-        returned = user_returned(state, record)
+        returned = needs_answered(state, record) if needs else user_returned(state, record)
         if returned is not None:
-            _drop(state, record, "user-returned", returned, desk_grace_seconds=grace)
-            result.count("user-returned")
+            reason = "answered-at-desk" if needs else "user-returned"
+            _drop(state, record, reason, returned, desk_grace_seconds=grace)
+            result.count(reason)
             return None
     held_until = policy.get("quiet_until")
     if quiet_end is not None:

@@ -1,0 +1,151 @@
+""" "Needs you" with the real CLIs: install wires the PermissionRequest hooks, and a turn that asks
+for permission gives one raising_hand notification besides its "done".
+
+How Codex is made to ask offline (docs/approvals.md): `codex exec --approve-for-me` (hooks trusted
+with `--dangerously-bypass-hook-trust`) and a call asking `sandbox_permissions: "require_escalated"`.
+donebell's hook prints nothing, so Codex's automatic review decides (with the scripted model: it
+declines); the command never runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from support import npm_clis
+from support.fake_messages import FakeMessages, bash
+from support.fake_messages import Text as ClaudeText
+from support.fake_responses import FakeResponses, Text, exec_command
+
+from e2e.agent_proc import start_agent
+from e2e.harness import CodexHome
+from e2e.notes import FAST_CONFIG
+from e2e.product_scenarios import claude_product, codex_product, log_entries
+from e2e.tui import ClaudeTui
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
+
+COMMAND = "touch approval-marker.txt && echo approval-ran"
+WHY = "Create the approval marker file"
+
+
+def approve_for_me_argv(prompt: str) -> list[str]:
+    return [
+        str(npm_clis.codex_binary()),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--approve-for-me",
+        "--dangerously-bypass-hook-trust",
+        prompt,
+    ]
+
+
+def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) -> None:
+    script = {
+        "root": [
+            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
+            Text("FAKE-FINAL: approval scenario finished."),
+        ]
+    }
+    with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        assert isinstance(home, CodexHome)
+        run = start_agent(approve_for_me_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out, run.describe()
+        got = product.expect_matching(2, deadline=40)
+        needs = [m for m in got if (m.get("tags") or [""])[0] == "raising_hand"]
+        assert len(needs) == 1, got
+        [note] = needs
+        assert note["priority"] == 4 and note["title"] == "work", note
+        assert note["message"].startswith(f"needs your permission: Bash · {WHY} · "), note
+        assert COMMAND in note["message"]  # FAST_CONFIG has include_message on
+        assert not (home.workdir / "approval-marker.txt").exists()  # the hook never allows
+        [entry] = log_entries(product, hook="codex-permission")
+        assert entry["msg"] == "needs-you recorded", product.diagnostics()
+        product.assert_healthy()
+
+
+def test_claude_print_mode_permission_prompt(tmp_path: Path) -> None:
+    """`claude -p --permission-mode default` and a Bash call: Claude 2.1.332 asks the PermissionRequest
+    hook before auto-denying (one needs-you, then the done), 2.1.197 never calls it (the done only)."""
+    script = {"main": [bash(COMMAND, description=WHY, text="Running it."), ClaudeText("FAKE-FINAL: approval done.")]}
+    with FakeMessages(script) as server, claude_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        argv = [str(npm_clis.claude_binary()), "-p", "--output-format", "stream-json", "--verbose"]
+        argv += ["--permission-mode", "default", "needs approval"]
+        run = start_agent(argv, cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out, run.describe()
+        asks = npm_clis.claude_version() >= (2, 1, 332)
+        got = product.expect_matching(2 if asks else 1, deadline=40)
+        needs = [m for m in got if (m.get("tags") or [""])[0] == "raising_hand"]
+        assert len(needs) == (1 if asks else 0), got
+        for note in needs:
+            assert note["priority"] == 4 and note["message"].startswith(f"needs your permission: Bash · {WHY}")
+        assert not (home.workdir / "approval-marker.txt").exists()  # print mode auto-denies; the hook never allows
+        product.assert_healthy()
+
+
+def _wait_for_dialog(tui: ClaudeTui, seen: int, timeout: float = 60) -> None:
+    """Until the permission dialog is on screen for the ``seen + 1``-th time."""
+    deadline = time.monotonic() + timeout
+    # The pty output draws words apart with cursor moves, not spaces: compare without whitespace.
+    while "".join(tui.screen_text().split()).count("Doyouwanttoproceed?") <= seen:
+        assert time.monotonic() < deadline, tui.screen_text()[-2000:]
+        time.sleep(0.2)
+    time.sleep(1.0)  # keys typed while the dialog still draws are lost
+
+
+def test_claude_tui_open_dialog_gives_one_push_after_the_grace(tmp_path: Path) -> None:
+    """The interactive TUI runs the PermissionRequest hook and its dialog at once, then sends the
+    permission_prompt Notification ~6 s later, after flushing the tool_use line into the transcript
+    (which once made two pushes of one dialog). A dialog left open past the desk grace: exactly one
+    needs-you push, held by the grace, and the command never runs."""
+    grace = 3.0
+    script = {"main": [bash("touch desk-one.txt", description="Create the first file", text="Running it.")]}
+    fallback = {"title": ClaudeText('{"title": "Fake session"}'), "*": ClaudeText("FAKE-FALLBACK")}
+    config = {**FAST_CONFIG, "desk_grace_seconds": grace}
+    with (
+        FakeMessages(script, fallback=fallback) as server,
+        claude_product(tmp_path, server, config=config) as (product, home),
+    ):
+        tui = ClaudeTui.start(home, "--permission-mode", "default")
+        try:
+            tui.wait_quiet()
+            tui.type("first task")
+            _wait_for_dialog(tui, 0)
+            asked = time.time()
+            [needs] = product.expect_matching(1, deadline=30, settle=10)  # the Notification adds nothing
+            assert needs["tags"][0] == "raising_hand" and needs["priority"] == 4, needs
+            assert needs["message"].startswith("needs your permission: Bash · Create the first file"), needs
+            assert product.requests()[-1].arrived_wall >= asked + grace - 1.5  # held by the grace
+            same = log_entries(product, msg_prefix="needs-you: the same request", signal="permission_prompt")
+            assert len(same) == 1, product.diagnostics()
+            assert not (home.workdir / "desk-one.txt").exists()
+        finally:
+            tui.close()
+
+
+def test_claude_tui_answered_at_the_desk_within_the_grace_sends_nothing(tmp_path: Path) -> None:
+    """A dialog answered at the terminal ("No": Escape, the refusal is written at once) within the
+    desk grace: no push at all, the needs-you record ends as answered-at-desk."""
+    grace = 8.0
+    script = {"main": [bash("touch desk-one.txt", description="Create the first file", text="Running it.")]}
+    fallback = {"title": ClaudeText('{"title": "Fake session"}'), "*": ClaudeText("FAKE-FALLBACK")}
+    config = {**FAST_CONFIG, "desk_grace_seconds": grace}
+    with (
+        FakeMessages(script, fallback=fallback) as server,
+        claude_product(tmp_path, server, config=config) as (product, home),
+    ):
+        tui = ClaudeTui.start(home, "--permission-mode", "default")
+        try:
+            tui.wait_quiet()
+            tui.type("first task")
+            _wait_for_dialog(tui, 0)
+            os.write(tui.master, b"\x1b")  # "No" at the desk, well within the grace
+            product.expect_none(grace + 6)
+            dropped = [r for r in product.records("suppressed") if r.get("notice") == "needs-you"]
+            assert [r["reason"] for r in dropped] == ["answered-at-desk"], product.diagnostics()
+            assert not (home.workdir / "desk-one.txt").exists()
+        finally:
+            tui.close()
