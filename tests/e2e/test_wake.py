@@ -149,8 +149,10 @@ def test_claude_continue_resumes_the_session(tmp_path: Path) -> None:
         assert_one_confirmed_wake(product)
 
 
-def test_codex_busy_thread_is_queued_until_its_turn_ends(tmp_path: Path) -> None:
-    """Tapped while someone else's turn runs in the thread: queued, then one turn after it ends."""
+def test_codex_reply_tapped_during_the_users_own_turn_is_superseded_when_it_ends(tmp_path: Path) -> None:
+    """Tapped while the user's own turn runs in the thread: queued, then refused ``superseded`` when
+    that turn ends (the ticket's turn is no longer the newest ended one, docs/wake.md), so no turn
+    is started after the user's; the user's turn gets its own notification."""
     script = {"root": [Text("FAKE-FINAL: first"), Stall(then=Text("FAKE-FINAL: busy")), Text("FAKE-FINAL: woken")]}
     with FakeResponses(script) as server, wake_product(tmp_path, server, "codex") as (product, home):
         assert run_codex(home, "start").returncode == 0
@@ -162,9 +164,10 @@ def test_codex_busy_thread_is_queued_until_its_turn_ends(tmp_path: Path) -> None
         product.wait_until(lambda: [r["status"] for r in wake_records(product)] == ["queued"], 30, "queued")
         server.release_stalls()
         busy.wait(60)
-        product.wait_until(lambda: len(codex_turns(home)) == 3, 90, "the queued wake's turn")
-        assert [t["last_agent_message"] for t in codex_turns(home)][-1] == "FAKE-FINAL: woken"
-        product.wait_until(lambda: wake_records(product)[0]["status"] == "confirmed", 30, "confirmed")
+        product.wait_until(lambda: wake_records(product)[0]["status"] == "refused", 60, "refused")
+        assert wake_records(product)[0]["reason"] == "superseded"
+        product.expect_matching(2, settle=3.0)  # the first turn's and the user's own turn's
+        assert [t["last_agent_message"] for t in codex_turns(home)] == ["FAKE-FINAL: first", "FAKE-FINAL: busy"]
 
 
 def test_codex_tap_while_the_supervisor_is_down_is_handled_once_on_restart(tmp_path: Path) -> None:

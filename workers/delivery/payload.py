@@ -29,7 +29,6 @@ from typing import Any
 
 from donebell.shared.keys import sequence_id
 from donebell.shared.message_redaction import redact
-from donebell.shared.records import NEEDS_YOU
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.short_id import short_id
 from donebell.workers.delivery.claude_title import claude_title
@@ -63,10 +62,6 @@ def render(
     record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title
 ) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
-    if record.get("notice") == NEEDS_YOU:  # the task waits for the user: a notification of its own kind
-        from donebell.workers.delivery.needs_payload import render_needs_you
-
-        return render_needs_you(record, settings, title_lookup)
     provider = _text(record.get("provider"))
     project = project_name(_text(record.get("cwd")))
     task_title = _task_title(record, provider, settings, title_lookup)

@@ -23,7 +23,8 @@ from donebell.shared.records import new_receipt
 from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, SCHEMA_VERSION, InvalidRecord, StateDir, now
 from donebell.workers.delivery.markdown_text import cut_utf8
-from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES, render
+from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES
+from donebell.workers.delivery.render import render
 
 KIND = "digest"
 #: One task's line in a digest (its title and message, cut).
