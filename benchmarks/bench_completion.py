@@ -42,9 +42,10 @@ for extra in (ROOT, ROOT / "tests"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
+from support.ntfy_standin import NtfyStandin  # noqa: E402
+
 from benchmarks.bench_footprint import _cpu, _wait_ready  # noqa: E402
 from benchmarks.bench_gate_probe import FIXTURE, THREAD, _turn_lines  # noqa: E402
-from support.ntfy_standin import NtfyStandin  # noqa: E402
 
 MIB = 1 << 20
 SIZES = tuple(int(s) for s in os.environ.get("DONEBELL_BENCH_COMPLETION_MB", "1,200,2048").split(",") if s)

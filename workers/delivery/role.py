@@ -89,6 +89,8 @@ class DeliveryRole(Role):
         self.client = NtfyClient(self.settings.timeout_seconds)
         self.config.baseline()
         self._apply_settings(self.settings)
+        if self.config_problem is None:  # the TLS context now, not between a promotion and its POST
+            self.client.prepare(self.settings.server, self.auth)
 
     def teardown(self) -> None:
         if self.client is not None:
