@@ -91,6 +91,21 @@ def _tree_cpu(sup: psutil.Process) -> float:
     return sum(own.values()) + sum(reaped.values())
 
 
+def _by_role(sup: psutil.Process) -> dict[str, float]:
+    """Each process's CPU (own and reaped children), named by its role."""
+    own, reaped = _cpu(sup)
+    names = {p.pid: _role_name(p) for p in [sup, *sup.children(recursive=True)]}
+    return {names.get(k[0], str(k[0])): own[k] + reaped.get(k, 0.0) for k in own}
+
+
+def _role_name(proc: psutil.Process) -> str:
+    try:
+        title = " ".join(proc.cmdline())
+    except psutil.Error:
+        return str(proc.pid)
+    return title.removeprefix("donebell: ").split(" ")[0] if title.startswith("donebell: ") else title
+
+
 def measure(size_mb: int, python: str = sys.executable) -> dict[str, float]:
     """One service over one big rollout: the completion's tree CPU, the idle CPU, the latency."""
     donebell = str(Path(python).parent / "donebell")
@@ -115,7 +130,7 @@ def measure(size_mb: int, python: str = sys.executable) -> dict[str, float]:
             idle0, idle_started = _tree_cpu(sup), time.monotonic()
             time.sleep(1.5)
             idle = (_tree_cpu(sup) - idle0) / (time.monotonic() - idle_started)
-            cpu0 = _tree_cpu(sup)
+            cpu0, roles0 = _tree_cpu(sup), _by_role(sup)
             appended = time.monotonic()
             with open(rollout, "ab") as f:
                 f.write(_stamped(completion))
@@ -124,6 +139,8 @@ def measure(size_mb: int, python: str = sys.executable) -> dict[str, float]:
             time.sleep(AFTER)
             window = time.monotonic() - appended
             cpu = _tree_cpu(sup) - cpu0
+            roles = {name: round(v - roles0.get(name, 0.0), 4) for name, v in _by_role(sup).items()}
+            print(f"   {size_mb} MB, CPU s by process: {roles}", file=sys.stderr)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
