@@ -1,5 +1,8 @@
 """Run every benchmark and print one table: ``python -m benchmarks [NAME ...] [--write]``.
 
+``python -m benchmarks --compare REF [NAME ...]`` runs them on this tree and on git revision REF
+alternately and exits 1 when a figure is worse beyond its measured noise (``benchmarks/compare.py``).
+
 Each ``benchmarks/bench_<name>.py`` exposes ``main() -> list[dict]`` returning rows with
 ``benchmark``, ``metric``, ``value``, ``target`` and optionally ``ratio`` (measured side by side
 in the same run). ``--write`` stores the table with the machine's description in
@@ -71,9 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument("names", nargs="*", help=f"subset of: {', '.join(discover())}")
     parser.add_argument("--write", action="store_true", help="store the table in docs/benchmarks.md")
+    parser.add_argument("--compare", metavar="REF", help="also run each benchmark on git revision REF, alternately")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per side with --compare (default 3)")
+    parser.add_argument("--tree", type=Path, help="with --compare: this other checkout instead of this one")
     args = parser.parse_args(argv)
     names = args.names or discover()
+    if unknown := sorted(set(names) - set(discover())):
+        parser.error(f"no benchmark named {', '.join(unknown)}; choose from {', '.join(discover())}")
     compile_package()
+    if args.compare:
+        if args.write or args.rounds < 2:
+            parser.error("--compare needs --rounds >= 2 (the noise is measured) and does not --write")
+        from benchmarks import compare
+
+        return compare.main(args.compare, names, args.rounds, args.tree)
     rows: list[dict[str, Any]] = []
     failed = 0
     for name in names:
