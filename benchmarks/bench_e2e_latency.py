@@ -95,6 +95,8 @@ class CompletionWatcher:
 
 def _first_after_start(product: Any, home: Any) -> float:
     """The warm-up task's figure: the first notification pays what a role builds lazily."""
+    assert run_codex(home, "warm up").returncode == 0
+    product.standin.wait_for_messages(1, timeout=30)
     [rollout] = home.rollouts()
     record = next(
         r for r in read_jsonl(rollout) if r.get("type") == "event_msg" and r["payload"].get("type") == "task_complete"
@@ -117,8 +119,6 @@ def main() -> list[dict[str, Any]]:
         FakeResponses({"root": [Text("warm-up done")]}) as server,
         codex_product(Path(tmp), server) as (product, home),
     ):
-        assert run_codex(home, "warm up").returncode == 0
-        product.standin.wait_for_messages(1, timeout=30)
         first = _first_after_start(product, home)
         for i in range(TASKS):
             before = set(home.rollouts())
