@@ -1,9 +1,12 @@
 """Run every benchmark and print one table: ``python -m benchmarks [NAME ...] [--write]``.
 
+``python -m benchmarks --compare REF [NAME ...]`` runs them on this tree and on git revision REF
+alternately and exits 1 when a figure is worse beyond its measured noise (``benchmarks/compare.py``).
+
 Each ``benchmarks/bench_<name>.py`` exposes ``main() -> list[dict]`` returning rows with
 ``benchmark``, ``metric``, ``value``, ``target`` and optionally ``ratio`` (measured side by side
 in the same run). ``--write`` stores the table with the machine's description in
-docs/benchmarks.md.
+docs/benchmarks.md, between its two ``--write`` markers (the page's other text stays).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "benchmarks.md"
+WRITE_START = "<!-- python -m benchmarks --write: start -->"
+WRITE_END = "<!-- python -m benchmarks --write: end -->"
 
 
 def discover() -> list[str]:
@@ -71,9 +76,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument("names", nargs="*", help=f"subset of: {', '.join(discover())}")
     parser.add_argument("--write", action="store_true", help="store the table in docs/benchmarks.md")
+    parser.add_argument("--compare", metavar="REF", help="also run each benchmark on git revision REF, alternately")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per side with --compare (default 3)")
+    parser.add_argument("--tree", type=Path, help="with --compare: this other checkout instead of this one")
     args = parser.parse_args(argv)
     names = args.names or discover()
+    if unknown := sorted(set(names) - set(discover())):
+        parser.error(f"no benchmark named {', '.join(unknown)}; choose from {', '.join(discover())}")
     compile_package()
+    if args.compare:
+        if args.write or args.rounds < 2:
+            parser.error("--compare needs --rounds >= 2 (the noise is measured) and does not --write")
+        from benchmarks import compare
+
+        return compare.main(args.compare, names, args.rounds, args.tree)
     rows: list[dict[str, Any]] = []
     failed = 0
     for name in names:
@@ -90,14 +106,23 @@ def main(argv: list[str] | None = None) -> int:
     text = table(rows)
     print(text)
     if args.write:
-        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        DOC.write_text(
-            "# Benchmarks\n\nProduced by `python -m benchmarks --write` on "
-            f"{stamp}.\n\nMachine: {machine()}.\n\n{text}\n",
-            encoding="utf-8",
-        )
+        write_table(text, names)
         print(f"wrote {DOC}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def write_table(text: str, names: list[str]) -> None:
+    """Put the table between the page's two markers, so the prose around it survives a refresh."""
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    command = " ".join(["python -m benchmarks --write", *names])
+    block = f"{WRITE_START}\nProduced by `{command}` on {stamp}.\n\nMachine: {machine()}.\n\n{text}\n{WRITE_END}"
+    page = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
+    if WRITE_START in page and WRITE_END in page:
+        before, rest = page.split(WRITE_START, 1)
+        page = before + block + rest.split(WRITE_END, 1)[1]
+    else:
+        page = page.rstrip("\n") + "\n\n" + block + "\n"
+    DOC.write_text(page, encoding="utf-8")
 
 
 if __name__ == "__main__":

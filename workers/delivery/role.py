@@ -71,6 +71,8 @@ class DeliveryRole(Role):
         self._gate_watch: list[Path] = []
         self._gate_remote: list[dict[str, Any]] = []  # the gate's remote-root probe workers (docs/gate.md)
         self._last_pass_end = 0.0
+        self._timer_at: float | None = None  # monotonic time the last pass asked to be woken at
+        self._gap_skipped = False
         self._unseen_streak = 0
         self._health: dict[str, Any] = {}
 
@@ -89,6 +91,8 @@ class DeliveryRole(Role):
         self.client = NtfyClient(self.settings.timeout_seconds)
         self.config.baseline()
         self._apply_settings(self.settings)
+        if self.config_problem is None:  # the TLS context now, not between a promotion and its POST
+            self.client.prepare(self.settings.server, self.auth)
 
     def teardown(self) -> None:
         if self.client is not None:
@@ -132,12 +136,20 @@ class DeliveryRole(Role):
 
     def run_pass(self) -> PassResult:
         gap = MIN_PASS_GAP_SECONDS - (time.monotonic() - self._last_pass_end)
-        if gap > 0:
+        # A pass at the time the last one scheduled (a quiet window's end) is no wake-up loop:
+        # the gap would only delay the notification. Skipped once in a row, so it still caps a loop.
+        timed = self._timer_at is not None and time.monotonic() >= self._timer_at and not self._gap_skipped
+        self._gap_skipped = gap > 0 and timed
+        if gap > 0 and not timed:
             time.sleep(gap)
+        self._timer_at = None
         try:
-            return self.pass_at(now())
+            result = self.pass_at(now())
         finally:
             self._last_pass_end = time.monotonic()
+        if result.next_in:  # a wait the gate or the outbox chose, not a re-pass at once
+            self._timer_at = self._last_pass_end + result.next_in
+        return result
 
     def pass_at(self, at: float) -> PassResult:
         """One gate pass, then every due outbox record; ``at`` is the wall clock of the pass."""

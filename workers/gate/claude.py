@@ -168,7 +168,7 @@ def check_settle(ev: ClaudeEvaluation) -> Outcome:
     since = ev.now - ev.stopped_at
     # A recovery candidate was written after the transcript had been quiet: nothing to settle.
     if since < SETTLE_SECONDS and not ev.sources <= RECOVERY_SOURCES:
-        return ev.busy(
+        return ev.busy_until(
             "transcript-settling", "waiting for the transcript to catch up with the Stop", SETTLE_SECONDS - since
         )
     return None
@@ -265,7 +265,7 @@ def check_quiet_window(ev: ClaudeEvaluation) -> Outcome:
     # than the jump, so the transcript counts as quiet rather than busy for the jump's length.
     quiet_for = ev.now - view.mtime if view.mtime <= ev.now + 1.0 else grace
     if quiet_for < grace:
-        return ev.busy("quiet-window", f"transcript changed {quiet_for:.2f}s ago", grace - quiet_for)
+        return ev.busy_until("quiet-window", f"transcript changed {quiet_for:.2f}s ago", grace - quiet_for)
     return None
 
 

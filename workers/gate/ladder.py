@@ -51,12 +51,14 @@ class Evaluation(ABC):
         self.assumed: list[str] = []  # balanced: unknown checks taken as passed after the grace
         self.watch: list[Path] = []  # files whose change should re-probe sooner
 
-    def wait(self, reason: str, evidence: str, kind: WaitKind, retry_in: float, **detail: Any) -> Verdict:
+    def wait(
+        self, reason: str, evidence: str, kind: WaitKind, retry_in: float, *, exact: bool = False, **detail: Any
+    ) -> Verdict:
         return Verdict.wait(
             reason,
             evidence,
             kind=kind,
-            retry_in=max(self.min_wait, retry_in),
+            retry_in=max(0.0, retry_in) if exact else max(self.min_wait, retry_in),
             watch=list(self.watch),
             detail={"reason": reason, **detail},
         )
@@ -64,6 +66,11 @@ class Evaluation(ABC):
     def busy(self, reason: str, evidence: str, retry_in: float, **detail: Any) -> Verdict:
         """Positive evidence of more work: wait, with no limit but the check's own."""
         return self.wait(reason, evidence, "busy", retry_in, **detail)
+
+    def busy_until(self, reason: str, evidence: str, retry_in: float, **detail: Any) -> Verdict:
+        """:meth:`busy` until a known moment (a quiet window's end): no ``min_wait`` floor, which is
+        for polls; a deadline's retry is not one, and the floor would only delay the notification."""
+        return self.wait(reason, evidence, "busy", retry_in, exact=True, **detail)
 
     def _within_grace(self) -> float:
         """The probe schedule's next wait for unknown or invalid evidence."""
