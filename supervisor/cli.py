@@ -53,7 +53,7 @@ commands:
                            recent decisions: notified, suppressed and why, waiting (and for what), dead
   explain ID [--json]      why did (or didn't) it notify? ID: the #id on the phone, a thread or
                            session id, an ntfy sequence or message id, or an event key
-  config init|show|check|path|set KEY VALUE|unset KEY|rotate-wake-key
+  config init [--server URL]|show|check|path|set KEY VALUE|unset KEY|rotate-wake-key
                            write, print, validate or change the configuration (one key at a time)
   run                      run the supervisor and its roles in the foreground (what the service starts)
   worker ROLE [--once] [--debug]

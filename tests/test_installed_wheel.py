@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from donebell.supervisor.cli import COMMANDS
@@ -254,12 +255,14 @@ def test_every_hook_takes_a_recorded_payload(user: User) -> None:
     runs = {
         "codex-stop": user.run("hook", "codex-stop", stdin=json.dumps(stop["stdin"])),
         "codex-notify": user.run("hook", "codex-notify", notify["argv"][-1]),
+        "codex-permission": user.run("hook", "codex-permission", stdin=json.dumps(_codex_permission_payload())),
         "claude": user.run("hook", "claude", stdin=_claude_stop_payload()),
     }
     assert set(runs) == set(HOOK_OUTPUT)  # every hook subcommand there is
     for name, result in runs.items():
         assert result.returncode == 0, (name, result.stderr)
     assert runs["codex-stop"].stdout == "{}\n"  # the documented answer Codex reads
+    assert runs["codex-permission"].stdout == ""  # no decision: Codex's own approval path goes on
     state = user.home / ".local" / "state" / "donebell"
     log = (state / "notify.log").read_text(encoding="utf-8")
     assert "internal error" not in log and "payload refused" not in log, log
@@ -269,6 +272,14 @@ def test_every_hook_takes_a_recorded_payload(user: User) -> None:
         p for folder in ("pending", "outbox", "suppressed", "sent", "dead") for p in (state / folder).glob("*.json")
     ]
     assert len(recorded) >= 2, log
+
+
+def _codex_permission_payload() -> dict[str, Any]:
+    """The PermissionRequest Codex 0.171 sent for an escalated call (tests/fixtures/approvals/)."""
+    run = REPO / "tests" / "fixtures" / "approvals" / "codex" / "exec-approve-for-me-record" / "hooks.jsonl"
+    entries = [json.loads(line) for line in run.read_text(encoding="utf-8").splitlines()]
+    payload: dict[str, Any] = next(e["payload"] for e in entries if e.get("event") == "PermissionRequest")
+    return payload
 
 
 @pytest.mark.parametrize("role", ROLES)
