@@ -21,7 +21,7 @@ from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
 from donebell.supervisor.commands.explain_ids import matches, normalize
-from donebell.supervisor.commands.explain_story import render
+from donebell.supervisor.commands.explain_story import ago, clock, render, short
 from donebell.supervisor.commands.holds import outbox_holds
 from donebell.workers.wake.history import render_wakes, wake_history
 
@@ -59,25 +59,6 @@ def _read(state: StateDir, folder: str, key: str) -> dict[str, Any] | None:
         return None
 
 
-def _ago(seconds: float) -> str:
-    seconds = abs(seconds)
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
-
-
-def _clock(ts: object) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts))) if isinstance(ts, (int, float)) else "?"
-
-
-def _short(ident: object) -> str:
-    return f"{ident[:8]}…" if isinstance(ident, str) and len(ident) > 12 else str(ident)
-
-
 def waiting_text(record: dict[str, Any], now: float) -> str | None:
     """One line saying what a pending candidate waits for (None when it is not pending)."""
     probe = record.get("probe") or {}
@@ -94,17 +75,17 @@ def waiting_text(record: dict[str, Any], now: float) -> str | None:
             "child-invalid": "has invalid evidence",
         }
         since, orphan = detail.get("since"), detail.get("orphan_at")
-        text = f"waiting: child {_short(detail.get('child'))} {state[reason]}"
+        text = f"waiting: child {short(detail.get('child'))} {state[reason]}"
         if isinstance(since, (int, float)):
-            text += f" (since {_ago(now - since)} ago)"
+            text += f" (since {ago(now - since)} ago)"
         if isinstance(orphan, (int, float)):
-            text += f"; orphan timeout in {_ago(orphan - now)}" if orphan > now else "; orphan timeout reached"
+            text += f"; orphan timeout in {ago(orphan - now)}" if orphan > now else "; orphan timeout reached"
         return text
     if reason == "goal-active":
         text = "waiting: the goal is still active (a continuation turn will follow, or the goal must end)"
         orphan = detail.get("orphan_at")
         if isinstance(orphan, (int, float)):
-            text += f"; released if the thread stays silent, in {_ago(orphan - now)}"
+            text += f"; released if the thread stays silent, in {ago(orphan - now)}"
         return text
     if reason == "awaiting-completion":
         return "waiting: the turn's task_complete is not in the rollout yet"
@@ -112,7 +93,7 @@ def waiting_text(record: dict[str, Any], now: float) -> str | None:
         return f"waiting: quiet window ({last.get('evidence')})"
     deadline = detail.get("grace_deadline")
     if probe.get("wait_kind") in ("unknown", "invalid") and isinstance(deadline, (int, float)):
-        left = f"in {_ago(deadline - now)}" if deadline > now else "now"
+        left = f"in {ago(deadline - now)}" if deadline > now else "now"
         return f"waiting: {reason}: {last.get('evidence')}; probe grace ends {left} (strict then suppresses as unverifiable)"
     return f"waiting: {reason}: {last.get('evidence')}"
 
@@ -132,7 +113,7 @@ def policy_text(item: dict[str, Any]) -> str | None:
         parts.append(f"digest of {len(item['members'])} task(s) ({item.get('digest_of')})")
     policy = item.get("policy") or {}
     if isinstance(policy, dict) and isinstance(policy.get("quiet_until"), (int, float)):
-        parts.append(f"held by quiet hours until {_clock(policy['quiet_until'])}")
+        parts.append(f"held by quiet hours until {clock(policy['quiet_until'])}")
     if isinstance(policy, dict) and policy.get("silent"):
         parts.append("sent silently (quiet hours, priority 1)")
     return "; ".join(parts) or None
