@@ -48,6 +48,7 @@ from support.ntfy_standin import NtfyStandin  # noqa: E402
 
 from benchmarks.bench_footprint import _cpu, _wait_ready  # noqa: E402
 from benchmarks.bench_gate_probe import FIXTURE, THREAD, _turn_lines  # noqa: E402
+from benchmarks.rows import lower_is_better  # noqa: E402
 
 MIB = 1 << 20
 SIZES = tuple(int(s) for s in os.environ.get("DONEBELL_BENCH_COMPLETION_MB", "1,200,2048").split(",") if s)
@@ -217,10 +218,7 @@ def _median(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"benchmark": "completion", "metric": metric, "value": round(value, 4), "target": target}
-    if target and value > 0:
-        row["ratio"] = round(target / value, 3)  # lower is better: > 1 beats the target
-    return row
+    return lower_is_better("completion", metric, value, target, digits=4)
 
 
 if __name__ == "__main__":

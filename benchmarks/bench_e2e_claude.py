@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tests"))
+for extra in (ROOT, ROOT / "tests"):  # ROOT for benchmarks.rows when run as a script
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
 
 from e2e.harness import ClaudeHome, run_claude  # noqa: E402
 from e2e.notes import FAST_CONFIG  # noqa: E402
@@ -34,6 +35,8 @@ from e2e.product import Product  # noqa: E402
 from e2e.product_scenarios import claude_product  # noqa: E402
 from support import npm_clis  # noqa: E402
 from support.fake_messages import FakeMessages, Text  # noqa: E402
+
+from benchmarks.rows import lower_is_better  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_E2E_TASKS", "10"))
 TARGET_MS = 20.0
@@ -81,10 +84,7 @@ def main() -> list[dict[str, Any]]:
 
 
 def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"benchmark": "e2e_claude", "metric": metric, "value": round(value, 1), "target": target}
-    if target and value > 0:
-        row["ratio"] = round(target / value, 3)  # lower is better: > 1 beats the target
-    return row
+    return lower_is_better("e2e_claude", metric, value, target, digits=1)
 
 
 if __name__ == "__main__":
