@@ -48,6 +48,7 @@ from support.runner import ExecSpawner  # noqa: E402
 from support.service import Service, kill_leftovers  # noqa: E402
 
 from benchmarks.bench_hook import _clean_install  # noqa: E402
+from benchmarks.rows import share_of_target  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_FIFTY_TASKS", "50"))
 GRACE = float(os.environ.get("DONEBELL_BENCH_FIFTY_GRACE", "1.0"))
@@ -195,11 +196,9 @@ def main() -> list[dict[str, Any]]:
 
 
 def _row(name: str, metric: str, value: float, target: float | None, high: float | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {"benchmark": name, "metric": metric, "value": round(float(value), 4), "target": target}
+    row = share_of_target(name, metric, value, target)
     if high is not None:
         row["max"] = round(high, 1)
-    if target:
-        row["ratio"] = round(float(value) / target, 3)
     return row
 
 

@@ -33,10 +33,13 @@ from typing import Any
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tests"))
+for extra in (ROOT, ROOT / "tests"):  # ROOT for benchmarks.rows when run as a script
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
 
 from support.codex_home import make_codex_home  # noqa: E402
+
+from benchmarks.rows import share_of_target  # noqa: E402
 
 SECONDS = float(os.environ.get("DONEBELL_BENCH_SECONDS", "60"))
 SETTLE = float(os.environ.get("DONEBELL_BENCH_SETTLE", "10"))
@@ -256,15 +259,7 @@ def main() -> list[dict[str, Any]]:
 
 
 def _row(metric: str, value: float, target: float | None) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "benchmark": "footprint",
-        "metric": metric,
-        "value": round(float(value), 4),
-        "target": target,
-    }
-    if target:
-        row["ratio"] = round(float(value) / target, 3)
-    return row
+    return share_of_target("footprint", metric, value, target)
 
 
 if __name__ == "__main__":

@@ -33,11 +33,15 @@ from typing import Any
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tests"))
+for extra in (ROOT, ROOT / "tests"):  # ROOT for the other benchmarks' helpers when run as a script
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
 
 from support.codex_home import make_codex_home  # noqa: E402
 from support.page_frames import distinct_frames_mib  # noqa: E402
+
+from benchmarks.bench_footprint import _wait_ready  # noqa: E402
+from benchmarks.rows import share_of_target  # noqa: E402
 
 MIB = 1 << 20
 SETTLE = float(os.environ.get("DONEBELL_BENCH_MEMORY_SETTLE", "5"))
@@ -82,18 +86,6 @@ def measure(with_wake: bool, start: str) -> tuple[dict[str, tuple[float, float, 
             proc.wait(30)
 
 
-def _wait_ready(path: Path, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if json.loads(path.read_text()).get("ready_at"):
-                return
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("the supervisor did not report ready")
-
-
 def main() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for label, wake in (("default roles", False), ("every role (wake on)", True)):
@@ -121,10 +113,7 @@ def main() -> list[dict[str, Any]]:
 
 
 def _row(name: str, metric: str, value: float, target: float | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"benchmark": name, "metric": metric, "value": round(float(value), 4), "target": target}
-    if target:
-        row["ratio"] = round(float(value) / target, 3)
-    return row
+    return share_of_target(name, metric, value, target)
 
 
 if __name__ == "__main__":

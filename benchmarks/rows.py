@@ -11,3 +11,12 @@ def lower_is_better(benchmark: str, metric: str, value: float, target: float | N
     if target and value > 0:
         row["ratio"] = round(target / value, 3)
     return row
+
+
+def share_of_target(benchmark: str, metric: str, value: float, target: float | None) -> dict[str, Any]:
+    """A table row for a budget (memory, idle CPU); with a target, ``ratio`` is value / target, so
+    at most 1 stays within it."""
+    row: dict[str, Any] = {"benchmark": benchmark, "metric": metric, "value": round(float(value), 4), "target": target}
+    if target:
+        row["ratio"] = round(float(value) / target, 3)
+    return row

@@ -71,6 +71,13 @@ def preload(roles: list[str]) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a role that cannot import reports it itself, in its own process
             continue
+    if "delivery" in roles:  # its TLS context is built once here, then shared by the forked role
+        try:
+            from donebell.workers.delivery.ntfy_client import tls_context
+
+            tls_context()
+        except Exception:  # noqa: BLE001 - the role builds it itself (and reports a failure) when it starts
+            pass
     gc.freeze()
     gc.enable()
 

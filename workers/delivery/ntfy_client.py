@@ -10,7 +10,9 @@ redirect could carry the credential to another host. Credentials go only into th
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import ssl
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -28,6 +30,14 @@ USER_AGENT = f"donebell/{VERSION}"
 #: Connecting should never take long; the configured timeout bounds the whole exchange.
 CONNECT_TIMEOUT_CAP = 5.0
 RESPONSE_BODY_CAP = 64 << 10
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context (the CA bundle parsed, ~1.5 MiB) every route of this process shares:
+    what ``httpx.HTTPTransport`` would build for each pool. Built by a forking supervisor before
+    it starts the delivery role (``supervisor/role_fork.py``), so the role shares its pages."""
+    return httpx.create_ssl_context(verify=True, trust_env=True)
 
 
 class ConfigProblem(Exception):
@@ -134,6 +144,7 @@ class NtfyClient:
         if transport is None:
             # The proxy comes from proxy_policy only (the environment is never read here).
             transport = self._transports[proxy] = httpx.HTTPTransport(
+                verify=tls_context(),
                 limits=httpx.Limits(
                     max_connections=self._max_connections,
                     max_keepalive_connections=self._max_connections,
