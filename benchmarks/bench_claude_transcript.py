@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
 from donebell.shared.transcript import newest_goal_marker

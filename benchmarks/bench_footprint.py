@@ -55,7 +55,7 @@ IMPORTS = (
     "httpx",
     "pydantic",
     "pydantic_settings",
-    "donebell.shared.config",
+    "donebell.shared.config.model",
     "donebell.workers.role",
     "donebell.supervisor.run",
     "donebell.workers.maintenance.role",

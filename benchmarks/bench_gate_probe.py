@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import ingest, keys, records
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import _PERSISTENT, run_gate_pass
 

@@ -110,7 +110,7 @@ class Setup:
 
     def record_live_delivery_owner(self) -> None:
         """As under a running supervisor: the hook checks the owner and spawns nothing."""
-        from donebell.shared.liveness import current_process_identity
+        from donebell.shared.process.liveness import current_process_identity
 
         (self.state / "locks").mkdir(parents=True, exist_ok=True)
         owner = {**current_process_identity(), "role": "delivery"}

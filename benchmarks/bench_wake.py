@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 import psutil
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import StateDir

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from donebell.shared.liveness import current_process_identity, is_alive
+from donebell.shared.process.liveness import current_process_identity, is_alive
 from donebell.shared.statedir import StateDir, now
 
 #: Every state a role writes to its own health file.

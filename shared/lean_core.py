@@ -23,14 +23,17 @@ from __future__ import annotations
 HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell",
     "donebell.shared",
+    "donebell.shared.config",  # the package docstrings only: importing a part loads no other
+    "donebell.shared.process",
+    "donebell.shared.text",
     "donebell.supervisor",  # the package of the CLI (an empty __init__)
     "donebell.supervisor.cli",  # the command table: dispatch points down from the top layer
-    "donebell.shared.hook_signals",  # the builtin _signal only
+    "donebell.shared.process.hook_signals",  # the builtin _signal only
     "donebell.shared.paths",
-    "donebell.shared.configfile",
-    "donebell.shared.config_fields",  # the generated field table and the one normalizer of every reader
-    "donebell.shared.config_schema",
-    "donebell.shared.settings_coerce",
+    "donebell.shared.config.raw_file",
+    "donebell.shared.config.fields",  # the generated field table and the one normalizer of every reader
+    "donebell.shared.config.schema",
+    "donebell.shared.config.coerce",
     "donebell.shared.keys",
     "donebell.shared.statedir",
     "donebell.shared.statedir._base",  # the package's hook-path layers (not _roles, _upkeep, _wake)
@@ -41,9 +44,9 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.codex_meta",
     "donebell.shared.bounded_read",  # every bounded, non-blocking read of an agent's file
     "donebell.shared.transcript",  # the Claude hook's bounded transcript tail (goal marker, outcome)
-    "donebell.shared.liveness",
-    "donebell.shared.proc_group",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
-    "donebell.shared.message_redaction",  # only with include_message (or a StopFailure's error_details)
+    "donebell.shared.process.liveness",
+    "donebell.shared.process.groups",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
+    "donebell.shared.text.redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
 )
 #: Packages whose every module is on the hook path.
@@ -55,7 +58,7 @@ REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
     "donebell.workers.scanners.remote_scan_child",
     "donebell.workers.scanners.remote_root_summary",
     "donebell.workers.scanners.rollout_files",
-    "donebell.shared.orphans",
+    "donebell.shared.process.orphans",
 )
 
 

@@ -2,7 +2,7 @@
 
 Each role runs as ``donebell worker <role>`` (on Linux a fork of the preloaded supervisor,
 :mod:`.role_fork`; elsewhere ``python -m donebell.supervisor.cli worker <role>``) in a process group of its own
-(:mod:`donebell.shared.proc_group`, kind "signalable": it shares the supervisor's console on
+(:mod:`donebell.shared.process.groups`, kind "signalable": it shares the supervisor's console on
 Windows, so CTRL_BREAK reaches it), so that a signal to the
 supervisor's terminal does not reach the roles directly and the supervisor can kill a role's
 whole group. On POSIX an exit is noticed with ``waitid(WNOWAIT)``: the dead leader stays a
@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Any, Protocol
 
-from donebell.shared import proc_group
-from donebell.shared.liveness import process_create_time
+from donebell.shared.process import groups
+from donebell.shared.process.liveness import process_create_time
 from donebell.shared.statedir import now
 from donebell.supervisor import role_fork
 
@@ -106,7 +106,7 @@ class Child:
     def _kill_group(self) -> None:
         if _IS_WINDOWS or self.returncode is not None:
             return  # once reaped, the group id may belong to someone else
-        proc_group.kill_group(self.pid)
+        groups.kill_group(self.pid)
 
     def identity(self) -> dict[str, Any]:
         return {"pid": self.pid, "create_time": self.create_time, "started_at": self.started_at}
@@ -114,7 +114,7 @@ class Child:
 
 def worker_command(role: str) -> list[str]:
     """The argv that runs one role (the same as ``donebell worker <role>``)."""
-    return proc_group.own_python("donebell.supervisor.cli", "worker", role)
+    return groups.own_python("donebell.supervisor.cli", "worker", role)
 
 
 def spawn(role: str) -> Child:
@@ -124,7 +124,7 @@ def spawn(role: str) -> Child:
     """
     if role_fork.fork_enabled():
         return Child(role, role_fork.fork_role(role))
-    return Child(role, proc_group.start(worker_command(role), "signalable", stdin=subprocess.DEVNULL))
+    return Child(role, groups.start(worker_command(role), "signalable", stdin=subprocess.DEVNULL))
 
 
 def stop_pid(pid: int, create_time: float | None, grace: float) -> bool:

@@ -125,7 +125,7 @@ def _dispatch(args: list[str]) -> int:
     if command == "hook":
         # Before the hook modules load: an agent's SIGTERM must not kill the hook before its
         # record is durable (docs/hooks.md, "Signals"); workers/hooks releases it when done.
-        from donebell.shared import hook_signals
+        from donebell.shared.process import hook_signals
 
         hook_signals.hold()
         # A hook never hurts the agent: even an import failure exits 0 (the hook logs it).
@@ -140,7 +140,7 @@ def _dispatch(args: list[str]) -> int:
 
     originals = None
     if command != "hook":  # the agent's protocol, and its start-up budget: see scrubbed_output
-        from donebell.shared import scrubbed_output
+        from donebell.shared.text import scrubbed_output
 
         originals = scrubbed_output.install()  # no configured secret reaches the terminal or a log
     try:

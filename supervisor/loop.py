@@ -75,7 +75,7 @@ class Supervisor:
         self.phase = "starting"
         self.ready_at: float | None = None
         self.started_at = now()
-        from donebell.shared.liveness import current_process_identity
+        from donebell.shared.process.liveness import current_process_identity
 
         self.identity = current_process_identity()
         mono = time.monotonic()

@@ -27,7 +27,7 @@ import signal
 import sys
 import traceback
 
-from donebell.shared import proc_group
+from donebell.shared.process import groups
 from donebell.workers.role import ROLES
 
 #: Modules a role imports during its passes rather than at import time (measured: ``sys.modules``
@@ -146,7 +146,7 @@ def _become_role(role: str, old_mask: object) -> None:
         for signum in _SUPERVISOR_SIGNALS:
             signal.signal(signum, signal.SIG_DFL)
         _stdin_from_null()
-        os.chdir(proc_group.NEUTRAL_CWD)  # as an exec'd role: never the folder `donebell run` was started in
+        os.chdir(groups.NEUTRAL_CWD)  # as an exec'd role: never the folder `donebell run` was started in
         os.closerange(3, _max_fd())
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # type: ignore[arg-type]
         gc.enable()

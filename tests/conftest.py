@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from donebell.shared.liveness import process_create_time
+from donebell.shared.process.liveness import process_create_time
 from donebell.shared.statedir import StateDir
 from support.ntfy_kit import OTHER_TOKEN, TOKEN
 from support.ntfy_standin import NtfyStandin

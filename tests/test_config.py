@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.shared import config
+from donebell.shared.config import model
 
 SECRET = "tk_abcdefghijklmnopqrstuvwxyz012"
 
@@ -29,7 +29,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 def test_defaults_follow_the_seed(isolated_env: dict[str, Path]) -> None:
     """Without a file every key has its documented default (strict, 180 chars, 900 s cap...)."""
-    s = config.load().settings
+    s = model.load().settings
     assert s.idle_detection_mode == "strict"
     assert s.max_message_chars == 180
     assert s.retry_max_seconds == 900
@@ -45,7 +45,7 @@ def test_env_overrides_the_file(isolated_env: dict[str, Path], monkeypatch: pyte
     monkeypatch.setenv("DONEBELL_PRIORITY", "5")
     monkeypatch.setenv("DONEBELL_INCLUDE_MESSAGE", "true")
     monkeypatch.setenv("DONEBELL_TAGS", '["a","b"]')
-    s = config.load().settings
+    s = model.load().settings
     assert (s.topic, s.priority, s.include_message, s.tags) == ("from-file", 5, True, ["a", "b"])
 
 
@@ -65,8 +65,8 @@ def test_wrong_values_are_refused_with_one_line(
 ) -> None:
     """A wrong value is refused with one line naming the key and the file."""
     _write(isolated_env["config"], data)
-    with pytest.raises(config.ConfigError) as err:
-        config.load()
+    with pytest.raises(model.ConfigError) as err:
+        model.load()
     text = str(err.value)
     assert "\n" not in text and key in text and str(isolated_env["config"]) in text
     result = _cli("config", "check")
@@ -76,17 +76,17 @@ def test_wrong_values_are_refused_with_one_line(
 def test_bad_env_value_names_the_variable(isolated_env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A wrong override is blamed on the environment variable, not the file."""
     monkeypatch.setenv("DONEBELL_IDLE_DETECTION_MODE", "sometimes")
-    with pytest.raises(config.ConfigError, match="DONEBELL_IDLE_DETECTION_MODE"):
-        config.load()
+    with pytest.raises(model.ConfigError, match="DONEBELL_IDLE_DETECTION_MODE"):
+        model.load()
 
 
 def test_world_readable_file_with_a_token_is_refused(isolated_env: dict[str, Path]) -> None:
     """A token in a file others can read is refused; the same file at 0600 loads."""
     _write(isolated_env["config"], {"topic": "t", "token": SECRET}, mode=0o644)
-    with pytest.raises(config.ConfigError, match="chmod 600"):
-        config.load()
+    with pytest.raises(model.ConfigError, match="chmod 600"):
+        model.load()
     os.chmod(isolated_env["config"], 0o600)
-    assert config.load().settings.token is not None
+    assert model.load().settings.token is not None
 
 
 def test_reference_notifier_config_migrates(isolated_env: dict[str, Path]) -> None:
@@ -103,7 +103,7 @@ def test_reference_notifier_config_migrates(isolated_env: dict[str, Path]) -> No
             "idle_grace_seconds": 4,
         },
     )
-    loaded = config.load()
+    loaded = model.load()
     assert loaded.unused_legacy == ["goal_poll_seconds", "suppress_subagents", "worker_sqlite_path"]
     assert loaded.warnings == []
     out = _cli("config", "check").stdout
@@ -113,7 +113,7 @@ def test_reference_notifier_config_migrates(isolated_env: dict[str, Path]) -> No
 def test_typo_gets_a_warning_naming_the_closest_key(isolated_env: dict[str, Path]) -> None:
     """An unknown key is a warning with the closest known key, not a refusal."""
     _write(isolated_env["config"], {"topic": "t", "max_mesage_chars": 50})
-    loaded = config.load()
+    loaded = model.load()
     assert len(loaded.warnings) == 1 and "max_message_chars" in loaded.warnings[0]
     assert _cli("config", "check").returncode == 0
 

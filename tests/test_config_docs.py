@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from pydantic import Field
 
 from tools import gen_config_docs

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.shared import config, config_schema, settings_view
-from donebell.shared.config import MAX_SECONDS, Settings
-from donebell.shared.config_fields import FIELDS
+from donebell.shared.config import model, schema, view
+from donebell.shared.config.fields import FIELDS
+from donebell.shared.config.model import MAX_SECONDS, Settings
 from donebell.workers.wake.actions import wake_actions
 from support.delivery_kit import THREAD, Env, outbox_record
 from support.settings_parity import assert_same, private_config, write
@@ -56,7 +56,7 @@ def test_the_hook_reader_takes_the_default_for_a_non_finite_value(cfg: Path, mon
     write(cfg, '{"idle_grace_seconds": 1e309, "wake_ticket_ttl_seconds": NaN}')
     refused: dict[str, str] = {}
     names = ("idle_grace_seconds", "wake_ticket_ttl_seconds")
-    values = config_schema.read_keys(FIELDS, names, refused)
+    values = schema.read_keys(FIELDS, names, refused)
     assert values == {"idle_grace_seconds": 2.0, "wake_ticket_ttl_seconds": 86400.0}
     assert sorted(refused) == sorted(names)
 
@@ -68,9 +68,9 @@ def test_the_largest_accepted_ttl_still_renders_a_notification(tmp_path: Path) -
     assert s.wake_ticket_ttl_seconds == MAX_SECONDS
     (button,) = wake_actions(outbox_record(thread_id=THREAD, turn_id="turn-1"), s, state=env.state)
     assert json.dumps(button) and button["body"].startswith("dbw1.")  # a signed ticket, no overflow
-    with pytest.raises(config.ConfigError, match="wake_ticket_ttl_seconds"):
+    with pytest.raises(model.ConfigError, match="wake_ticket_ttl_seconds"):
         write(env.config_path, {"topic": "t", "wake_ticket_ttl_seconds": MAX_SECONDS * 2})
-        settings_view.load(env.config_path)
+        view.load(env.config_path)
 
 
 @pytest.mark.parametrize("raw", ["inf", "nan", "1e309", "-1", "1e300"])

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared import config, settings_view
-from donebell.shared.config_fields import FIELDS
+from donebell.shared.config import model, view
+from donebell.shared.config.fields import FIELDS
 from donebell.workers.hooks.context import HOOK_KEYS, HookContext
 from support import pydantic_config
 from support.hooks_harness import HookEnv, claude_event
@@ -71,7 +71,7 @@ def loader_values(loader: Any, path: Path) -> tuple[str, Any]:
     """("loaded", the hook keys' values) or ("refused", the one-line error)."""
     try:
         settings = loader(path).settings
-    except config.ConfigError as exc:
+    except model.ConfigError as exc:
         return ("refused", str(exc))
     return ("loaded", {key: typed(getattr(settings, key)) for key in HOOK_KEYS})
 
@@ -98,8 +98,8 @@ def expected_hook(reference: tuple[str, Any], key: str) -> dict[str, Any]:
 
 def assert_all_agree(path: Path, key: str) -> tuple[str, Any]:
     reference = loader_values(pydantic_config.load, path)
-    assert loader_values(config.load, path) == reference  # the CLI
-    assert loader_values(settings_view.load, path) == reference  # role processes
+    assert loader_values(model.load, path) == reference  # the CLI
+    assert loader_values(view.load, path) == reference  # role processes
     assert hook_values() == expected_hook(reference, key)  # hooks
     return reference
 
@@ -133,7 +133,7 @@ def test_table_covers_both_outcomes_for_every_hook_key(cfg: Path) -> None:
 def test_a_broken_file_reads_as_defaults_in_the_hook(cfg: Path) -> None:
     """Not JSON: the loaders refuse it, the hook reads every key's default and keeps working."""
     cfg.write_text("{include_message: 1", encoding="utf-8")
-    assert loader_values(config.load, cfg)[0] == "refused"
+    assert loader_values(model.load, cfg)[0] == "refused"
     assert hook_values() == expected_hook(("refused", "include_message"), "include_message")
 
 
@@ -157,7 +157,7 @@ def test_claude_hook_stores_the_message_with_include_message_1(tmp_path: Path, w
 def test_str_map_list_kind_matches_pydantic(raw: Any) -> None:
     """The normalizer's ``list[dict[str, str]]`` kind (the wake branch's wake_actions) refuses and
     accepts as pydantic does, with its location and message."""
-    from donebell.shared.config_schema import FieldSpec, Invalid, normalize
+    from donebell.shared.config.schema import FieldSpec, Invalid, normalize
     from pydantic import TypeAdapter, ValidationError
 
     spec = FieldSpec("k", "str_map_list", [], env_json="strict")

@@ -88,7 +88,7 @@ def test_status_says_restart_to_apply_instead_of_contradicting_the_file(cfg: Pat
     """The supervisor started with wake off; the file now enables it: status says why wake is still off."""
     started_with = json.loads(cfg.read_text())
     state = StateDir(Path(os.environ["DONEBELL_STATE_DIR"])).ensure()
-    from donebell.shared.liveness import current_process_identity
+    from donebell.shared.process.liveness import current_process_identity
     from donebell.shared.statedir import now
 
     roles = {name: {"state": "ready", "enabled": True, "pid": None} for name in ROLE_NAMES}
@@ -149,14 +149,14 @@ def _settings_read_in(folder: Path) -> set[str]:
 
 def test_the_restart_table_names_every_key_read_only_at_start() -> None:
     """The scanners and the wake role read their settings once: every key they read is in the table."""
-    from donebell.shared import config
+    from donebell.shared.config import model
 
     read = _settings_read_in(REPO / "workers" / "scanners") | _settings_read_in(REPO / "workers" / "wake")
-    read &= set(config.KNOWN_KEYS)
+    read &= set(model.KNOWN_KEYS)
     assert len(read) > 10  # the walk found the reads
     assert read - set(RESTART_KEYS) == set()
     preflight = (REPO / "supervisor" / "doctor" / "preflight.py").read_text(encoding="utf-8")
-    decided = set(re.findall(r"settings\.(\w+)", preflight)) & set(config.KNOWN_KEYS)
+    decided = set(re.findall(r"settings\.(\w+)", preflight)) & set(model.KNOWN_KEYS)
     assert {"watch_roots", "wake_enabled"} <= decided <= set(RESTART_KEYS)  # the roles the supervisor starts
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.statedir import StateDir
 from donebell.workers.delivery import role as delivery_role
 from support.delivery_kit import Env

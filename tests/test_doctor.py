@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from donebell.shared import records
-from donebell.shared.liveness import current_process_identity
+from donebell.shared.process.liveness import current_process_identity
 from donebell.shared.statedir import StateDir, now
 from donebell.supervisor.doctor.command import main
 from donebell.supervisor.install.command import main_install

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.shared.config import Settings, WatchRoot
+from donebell.shared.config.model import Settings, WatchRoot
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import run_gate_pass
 from donebell.workers.gate.remote import configured_roots, offline_verdict, remote_root

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.short_id import short_id
 from donebell.shared.statedir import StateDir
+from donebell.shared.text.short_id import short_id
 from donebell.workers.gate import run_gate_pass
 from fixtures.gate.kit import (
     PARENT_THREAD,

@@ -10,7 +10,7 @@ import time
 import uuid
 from pathlib import Path
 
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 from donebell.workers.delivery.policies.digest import new_digest
 from support.delivery_kit import Env
 

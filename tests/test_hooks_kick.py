@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.shared.liveness import current_process_identity
+from donebell.shared.process.liveness import current_process_identity
 from donebell.workers.hooks.kick import worker_argv
 from support.hooks_harness import HookEnv, wait_for_json
 
@@ -116,7 +116,7 @@ def test_kick_runs_on_this_interpreter_and_package() -> None:
 
 def test_real_kick_delivers_without_a_service(hooks: HookEnv) -> None:
     """With no supervisor, the hook's real kick starts `worker delivery --until-idle`, which sends and exits."""
-    from donebell.shared.liveness import owner_alive
+    from donebell.shared.process.liveness import owner_alive
     from support.ntfy_standin import NtfyStandin
 
     with NtfyStandin() as srv:

@@ -56,7 +56,7 @@ FORBIDDEN = {
     "logging",
     "traceback",
     "sqlite3",  # only when neither rollout file nor name lookup classified the thread
-    "donebell.shared.config",  # pydantic settings: hooks read config with config_schema.read_keys
+    "donebell.shared.config.model",  # pydantic settings: hooks read config with config_schema.read_keys
     *STDLIB_FORBIDDEN,
 }
 
@@ -163,7 +163,7 @@ def test_claude_with_message_text_imports_only_the_budget(hooks: HookEnv, event:
     payload = {**claude_event(scenario, event), "last_assistant_message": "done; api_key=9f8e7d6c5b4a39281706"}
     modules = run_with_importtime(hooks, ["claude"], json.dumps(payload).encode())
     assert_lean(modules)
-    assert ("donebell.shared.message_redaction" in modules) is include
+    assert ("donebell.shared.text.redaction" in modules) is include
     assert hooks.only("pending").get("last_message") == ("done; api_key=[REDACTED]" if include else None)
 
 

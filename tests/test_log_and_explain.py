@@ -12,7 +12,7 @@ from pathlib import Path
 
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
 

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from donebell.shared.message_redaction import MARK, redact
 from donebell.shared.records import to_outbox
+from donebell.shared.text.redaction import MARK, redact
 from support.hooks_harness import HookEnv, claude_event
 from support.ntfy_standin import NtfyStandin
 from support.payload_kit import Pipeline

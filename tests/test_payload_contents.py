@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 from support.hooks_harness import HookEnv, claude_event, claude_events
 from support.ntfy_standin import NtfyStandin
 from support.payload_kit import ORIGIN, Pipeline

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import psutil
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
 from donebell.workers.scanners.remote import RemoteScannerRole, RootRun
@@ -136,7 +136,7 @@ def test_budget_kill_takes_the_childs_own_children(tmp_path: Path) -> None:
         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
         f"pathlib.Path({str(pid_file)!r}).write_text(str(p.pid)); time.sleep(60)"
     )
-    from donebell.shared.config import WatchRoot
+    from donebell.shared.config.model import WatchRoot
 
     run = RootRun(WatchRoot(path=str(tmp_path)), [sys.executable, "-c", script], budget=1.0)
     run.spawn()

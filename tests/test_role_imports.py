@@ -5,7 +5,7 @@ state directory and config, doing its work: delivery sends a queued record over 
 stand-in ntfy and gates a pending candidate, the local scanner submits a finished turn, the remote
 scanner runs its root's child, maintenance cleans up. The probe records every module the process
 imported (``-X importtime`` plus ``sys.modules`` at exit), and the test fails if pydantic, its
-core or pydantic-settings, or the pydantic ``donebell.shared.config`` is among them.
+core or pydantic-settings, or the pydantic ``donebell.shared.config.model`` is among them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from support.ntfy_standin import NtfyStandin
 TOKEN = "tk_roleimportsroleimportsroleimp"
 TOPIC = "role-imports"
 #: Top-level packages (and donebell modules) a role process must not load.
-FORBIDDEN = ("pydantic", "pydantic_core", "pydantic_settings", "donebell.shared.config")
+FORBIDDEN = ("pydantic", "pydantic_core", "pydantic_settings", "donebell.shared.config.model")
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
 
 
@@ -128,4 +128,4 @@ def test_the_probe_sees_pydantic_where_it_is_imported(rig: dict[str, Any]) -> No
     write_config(rig, "http://127.0.0.1:9")
     done, modules = run_probed(["config", "check"], rig["env"], rig["tmp"])
     assert done.returncode == 0, done.stderr
-    assert {"pydantic", "pydantic_settings", "donebell.shared.config"} <= set(forbidden(modules))
+    assert {"pydantic", "pydantic_settings", "donebell.shared.config.model"} <= set(forbidden(modules))

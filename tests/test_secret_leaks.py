@@ -120,7 +120,7 @@ def test_password_in_the_server_url_is_never_shown(srv: NtfyStandin, tmp_path: P
 
 def test_every_form_a_library_prints_is_masked() -> None:
     """raw, stripped, bytes repr, str repr, JSON-escaped (once and of a repr), URL-encoded, Base64 of user:pass."""
-    from donebell.shared import secret_text
+    from donebell.shared.text import secret_text
 
     secret = "s3cr\u00e9t/+\n"
     forms = [
@@ -141,7 +141,7 @@ def test_every_form_a_library_prints_is_masked() -> None:
 
 
 def test_shown_urls_lose_the_password() -> None:
-    from donebell.shared import secret_text
+    from donebell.shared.text import secret_text
 
     assert (
         secret_text.redact_url("https://phil:pw@ntfy.example:8443/x") == "https://phil:**********@ntfy.example:8443/x"
@@ -153,7 +153,8 @@ def test_shown_urls_lose_the_password() -> None:
 
 def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
     """What a role scrubs a failed pass's error with: token, password, URL password (both loaders)."""
-    from donebell.shared import config, secret_text, settings_view
+    from donebell.shared.config import model, view
+    from donebell.shared.text import secret_text
 
     path = tmp_path / "config.json"
     path.write_text(
@@ -168,7 +169,7 @@ def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
         )
     )
     path.chmod(0o600)
-    for loaded in (config.load(path), settings_view.load(path)):
+    for loaded in (model.load(path), view.load(path)):
         secrets, user = secret_text.settings_secrets(loaded.settings)
         assert sorted(secrets) == sorted([TOKEN, "pw-1234", PASSWORD]) and user == "phil"
         text = secret_text.scrub(f"boom at https://phil:{PASSWORD}@ntfy.example with {TOKEN}", secrets, user)

@@ -21,10 +21,10 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from donebell.shared import secret_text
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import StateDir
+from donebell.shared.text import secret_text
 from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
 from support.secrets_check import SecretScan
@@ -125,7 +125,7 @@ def test_a_secret_written_in_pieces_is_still_scrubbed_and_the_stream_stays_a_ter
     flush, and answers isatty/fileno as the real stream does (the QR code of `test` needs isatty)."""
     import io
 
-    from donebell.shared.scrubbed_output import ScrubbedStream
+    from donebell.shared.text.scrubbed_output import ScrubbedStream
 
     inner = io.StringIO()
     out = ScrubbedStream(inner, [TOKEN])
@@ -162,7 +162,7 @@ def test_service_files_carry_locations_never_secrets(monkeypatch: pytest.MonkeyP
 
 def test_no_wrapper_around_a_missing_stream(monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, Path]) -> None:
     """pythonw (the Windows task) has no stdout/stderr: print() stays a no-op, never an AttributeError."""
-    from donebell.shared import scrubbed_output
+    from donebell.shared.text import scrubbed_output
 
     isolated_env["config"].parent.mkdir(parents=True)
     isolated_env["config"].write_text(json.dumps({"token": TOKEN}))

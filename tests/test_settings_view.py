@@ -1,6 +1,6 @@
 """The generated light settings view equals the pydantic loader.
 
-Role processes load ``shared/settings_view.py`` (stdlib only) instead of the pydantic ``Settings``.
+Role processes load ``shared/config/view.py`` (stdlib only) instead of the pydantic ``Settings``.
 These tests pin that both loaders agree on every key and on a broad table of real config files
 and environments: the same values (types included), the same warnings, the same refusals with the
 same one-line message. Staleness against the model is in test_settings_view_generator.py, lax
@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from donebell.shared import config, settings_light, settings_view
-from donebell.shared.config import Settings
+from donebell.shared.config import light
+from donebell.shared.config import model as config
+from donebell.shared.config import view as settings_view
+from donebell.shared.config.model import Settings
 from support.settings_parity import assert_same, private_config, typed, write
 
 # --- parity -----------------------------------------------------------------------------------
@@ -68,7 +70,7 @@ SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {
 }
 
 
-def valid_value(spec: settings_light.FieldSpec) -> tuple[Any, Any]:
+def valid_value(spec: light.FieldSpec) -> tuple[Any, Any]:
     if spec.name in SPECIAL_VALID:
         return SPECIAL_VALID[spec.name]
     if spec.kind == "bool":
@@ -77,9 +79,7 @@ def valid_value(spec: settings_light.FieldSpec) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize("spec", settings_view.FIELDS, ids=lambda s: s.name)
-def test_every_key_from_file_and_environment(
-    cfg: Path, monkeypatch: pytest.MonkeyPatch, spec: settings_light.FieldSpec
-) -> None:
+def test_every_key_from_file_and_environment(cfg: Path, monkeypatch: pytest.MonkeyPatch, spec: light.FieldSpec) -> None:
     """Each key: a valid and an invalid value, from the file and from DONEBELL_<KEY>, give the same result."""
     file_value, env_value = valid_value(spec)
     write(cfg, {spec.name: file_value})
@@ -193,7 +193,7 @@ def test_both_loaders_agree(
 
 def test_one_error_class_for_both_loaders() -> None:
     """`except config.ConfigError` catches the view's refusals (callers need not know which loader ran)."""
-    assert settings_view.ConfigError is config.ConfigError is settings_light.ConfigError
+    assert settings_view.ConfigError is config.ConfigError is light.ConfigError
 
 
 def readers(model: Settings, view: settings_view.SettingsView) -> list[settings_view.SettingsLike]:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from pydantic import Field, field_validator
 
 from tools import gen_settings_view
 
 
 def test_committed_view_matches_the_model() -> None:
-    """shared/settings_view.py and shared/config_fields.py are exactly what the generator renders from the current model."""
+    """shared/config/view.py and shared/config/fields.py are exactly what the generator renders from the current model."""
     current = gen_settings_view.MODULE.read_text(encoding="utf-8")
     assert current == gen_settings_view.render(), "run: python -m tools.gen_settings_view"
     table = gen_settings_view.FIELDS_MODULE.read_text(encoding="utf-8")
@@ -42,9 +42,9 @@ def test_a_changed_model_renders_a_different_view() -> None:
 
 def test_check_mode_fails_on_a_stale_module(tmp_path: Path) -> None:
     """`--check` exits 0 on the rendered module and 1 on a stale one."""
-    module = tmp_path / "settings_view.py"
+    module = tmp_path / "view.py"
     module.write_text(gen_settings_view.render(), encoding="utf-8")
-    table = tmp_path / "config_fields.py"
+    table = tmp_path / "fields.py"
     table.write_text(gen_settings_view.render_fields(), encoding="utf-8")
     assert gen_settings_view.main(["--check", "--output", str(module)]) == 0
     table.write_text(table.read_text().replace('"strict"', '"lenient"', 1), encoding="utf-8")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from donebell.shared import settings_view
+from donebell.shared.config import view
 from support.settings_parity import assert_same, private_config, write
 
 
@@ -39,7 +39,7 @@ def test_loose_file_with_a_secret_is_refused_by_both(cfg: Path, monkeypatch: pyt
 def test_secrets_never_print(cfg: Path) -> None:
     """repr/str of the view, its secrets and its dumps never show a token or password."""
     write(cfg, {"topic": "t", "token": "tok-123456", "password": "pw-654321", "username": "u"})
-    settings = settings_view.load(cfg).settings
+    settings = view.load(cfg).settings
     assert settings.token is not None and settings.token.get_secret_value() == "tok-123456"
     shown = [repr(settings), str(settings), repr(settings.token), str(settings.password)]
     shown += [json.dumps(settings.model_dump(mode="json")), json.dumps(settings.redacted())]

@@ -9,7 +9,7 @@ import re
 import uuid
 from pathlib import Path
 
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
 

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from donebell.shared.liveness import is_alive, process_create_time
+from donebell.shared.process.liveness import is_alive, process_create_time
 from donebell.supervisor.children import Child, worker_command
 from support.waiting import wait_for
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from donebell.shared.liveness import is_alive, process_create_time
+from donebell.shared.process.liveness import is_alive, process_create_time
 from donebell.shared.statedir import encode, now
 from support.supervisor_proc import Harness, harness
 from support.waiting import wait_for

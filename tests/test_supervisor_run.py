@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from donebell.shared.liveness import is_alive, process_create_time
+from donebell.shared.process.liveness import is_alive, process_create_time
 from support.supervisor_proc import Harness, cmdline, harness
 from support.waiting import wait_for
 

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from donebell.shared.liveness import is_alive, process_create_time
+from donebell.shared.process.liveness import is_alive, process_create_time
 from support.supervisor_proc import FAST, Harness
 from support.waiting import wait_for
 

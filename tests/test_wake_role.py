@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.statedir import StateDir
 from donebell.workers.wake.actions import wake_actions
 from support.delivery_kit import outbox_record

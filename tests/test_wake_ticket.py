@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.statedir import StateDir
 from donebell.shared.wake_ticket import KEY_FILE, TicketRefused, issue, load_key, rotate_key, verify
 from donebell.workers.delivery.payload import render

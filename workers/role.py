@@ -5,7 +5,7 @@ A role subclasses :class:`Role` and implements :meth:`Role.run_pass` (one unit o
 optionally, :meth:`Role.watch_paths` (what should wake it early). :func:`run_role` does the rest:
 
 * ``setproctitle("donebell: <role>")``;
-* loads the validated config through the pydantic-free view (:mod:`donebell.shared.settings_view`;
+* loads the validated config through the pydantic-free view (:mod:`donebell.shared.config.view`;
   a role process never imports pydantic, see ``tests/test_role_imports.py``); a config error is a
   start-up failure: health ``error``, exit 78;
 * takes ``locks/<role>.lock`` (``--once``/``--until-idle`` runs exit 0 if another process holds
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from donebell.shared import secret_text
+from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.faults import injected_fault
 from donebell.shared.health import HealthWriter
-from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import StateDir, StateDirReplaced, now, open_state_dir
+from donebell.shared.text import secret_text
 from donebell.shared.wake import Waker
 from donebell.workers import pass_control
 

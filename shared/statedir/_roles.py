@@ -52,7 +52,7 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
         lock.acquire()
     except filelock.Timeout:
         return None
-    from donebell.shared.liveness import current_process_identity
+    from donebell.shared.process.liveness import current_process_identity
 
     owner = {**current_process_identity(), "role": role, "locked_at": now()}
     state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)

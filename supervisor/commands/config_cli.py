@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from donebell.shared import config
+from donebell.shared.config import model
 from donebell.shared.paths import config_path
 
 
@@ -14,7 +14,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="donebell config", description="Manage donebell's configuration.")
     sub = parser.add_subparsers(dest="action", required=True)
     init = sub.add_parser("init", help="write a fresh config with an unguessable topic (if none exists)")
-    init.add_argument("--server", default=config.DEFAULT_SERVER)
+    init.add_argument("--server", default=model.DEFAULT_SERVER)
     sub.add_parser("show", help="print the effective configuration, secrets redacted")
     sub.add_parser("check", help="validate the configuration and list unused or unknown keys")
     sub.add_parser("path", help="print the config file path")
@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     return _check(loaded)
 
 
-def _check(loaded: config.Loaded) -> int:
+def _check(loaded: model.Loaded) -> int:
     """``config check``: warnings, unused keys, then what keeps the file from working (exit 1)."""
     for warning in loaded.warnings:
         print(f"warning: {warning}")
@@ -73,7 +73,7 @@ def _check(loaded: config.Loaded) -> int:
 
 def _init(server: str) -> int:
     """``config init [--server URL]``: a fresh file with an unguessable topic, if none exists."""
-    from donebell.shared.secret_text import url_passwords
+    from donebell.shared.text.secret_text import url_passwords
 
     if url_passwords(server):  # argv is the shell history and the process list
         print(
@@ -82,22 +82,22 @@ def _init(server: str) -> int:
             file=sys.stderr,
         )
         return 2
-    path, created = config.init_config(server=server)
+    path, created = model.init_config(server=server)
     loaded = _load_or_report()
     if loaded is None:
         return 1
     if created:
         print(f"wrote {path}")
-        print(f"subscribe on your phone: {config.subscribe_url(loaded.settings)}")
+        print(f"subscribe on your phone: {model.subscribe_url(loaded.settings)}")
     else:
         print(f"{path} already exists; left unchanged")
     return 0
 
 
-def _load_or_report() -> config.Loaded | None:
+def _load_or_report() -> model.Loaded | None:
     try:
-        return config.load()
-    except config.ConfigError as exc:
+        return model.load()
+    except model.ConfigError as exc:
         print(f"donebell: {exc}", file=sys.stderr)
         return None
 
@@ -117,14 +117,14 @@ def _run_set(args: argparse.Namespace) -> int:
     return main_set(args.key, getattr(args, "value", None), unset=args.action == "unset")
 
 
-def _show(settings: config.Settings) -> int:
+def _show(settings: model.Settings) -> int:
     """The effective settings as JSON, with the phone's subscribe URL as its own line
     (``"subscribe_url": …``); on a terminal, its QR code below (a pipe gets the JSON only)."""
-    url = config.subscribe_url(settings)
+    url = model.subscribe_url(settings)
     json.dump({**settings.redacted(), "subscribe_url": url}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     if sys.stdout.isatty():
-        from donebell.shared.subscribe_qr import qr_text
+        from donebell.shared.text.subscribe_qr import qr_text
 
         sys.stdout.write(f"Subscribe on your phone (scan, or open {url}):\n{qr_text(url)}\n")
     return 0

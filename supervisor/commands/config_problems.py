@@ -1,6 +1,6 @@
 """What makes a valid configuration still unusable: the one list ``config check`` and ``config set`` share.
 
-The schema (:class:`donebell.shared.config.Settings`) refuses a value that is wrong on its own; a
+The schema (:class:`donebell.shared.config.model.Settings`) refuses a value that is wrong on its own; a
 file can still be useless as a whole: no topic (nothing can be delivered), or ``wake_enabled``
 without what the wake role needs. ``config check`` fails on these; ``config set`` refuses a change
 that would introduce one, so a value it accepted is never one that ``check`` then rejects.
@@ -8,7 +8,7 @@ that would introduce one, so a value it accepted is never one that ``check`` the
 
 from __future__ import annotations
 
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 
 
 def blocking_problems(settings: Settings) -> list[str]:

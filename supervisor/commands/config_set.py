@@ -1,6 +1,6 @@
 """``donebell config set KEY VALUE`` and ``donebell config unset KEY``: one key, validated, atomic.
 
-The new file is validated by the same schema as every load (:class:`donebell.shared.config.Settings`,
+The new file is validated by the same schema as every load (:class:`donebell.shared.config.model.Settings`,
 with the ``DONEBELL_<KEY>`` environment set aside, so a value the file cannot hold is refused even
 when the environment overrides it today). The edit is span-preserving (other keys keep their
 order and formatting), written through a temp file and ``os.replace`` with mode 0600, and the
@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import config, configfile, paths
-from donebell.shared.config_rules import SECRET_KEYS as CONFIG_SECRET_KEYS
+from donebell.shared import paths
+from donebell.shared.config import model, raw_file
+from donebell.shared.config.rules import SECRET_KEYS as CONFIG_SECRET_KEYS
 from donebell.shared.paths import config_path
-from donebell.shared.secret_text import MASK, redact_url, url_passwords
+from donebell.shared.text.secret_text import MASK, redact_url, url_passwords
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
 from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
@@ -47,7 +48,7 @@ class ConfigSetError(Exception):
 
 @contextlib.contextmanager
 def _without_env_overrides() -> Iterator[None]:
-    saved = {k: v for k, v in os.environ.items() if k.startswith("DONEBELL_") and k not in configfile.NON_KEY_ENV}
+    saved = {k: v for k, v in os.environ.items() if k.startswith("DONEBELL_") and k not in raw_file.NON_KEY_ENV}
     for name in saved:
         del os.environ[name]
     try:
@@ -67,22 +68,22 @@ class Change:
 
 
 def _check_key(key: str) -> None:
-    if key not in config.KNOWN_KEYS and key not in config.LEGACY_UNUSED_KEYS:
-        close = difflib.get_close_matches(key, sorted(config.KNOWN_KEYS), n=1)
+    if key not in model.KNOWN_KEYS and key not in model.LEGACY_UNUSED_KEYS:
+        close = difflib.get_close_matches(key, sorted(model.KNOWN_KEYS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigSetError(f"unknown key '{key}'{hint} (every key: docs/configuration.md)")
 
 
 def _is_list_field(key: str) -> bool:
-    annotation = config.Settings.model_fields[key].annotation
+    annotation = model.Settings.model_fields[key].annotation
     return any(typing.get_origin(a) is list for a in (annotation, *typing.get_args(annotation)))
 
 
 def parse_value(key: str, raw: str) -> Any:
     """The typed value of ``raw`` for ``key``: JSON for lists (or comma-separated words), the
     environment's rules for scalars (``true``, ``5``); the schema then validates it."""
-    if key in config.LEGACY_UNUSED_KEYS:
-        return configfile.parse_env_value(raw)  # accepted for compatibility, never read
+    if key in model.LEGACY_UNUSED_KEYS:
+        return raw_file.parse_env_value(raw)  # accepted for compatibility, never read
     if _is_list_field(key):
         if raw.strip().startswith("["):
             try:
@@ -90,21 +91,21 @@ def parse_value(key: str, raw: str) -> Any:
             except ValueError as exc:
                 raise ConfigSetError(f"{key}: not a valid JSON list ({exc})") from None
         return [word.strip() for word in raw.split(",") if word.strip()]
-    annotation = config.Settings.model_fields[key].annotation
+    annotation = model.Settings.model_fields[key].annotation
     if annotation in (bool, int, float):
-        return configfile.parse_env_value(raw)
+        return raw_file.parse_env_value(raw)
     return raw  # strings, secrets and choices stay exactly as typed
 
 
-def _settings(path: Path, data: dict[str, Any], key: str) -> config.Settings:
-    known = {k: v for k, v in data.items() if k in config.KNOWN_KEYS}
+def _settings(path: Path, data: dict[str, Any], key: str) -> model.Settings:
+    known = {k: v for k, v in data.items() if k in model.KNOWN_KEYS}
     try:
         with _without_env_overrides():
-            return config.Settings(**known)
+            return model.Settings(**known)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or key
-        raise ConfigSetError(f"{loc}: {config.plain_message(err)}; {path} was not changed") from None
+        raise ConfigSetError(f"{loc}: {model.plain_message(err)}; {path} was not changed") from None
 
 
 def _validated(path: Path, data: dict[str, Any], key: str, before: dict[str, Any] | None = None) -> Any:
@@ -123,7 +124,7 @@ def _validated(path: Path, data: dict[str, Any], key: str, before: dict[str, Any
         if new:
             said = new[0] if new[0].startswith(key) else f"{key}: {new[0]}"
             raise ConfigSetError(f"{said} (as `donebell config check` would say); {path} was not changed")
-    if key in config.LEGACY_UNUSED_KEYS:
+    if key in model.LEGACY_UNUSED_KEYS:
         return data.get(key)
     value = getattr(settings, key)
     if key in SECRET_KEYS:
@@ -140,7 +141,7 @@ def _shown(key: str, value: Any) -> str:
 
 
 def _default(key: str) -> Any:
-    if key in config.LEGACY_UNUSED_KEYS:
+    if key in model.LEGACY_UNUSED_KEYS:
         return None
     with _without_env_overrides():
         return _validated(Path("(defaults)"), {}, key)
@@ -203,7 +204,7 @@ def change(path: Path, key: str, raw: str | None) -> Change:
 
 def _change_locked(path: Path, key: str, raw: str | None) -> Change:
     if not path.exists() and raw is not None:
-        config.init_config(path)  # a fresh file gets its unguessable topic first
+        model.init_config(path)  # a fresh file gets its unguessable topic first
     target = target_of(path)
     old_text = read_text(target)
     if old_text is None:  # unset on a missing file: nothing to do
@@ -244,7 +245,7 @@ def _change_locked(path: Path, key: str, raw: str | None) -> Change:
         apply(edit, backup_stamp())  # even unchanged: the write also makes a hand-made file owner-only
     except EditError as exc:
         raise ConfigSetError(str(exc)) from None
-    after = _settings(target, data, key) if key in config.KNOWN_KEYS else None
+    after = _settings(target, data, key) if key in model.KNOWN_KEYS else None
     restart = needs_restart(key, after.wake_enabled) if changed and after is not None else None
     return Change(old, new, changed, restart)
 
@@ -272,7 +273,7 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
     except ConfigSetError as exc:
         sys.stderr.write(f"donebell config {command}: {exc}\n")
         return 2
-    except config.ConfigError as exc:
+    except model.ConfigError as exc:
         sys.stderr.write(f"donebell config {command}: {exc}\n")
         return 1
     except EditError as exc:
@@ -282,13 +283,13 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
         print(f"{key}: {done.new} (unchanged)")
     else:
         print(f"{key}: {done.old} -> {done.new}" if done.old != done.new else f"{key}: {done.new} (changed)")
-    if key in config.LEGACY_UNUSED_KEYS:
+    if key in model.LEGACY_UNUSED_KEYS:
         print(
             f"note: {key} is accepted for compatibility with the reference notifier's config; donebell does not use it"
         )
     if done.restart:
         print(f"note: {key} takes effect after a restart ({done.restart} read it only when starting): {RESTART_HOW}")
-    override = f"{configfile.ENV_PREFIX}{key.upper()}"
+    override = f"{raw_file.ENV_PREFIX}{key.upper()}"
     if override in os.environ:
         print(f"note: {override} is set in this environment and overrides the file")
     print(f"({path})")

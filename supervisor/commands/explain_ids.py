@@ -2,7 +2,7 @@
 
 * a Codex thread id, a Claude session id (also a child's root or parent thread id);
 * an event key (64 hex: a record's file name);
-* the ``#…`` of a notification: the short id (``shared/short_id.py``, the last 8 hex digits of
+* the ``#…`` of a notification: the short id (``shared/text/short_id.py``, the last 8 hex digits of
   the thread or session id), with or without ``#``; the first 8 hex digits too, which is what
   notifications showed before the short id was the random tail;
 * the ntfy ``sequence_id`` (``codex-<32 hex>``), the same for every attempt of one notification;
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from donebell.shared.keys import sequence_id
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 
 ID_FIELDS = ("thread_id", "root_thread_id", "parent_thread_id", "session_id")
 _SHORT = re.compile(r"^[0-9a-f]{8}$")

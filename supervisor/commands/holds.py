@@ -39,7 +39,7 @@ class Hold:
 
 def _settings() -> Any:
     """The light settings view, or None when the config cannot be read (then no desk-grace hold)."""
-    from donebell.shared.settings_view import ConfigError, load
+    from donebell.shared.config.view import ConfigError, load
 
     try:
         return load().settings

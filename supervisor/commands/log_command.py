@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from donebell.shared.paths import state_dir_path
-from donebell.shared.short_id import short_id
 from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
+from donebell.shared.text.short_id import short_id
 from donebell.supervisor.commands.explain import waiting_text
 from donebell.supervisor.commands.holds import Hold, outbox_holds
 

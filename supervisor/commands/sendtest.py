@@ -19,11 +19,11 @@ import sys
 import time
 from typing import Any
 
-from donebell.shared.config import ConfigError, Settings, load, subscribe_url
+from donebell.shared.config.model import ConfigError, Settings, load, subscribe_url
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import base
 from donebell.shared.statedir import StateDir, now, open_state_dir
-from donebell.shared.subscribe_qr import qr_text
+from donebell.shared.text.subscribe_qr import qr_text
 from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.role import EXIT_CONFIG
 

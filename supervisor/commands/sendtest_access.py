@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for
 from donebell.workers.delivery.proxy_policy import has_credentials
 from donebell.workers.delivery.publish_access import probe

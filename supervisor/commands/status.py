@@ -19,10 +19,11 @@ import re
 import sys
 from typing import Any
 
-from donebell.shared import configfile, secret_text
+from donebell.shared.config import raw_file
 from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
+from donebell.shared.text import secret_text
 from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
 from donebell.supervisor.commands.holds import outbox_holds
 from donebell.supervisor.doctor import agent_versions, no_service
@@ -203,10 +204,10 @@ def _config_facts() -> tuple[float, list[str], dict[str, Any] | None]:
     """``retry_max_seconds``, the configured secret values (only to scrub them from output) and the
     file's content (to compare the keys that need a restart)."""
     try:
-        _, data = configfile.read_file()
-    except configfile.ConfigFileError:
+        _, data = raw_file.read_file()
+    except raw_file.ConfigFileError:
         data = None
-    merged = {**(data or {}), **configfile.env_overrides({"retry_max_seconds", "token", "password"})}
+    merged = {**(data or {}), **raw_file.env_overrides({"retry_max_seconds", "token", "password"})}
     try:
         cap = float(merged.get("retry_max_seconds", DEFAULT_RETRY_MAX_SECONDS))
     except (TypeError, ValueError):

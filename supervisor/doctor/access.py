@@ -9,7 +9,7 @@ blocks notifications".
 
 from __future__ import annotations
 
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.config.view import SettingsLike
 from donebell.supervisor.doctor.local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for
 from donebell.workers.delivery.proxy_policy import has_credentials

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import config, paths, state_dir_check
-from donebell.shared.secret_text import public_url as _public_url
+from donebell.shared import paths, state_dir_check
+from donebell.shared.config import model
 from donebell.shared.statedir import FOLDERS
+from donebell.shared.text.secret_text import public_url as _public_url
 from donebell.supervisor.install.codex import REVIEW_STEP, codex_hooks_problem
 from donebell.supervisor.install.managed import (
     CLAUDE_ARGS,
@@ -52,11 +53,11 @@ def _owner_only(path: Path) -> str | None:
     return f"mode {mode:04o} lets others read it" if mode & 0o077 else None
 
 
-def check_config() -> tuple[Check, config.Settings | None]:
+def check_config() -> tuple[Check, model.Settings | None]:
     path = paths.config_path()
     try:
-        loaded = config.load()
-    except config.ConfigError as exc:
+        loaded = model.load()
+    except model.ConfigError as exc:
         return Check("config", FAIL, str(exc), "fix the file, then run `donebell config check`"), None
     settings = loaded.settings
     if not loaded.exists:

@@ -16,29 +16,29 @@ import subprocess
 import sys
 from typing import Any
 
-from donebell.shared.proc_group import NEUTRAL_CWD, own_python
+from donebell.shared.process.groups import NEUTRAL_CWD, own_python
 
 EXIT_CONFIG = 78
 
 
 def check() -> dict[str, Any]:
     """Write the default config if there is none, then load and validate it."""
-    from donebell.shared import config
+    from donebell.shared.config import model
 
     try:
-        path, created = config.init_config()
+        path, created = model.init_config()
     except OSError as exc:
         return {"ok": False, "error": f"cannot write a default config: {exc}"}
     try:
-        loaded = config.load()
-    except config.ConfigError as exc:
+        loaded = model.load()
+    except model.ConfigError as exc:
         return {"ok": False, "error": str(exc)}
     settings = loaded.settings
     return {
         "ok": True,
         "config_path": str(path),
         "created": created,
-        "subscribe_url": config.subscribe_url(settings) if created else None,
+        "subscribe_url": model.subscribe_url(settings) if created else None,
         "watch_roots": len(settings.watch_roots),
         "wake_enabled": settings.wake_enabled,
         "wake_problem": _wake_problem(settings),

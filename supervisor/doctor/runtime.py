@@ -16,9 +16,9 @@ import sys
 import time
 from typing import Any
 
-from donebell.shared import config
-from donebell.shared.secret_text import public_url as _public_url
+from donebell.shared.config import model
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
+from donebell.shared.text.secret_text import public_url as _public_url
 from donebell.supervisor.doctor import no_service
 from donebell.supervisor.doctor.local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.install import service as install_service
@@ -109,7 +109,7 @@ def _installed_without_a_service() -> bool:
     return read_record(paths.config_path()).get("service") == "none"
 
 
-def check_server(settings: config.Settings) -> tuple[Check, float | None]:
+def check_server(settings: model.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     import httpx
     from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable

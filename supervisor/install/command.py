@@ -133,12 +133,12 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
 
 def _wake_problem() -> str | None:
     """Refuse to install a configuration whose wake_enabled the wake role would refuse."""
-    from donebell.shared import config
+    from donebell.shared.config import model
     from donebell.workers.wake.policy import config_problem
 
     try:
-        settings = config.load().settings
-    except config.ConfigError:
+        settings = model.load().settings
+    except model.ConfigError:
         return None  # install goes on and reports the config as it always has
     return config_problem(settings) if settings.wake_enabled else None
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.config import DEFAULT_SERVER, random_topic
+from donebell.shared.config.model import DEFAULT_SERVER, random_topic
 from donebell.supervisor.install.edits import EditError, FileChange, read_text, split_bom, target_of
 from donebell.supervisor.install.jsonedit import JsonDocument, JsonEditError
 

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.shared.liveness import owner_alive
+from donebell.shared.process.liveness import owner_alive
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.children import stop_pid
 

@@ -6,7 +6,7 @@ import platform
 from typing import TextIO
 
 from donebell.shared import paths
-from donebell.shared.subscribe_qr import qr_text
+from donebell.shared.text.subscribe_qr import qr_text
 from donebell.supervisor.install.codex import REVIEW_HINT
 from donebell.supervisor.install.plans import AgentPlan
 from donebell.supervisor.install.service import ServicePlan
@@ -38,13 +38,13 @@ def _codex_trust_line() -> str:
 
 def subscribe_lines() -> list[str]:
     """The phone subscription URL and a terminal QR code of it."""
-    from donebell.shared import config
+    from donebell.shared.config import model
 
     try:
-        settings = config.load().settings
-    except config.ConfigError as exc:
+        settings = model.load().settings
+    except model.ConfigError as exc:
         return [f"cannot read the config to show the subscribe URL: {exc}"]
-    url = config.subscribe_url(settings)
+    url = model.subscribe_url(settings)
     return [
         "Subscribe on your phone (ntfy app: + / Subscribe to topic, or scan the code, or open in a browser):",
         f"    {url}",

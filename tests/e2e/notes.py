@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 
 JSON = dict[str, Any]
 ORIGIN = "e2e"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.short_id import short_id
+from donebell.shared.text.short_id import short_id
 from support import npm_clis
 from support.fake_messages import FakeMessages, MaxTokens, MidStreamError, Stall, Text, ToolUse, api_error, bash
 from support.scripted_server import Step

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.config import Settings, load
+from donebell.shared.config.model import Settings, load
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, to_outbox
 from donebell.shared.statedir import StateDir

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared import config, settings_view
+from donebell.shared.config import model, view
 
 from support import pydantic_config
 
@@ -30,7 +30,7 @@ def outcome(loader: Any, path: Path) -> tuple[Any, ...]:
     """What a loader makes of the config at ``path`` with the current environment."""
     try:
         loaded = loader(path)
-    except config.ConfigError as exc:
+    except model.ConfigError as exc:
         return ("refused", str(exc))
     s = loaded.settings
     secrets = {
@@ -52,8 +52,8 @@ def outcome(loader: Any, path: Path) -> tuple[Any, ...]:
 def both(path: Path) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """pydantic's own reading (the reference) and the roles' view; the CLI's loader must equal the reference."""
     reference = outcome(pydantic_config.load, path)
-    assert outcome(config.load, path) == reference
-    return reference, outcome(settings_view.load, path)
+    assert outcome(model.load, path) == reference
+    return reference, outcome(view.load, path)
 
 
 def write(path: Path, data: Any, mode: int = 0o600) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.liveness import is_alive, process_create_time
+from donebell.shared.process.liveness import is_alive, process_create_time
 from donebell.shared.statedir import StateDir
 
 from support.codex_home import make_codex_home

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from donebell.shared.config import Settings
+from donebell.shared.config.model import Settings
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import StateDir
 from donebell.workers.wake.actions import wake_actions

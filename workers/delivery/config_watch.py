@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from donebell.shared.config.view import ConfigError, SettingsView, load
 from donebell.shared.paths import config_path
-from donebell.shared.settings_view import ConfigError, SettingsView, load
 
 Signature = tuple[int, int, int] | None
 

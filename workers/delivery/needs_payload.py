@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
-from donebell.shared.message_redaction import redact
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.text.redaction import redact
 from donebell.workers.delivery.markdown_text import cut_chars, cut_utf8, fold_whitespace
 from donebell.workers.delivery.payload import (
     MESSAGE_MAX_BYTES,

@@ -4,7 +4,7 @@ One :class:`NtfyClient` lives as long as the delivery role, so a queue drains ov
 connection. Redirects are never followed (a 3xx is a dead letter, see ``retry_policy``): a
 redirect could carry the credential to another host. Credentials go only into the
 ``Authorization`` header of the request and never into an error text this module returns
-(:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.secret_text`).
+(:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.text.secret_text`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
-from donebell.shared import secret_text
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.config.view import SettingsLike
+from donebell.shared.text import secret_text
 from donebell.shared.version import VERSION
 from donebell.workers.delivery.attempt_deadline import AttemptDeadline
 from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for

@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import new_receipt
-from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.ntfy_client import Auth, NtfyClient, public_server, scrub

@@ -10,9 +10,9 @@ Shape (JSON publish to the server root)::
 
 * title: the project directory name; the Codex thread title with ``include_thread_title``;
 * message: ``[outcome ·] [final-message ·] [project-or-path ·] [stats ·] origin · #short-id``
-  (``shared/short_id.py``: the random tail of the thread or session id); a Claude StopFailure's
+  (``shared/text/short_id.py``: the random tail of the thread or session id); a Claude StopFailure's
   outcome reads ``failed: <kind> — <the API's first line>`` (with ``include_message``); message
-  text is redacted (:mod:`donebell.shared.message_redaction`);
+  text is redacted (:mod:`donebell.shared.text.redaction`);
 * tags: ``settings.tags`` for a finished task, ``x`` for a failed one, ``stop_sign`` for a stopped
   one (the wording says "failed: <error>" / "stopped" too, so it reads right without emoji);
 * the message is cut to 3,500 UTF-8 bytes (ntfy turns >= 4,096 into a refused attachment): the
@@ -27,10 +27,10 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
-from donebell.shared.message_redaction import redact
-from donebell.shared.settings_view import SettingsLike
-from donebell.shared.short_id import short_id
+from donebell.shared.text.redaction import redact
+from donebell.shared.text.short_id import short_id
 from donebell.workers.delivery.claude_title import claude_title
 from donebell.workers.delivery.markdown_text import (
     cut_chars,

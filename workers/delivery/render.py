@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU
-from donebell.shared.settings_view import SettingsLike
 from donebell.workers.delivery import payload
 from donebell.workers.delivery.needs_payload import render_needs_you
 from donebell.workers.delivery.thread_title import thread_title

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.config_watch import ConfigWatch

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from donebell.shared.statedir import StateDir
 
 if TYPE_CHECKING:  # the remote probe worker imports the gate without pydantic (docs/gate.md)
-    from donebell.shared.settings_view import SettingsLike
+    from donebell.shared.config.view import SettingsLike
 
 
 @dataclass

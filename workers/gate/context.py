@@ -9,7 +9,7 @@ from donebell.shared.statedir import StateDir
 from donebell.workers.gate.codex_db_view import PassDatabases
 
 if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the same fields
-    from donebell.shared.settings_view import SettingsLike
+    from donebell.shared.config.view import SettingsLike
 
 
 @dataclass

@@ -26,7 +26,7 @@ from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, Remot
 from donebell.workers.gate.verdict import Verdict
 
 if TYPE_CHECKING:
-    from donebell.shared.settings_view import SettingsLike
+    from donebell.shared.config.view import SettingsLike
 
 
 #: A remote second snapshot older than this when committed is taken again instead of promoted.

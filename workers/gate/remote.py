@@ -26,7 +26,7 @@ from donebell.workers.gate.probe_schedule import attempts_of, unknown_delay
 from donebell.workers.gate.verdict import Verdict
 
 if TYPE_CHECKING:
-    from donebell.shared.settings_view import SettingsLike
+    from donebell.shared.config.view import SettingsLike
 
 REMOTE_SOURCE = "remote-scanner"
 #: Wait reasons of a remote candidate whose evidence could not be read (``docs/gate.md``).

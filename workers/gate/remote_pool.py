@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from donebell.shared.backoff import doubling
-from donebell.shared.proc_group import NEUTRAL_CWD, own_python
+from donebell.shared.process.groups import NEUTRAL_CWD, own_python
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
 from donebell.workers.gate.verdict import Verdict
 

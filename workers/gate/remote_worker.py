@@ -31,7 +31,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from donebell.shared.faults import injected_fault
-from donebell.shared.orphans import die_with_parent
+from donebell.shared.process.orphans import die_with_parent
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from donebell.shared import hook_signals
+from donebell.shared.process import hook_signals
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.stdin import PayloadError
 

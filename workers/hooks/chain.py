@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 
-from donebell.shared import hook_signals
-from donebell.shared.proc_group import spawn_detached
+from donebell.shared.process import hook_signals
+from donebell.shared.process.groups import spawn_detached
 from donebell.shared.statedir import StateDir
 from donebell.workers.hooks.context import HookContext
 

@@ -147,7 +147,7 @@ def on_stop_failure(ctx: HookContext, payload: dict[str, Any]) -> None:
     error = message_field(payload, "error", ERROR_LIMIT) or "unknown"
     details = message_field(payload, "error_details", ERROR_LIMIT)
     if details is not None:  # the API's raw answer may echo a credential
-        from donebell.shared.message_redaction import redact
+        from donebell.shared.text.redaction import redact
 
         details = redact(details)
     last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)

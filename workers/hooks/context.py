@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from donebell.shared.config_fields import FIELDS
-from donebell.shared.config_schema import read_keys
+from donebell.shared.config.fields import FIELDS
+from donebell.shared.config.schema import read_keys
 from donebell.shared.statedir import StateDir, open_state_dir
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -59,7 +59,7 @@ class HookContext:
         """``text`` as a candidate may store it: only with ``include_message``, secrets redacted."""
         if text is None or not self.include_message:
             return None
-        from donebell.shared.message_redaction import redact  # only when message text is kept
+        from donebell.shared.text.redaction import redact  # only when message text is kept
 
         return redact(text)[:STORED_MESSAGE_LIMIT]
 

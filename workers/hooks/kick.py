@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 
-from donebell.shared.liveness import owner_alive, process_create_time
+from donebell.shared.process.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import StateDir, encode, now
 from donebell.workers.hooks.context import HookContext
 
@@ -31,7 +31,7 @@ KICK_RECORD = "delivery.kick.json"
 
 def worker_argv() -> list[str]:
     """The on-demand worker's command line: this interpreter, this package, no shell, no cwd on sys.path."""
-    from donebell.shared.proc_group import own_python
+    from donebell.shared.process.groups import own_python
 
     return own_python("donebell.supervisor.cli", "worker", "delivery", "--until-idle")
 
@@ -71,7 +71,7 @@ def kick_delivery(state: StateDir) -> str:
     argv = kick_argv()
     if argv is None:
         return "off"
-    from donebell.shared.proc_group import NEUTRAL_CWD, spawn_detached
+    from donebell.shared.process.groups import NEUTRAL_CWD, spawn_detached
 
     pid = spawn_detached(argv, cwd=NEUTRAL_CWD)  # never the agent's folder: see proc_group
     record = {"pid": pid, "create_time": process_create_time(pid), "kicked_at": now(), "role": "delivery"}

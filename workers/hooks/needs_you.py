@@ -250,7 +250,7 @@ def summary_of(payload: dict[str, Any]) -> str | None:
         text = message_field(payload, "message", 4 * SUMMARY_CHARS)
     if not isinstance(text, str) or not text.strip():
         return None
-    from donebell.shared.message_redaction import redact  # only when there is text to keep
+    from donebell.shared.text.redaction import redact  # only when there is text to keep
 
     return " ".join(redact(text).split())[:SUMMARY_CHARS] or None
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
+from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.health import alive, settled
-from donebell.shared.settings_view import ConfigError, SettingsLike, load
 from donebell.shared.statedir import LOG_MAX_BYTES, now
 from donebell.workers.maintenance.claude_retention import expire_claude_sessions
 from donebell.workers.maintenance.cursor_retention import CursorRetention

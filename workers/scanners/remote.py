@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from donebell.shared import proc_group
-from donebell.shared.settings_view import WatchRootEntry, WatchRootLike
+from donebell.shared.config.view import WatchRootEntry, WatchRootLike
+from donebell.shared.process import groups
 from donebell.shared.statedir import now
 from donebell.workers.role import PassResult, Role
 from donebell.workers.scanners.remote_scan_child import root_hash
@@ -87,7 +87,7 @@ class RootRun:
 
     def spawn(self) -> None:
         # Its own process group, so a run over budget is killed as one (proc_group.kill_tree).
-        self.proc = proc_group.start(
+        self.proc = groups.start(
             self.argv, "windowless", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.started = time.monotonic()  # the budget starts once the child exists
@@ -105,7 +105,7 @@ class RootRun:
         if proc.poll() is None:
             if mono - self.started < self.budget:
                 return None
-            proc_group.kill_tree(proc)
+            groups.kill_tree(proc)
             self._close(proc)
             try:
                 proc.wait(REAP_SECONDS)
@@ -117,7 +117,7 @@ class RootRun:
         try:
             out, err = proc.communicate(timeout=REAP_SECONDS)
         except subprocess.TimeoutExpired:  # a grandchild holds the pipes open
-            proc_group.kill_tree(proc)
+            groups.kill_tree(proc)
             self._close(proc)
             out, err = b"", b""
         result = _last_json_line(out)
@@ -156,7 +156,7 @@ class RootRun:
 
     def stop(self) -> None:
         for proc in [p for p in (self.proc, *self.lingering) if p is not None]:
-            proc_group.kill_tree(proc)
+            groups.kill_tree(proc)
             self._close(proc)
 
 
@@ -207,7 +207,7 @@ class RemoteScannerRole(Role):
             "cursor_folder": f"watch/remote/{root_hash(root.path)}",
             "parent_pid": os.getpid(),
         }
-        return proc_group.own_python(
+        return groups.own_python(
             "donebell.workers.scanners.remote_scan_child",
             "--state-dir",
             str(self.state.root),

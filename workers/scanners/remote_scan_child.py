@@ -26,7 +26,7 @@ import signal
 import sys
 import time
 
-from donebell.shared.orphans import die_with_parent
+from donebell.shared.process.orphans import die_with_parent
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.scanners.remote_root_summary import (
     SUMMARY_KEY,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from donebell.shared.secret_text import public_url
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.statedir import StateDir, open_state_dir
+from donebell.shared.text.secret_text import public_url
 from donebell.shared.wake_ticket import PROVIDERS, TicketKey, issue, load_key
 
 MAX_ACTIONS = 3  # ntfy refuses more

@@ -28,8 +28,8 @@ import subprocess
 import time
 from typing import Any
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import event_key
-from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify

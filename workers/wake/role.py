@@ -20,7 +20,7 @@ import signal
 import sys
 from typing import Any, ClassVar
 
-from donebell.shared.secret_text import public_url
+from donebell.shared.text.secret_text import public_url
 from donebell.workers.delivery.ntfy_client import ConfigProblem, account_auth, check_sendable
 from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline

@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
-from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, SCHEMA_VERSION, InvalidRecord, StateDir, now
 from donebell.workers.delivery.markdown_text import cut_utf8
 from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES

@@ -13,7 +13,7 @@ import os
 from datetime import date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
-from donebell.shared.settings_view import SettingsLike
+from donebell.shared.config.view import SettingsLike
 
 
 def parse(window: str) -> tuple[time, time] | None:

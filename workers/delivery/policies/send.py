@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import new_receipt
-from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import StateDir
 from donebell.workers.delivery.policies.digest import (
     already_posted,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU, new_receipt
-from donebell.shared.settings_view import SettingsLike
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
 from donebell.workers.delivery.policies import quiet_hours
 from donebell.workers.delivery.policies.desk import user_returned

@@ -1,13 +1,13 @@
 """The one schema and normalizer of configuration values: hooks, role processes and the CLI use it.
 
-Each key is a :class:`FieldSpec` in the generated table :data:`donebell.shared.config_fields.FIELDS`
-(rendered from :class:`donebell.shared.config.Settings` by ``python -m
+Each key is a :class:`FieldSpec` in the generated table :data:`donebell.shared.config.fields.FIELDS`
+(rendered from :class:`donebell.shared.config.model.Settings` by ``python -m
 tools.gen_settings_view``). :func:`normalize` turns one raw value (from the JSON file,
 or :func:`env_value` of a ``DONEBELL_<KEY>`` string) into the value every reader sees, with pydantic's
 lax coercions (:mod:`.settings_coerce`), bounds, choices and the shared rules (:mod:`.config_rules`);
 it raises :class:`Invalid` otherwise.
 
-* role processes and the CLI validate every key through :func:`donebell.shared.settings_light.read_values`,
+* role processes and the CLI validate every key through :func:`donebell.shared.config.light.read_values`,
   which calls :func:`normalize` per key and refuses the config on the first invalid one; the CLI
   then hands the normalized values to pydantic (its edge), which must accept them unchanged;
 * hooks call :func:`read_keys` for the few keys they need: the same normalization, but a missing
@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 
-from donebell.shared import settings_coerce as coerce
+from donebell.shared.config import coerce
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -104,7 +104,7 @@ def env_value(spec: FieldSpec, env: dict[str, str]) -> tuple[bool, Any]:
 def normalize(spec: FieldSpec, value: Any) -> Any:
     """The key's value as every reader sees it (secrets as plain strings); raises :class:`Invalid`."""
     if spec.before is not None:
-        from donebell.shared.config_rules import BEFORE_RULES
+        from donebell.shared.config.rules import BEFORE_RULES
 
         value = BEFORE_RULES[spec.before](value)
     if value is None and spec.optional:
@@ -132,7 +132,7 @@ def normalize(spec: FieldSpec, value: Any) -> Any:
         raise AssertionError(f"unknown field kind {kind!r}")
     coerce.bounds(spec.name, result, gt=spec.gt, ge=spec.ge, lt=spec.lt, le=spec.le)
     if spec.rule is not None:
-        from donebell.shared.config_rules import RULES
+        from donebell.shared.config.rules import RULES
 
         try:
             result = RULES[spec.rule](result)
@@ -177,7 +177,7 @@ def read_keys(
     is invalid reads as its default (see the module docstring); ``refused`` then gets the key and
     the loaders' reason, so the hook can say why it ignored it.
     """
-    from donebell.shared.configfile import ConfigFileError, read_object
+    from donebell.shared.config.raw_file import ConfigFileError, read_object
     from donebell.shared.paths import RelativePathError, config_path_str
 
     try:

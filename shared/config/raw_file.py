@@ -1,7 +1,7 @@
 """Read the raw configuration (JSON file + ``DONEBELL_<KEY>`` overrides) with the stdlib only.
 
 Every reader (hooks, role processes, the CLI) takes the file from :func:`read_object` and
-normalizes its values with :mod:`donebell.shared.config_schema`. :func:`env_overrides` is only
+normalizes its values with :mod:`donebell.shared.config.schema`. :func:`env_overrides` is only
 for the raw, unvalidated reads that scrub secrets from output (a refused config is scrubbed too).
 """
 

@@ -1,9 +1,9 @@
 """The validated configuration (pydantic-settings): JSON file + ``DONEBELL_<KEY>`` overrides.
 
 The single source of every key: the generator (``python -m tools.gen_settings_view``)
-renders the field table :mod:`donebell.shared.config_fields` from this model, and every reader
-normalizes with that table (:mod:`donebell.shared.config_schema`): hooks for their few keys, role
-processes through :mod:`donebell.shared.settings_view`, and ``config init|check|show``, the
+renders the field table :mod:`donebell.shared.config.fields` from this model, and every reader
+normalizes with that table (:mod:`donebell.shared.config.schema`): hooks for their few keys, role
+processes through :mod:`donebell.shared.config.view`, and ``config init|check|show``, the
 supervisor's start-up check and doctor through :func:`load` here, which then builds this model.
 A wrong value is refused with one line that names the key and the file (:class:`ConfigError`).
 """
@@ -16,15 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from donebell.shared import config_rules, configfile, paths, secret_text, settings_light
+from donebell.shared import paths
+from donebell.shared.config import light, raw_file, rules
 from donebell.shared.paths import config_path
+from donebell.shared.text import secret_text
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 DEFAULT_SERVER = "https://ntfy.sh"
-TOPIC_ALPHABET = settings_light.TOPIC_ALPHABET
+TOPIC_ALPHABET = light.TOPIC_ALPHABET
 #: The light view of role processes (settings_view) raises the same class: one ``except`` for both.
-ConfigError = settings_light.ConfigError
+ConfigError = light.ConfigError
 
 #: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
 LEGACY_UNUSED_KEYS = frozenset(
@@ -182,47 +184,47 @@ class Settings(BaseSettings):
     @field_validator("wake_actions")
     @classmethod
     def _wake_actions(cls, value: list[dict[str, str]]) -> list[dict[str, str]]:
-        return config_rules.check_wake_actions(value)
+        return rules.check_wake_actions(value)
 
     @field_validator("topic", "wake_topic")
     @classmethod
     def _topic(cls, value: str) -> str:
-        return config_rules.check_topic(value)
+        return rules.check_topic(value)
 
     @field_validator("server")
     @classmethod
     def _server(cls, value: str) -> str:
-        return config_rules.check_server(value)
+        return rules.check_server(value)
 
     @field_validator("token", "wake_token")
     @classmethod
     def _token(cls, value: SecretStr | None) -> SecretStr | None:
-        return config_rules.check_token(value)
+        return rules.check_token(value)
 
     @field_validator("username")
     @classmethod
     def _username(cls, value: str | None) -> str | None:
-        return config_rules.check_username(value)
+        return rules.check_username(value)
 
     @field_validator("password")
     @classmethod
     def _password(cls, value: SecretStr | None) -> SecretStr | None:
-        return config_rules.check_password(value)
+        return rules.check_password(value)
 
     @field_validator("quiet_hours")
     @classmethod
     def _quiet_hours(cls, value: str) -> str:
-        return config_rules.check_quiet_hours(value)
+        return rules.check_quiet_hours(value)
 
     @field_validator("quiet_hours_tz")
     @classmethod
     def _quiet_hours_tz(cls, value: str) -> str:
-        return config_rules.check_quiet_hours_tz(value)
+        return rules.check_quiet_hours_tz(value)
 
     @field_validator("tags", mode="before")
     @classmethod
     def _tags(cls, value: Any) -> Any:
-        return config_rules.split_tags(value)
+        return rules.split_tags(value)
 
     @classmethod
     def settings_customise_sources(
@@ -265,10 +267,10 @@ def load(path: Path | None = None) -> Loaded:
     :func:`settings_light.read_values`: refusals, warnings and the loose-file check included);
     pydantic is only the edge that gives the CLI its model, and it must accept them unchanged.
     """
-    from donebell.shared.config_fields import FIELDS
+    from donebell.shared.config.fields import FIELDS
 
-    raw = settings_light.read_values(FIELDS, LEGACY_UNUSED_KEYS, path)
-    values = {k: (v.get_secret_value() if isinstance(v, settings_light.Secret) else v) for k, v in raw.values.items()}
+    raw = light.read_values(FIELDS, LEGACY_UNUSED_KEYS, path)
+    values = {k: (v.get_secret_value() if isinstance(v, light.Secret) else v) for k, v in raw.values.items()}
     values["watch_roots"] = [r if isinstance(r, str) else vars_of(r) for r in values["watch_roots"]]
     try:
         # pydantic-settings reads DONEBELL_<KEY> again over these values: it must agree with the normalizer
@@ -279,7 +281,7 @@ def load(path: Path | None = None) -> Loaded:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "?"
         raise ConfigError(
-            f"config error in {raw.path}: {key}: {plain_message(err)} (stale config_fields.py?)"
+            f"config error in {raw.path}: {key}: {plain_message(err)} (stale shared/config/fields.py?)"
         ) from None
     return Loaded(
         settings=settings, path=raw.path, exists=raw.exists, unused_legacy=raw.unused_legacy, warnings=raw.warnings
@@ -294,7 +296,7 @@ def plain_message(err: Mapping[str, Any]) -> str:
     return msg
 
 
-def vars_of(entry: settings_light.WatchRootEntry) -> dict[str, str | None]:
+def vars_of(entry: light.WatchRootEntry) -> dict[str, str | None]:
     return {"path": entry.path, "origin": entry.origin, "sqlite_path": entry.sqlite_path}
 
 
@@ -311,7 +313,7 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     paths.make_private_dirs(str(path.parent))
     # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
     fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
-    body = configfile.json.dumps(fresh, indent=2) + "\n"
+    body = raw_file.json.dumps(fresh, indent=2) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(body)

@@ -9,7 +9,7 @@ The secrets are always the values of :data:`config_rules.SECRET_KEYS` plus the s
 password. Writers scrub with the loaded settings (:func:`settings_secrets`): the delivery role each
 attempt's error before it reaches ``notify.log``, the outbox record, a receipt or a dead letter;
 every role the error in its health file. Every command's output is scrubbed once more on its way
-out (:mod:`donebell.shared.scrubbed_output`), with the secrets read straight from the file and
+out (:mod:`donebell.shared.text.scrubbed_output`), with the secrets read straight from the file and
 the environment (:func:`configured_secrets`), so that a record written by an older version or a
 config that no longer validates cannot leak either.
 
@@ -94,7 +94,7 @@ def redact_url(url: str) -> str:
 def settings_secrets(settings: object) -> tuple[list[str], str | None]:
     """Every secret of loaded settings (pydantic or the light view): the values of
     :data:`config_rules.SECRET_KEYS` and the server URL's password; and the user name."""
-    from donebell.shared.config_rules import SECRET_KEYS
+    from donebell.shared.config.rules import SECRET_KEYS
 
     secrets: list[str] = []
     for name in SECRET_KEYS:
@@ -112,14 +112,14 @@ def configured_secrets() -> tuple[list[str], str | None]:
 
     Read without validation, so even a config that is refused (or half-edited) is scrubbed.
     """
-    from donebell.shared import configfile
-    from donebell.shared.config_rules import SECRET_KEYS
+    from donebell.shared.config import raw_file
+    from donebell.shared.config.rules import SECRET_KEYS
 
     try:
-        _, data = configfile.read_file()
-    except configfile.ConfigFileError:
+        _, data = raw_file.read_file()
+    except raw_file.ConfigFileError:
         data = None
-    merged = {**(data or {}), **configfile.env_overrides({*SECRET_KEYS, "username", "server"})}
+    merged = {**(data or {}), **raw_file.env_overrides({*SECRET_KEYS, "username", "server"})}
     secrets = [str(merged[key]) for key in SECRET_KEYS if merged.get(key)]
     servers = [s for s in ((data or {}).get("server"), merged.get("server")) if isinstance(s, str)]
     secrets += [p for server in servers for p in url_passwords(server)]

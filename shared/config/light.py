@@ -1,7 +1,7 @@
 """The loader of the light settings view: the whole config validated with the one normalizer, stdlib only.
 
-Role processes load their configuration through :mod:`donebell.shared.settings_view` (generated
-from :class:`donebell.shared.config.Settings` by ``tools/gen_settings_view.py``), which holds
+Role processes load their configuration through :mod:`donebell.shared.config.view` (generated
+from :class:`donebell.shared.config.model.Settings` by ``tools/gen_settings_view.py``), which holds
 one :class:`FieldSpec` per key (in :mod:`.config_fields`) and calls :func:`read_values` here; each
 value is normalized by :mod:`.config_schema`, the normalizer the hook and the CLI use too.
 Importing pydantic-settings costs a process ~16-24 MiB of resident memory; this costs well under one.
@@ -29,17 +29,16 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from donebell.shared import config_schema as schema
-from donebell.shared import configfile, secret_text
-from donebell.shared import settings_coerce as coerce
-from donebell.shared.config_rules import BEFORE_RULES as BEFORE_RULES  # re-exported: the generator reads it here
-from donebell.shared.config_rules import RULES as RULES  # re-exported: the generator reads it here
-from donebell.shared.config_rules import TOPIC_ALPHABET as TOPIC_ALPHABET
-from donebell.shared.config_rules import file_holds_secret
-from donebell.shared.config_rules import split_tags as split_tags
-from donebell.shared.config_schema import FieldSpec as FieldSpec  # re-exported: settings_view uses it
+from donebell.shared.config import coerce, raw_file, schema
+from donebell.shared.config.rules import BEFORE_RULES as BEFORE_RULES  # re-exported: the generator reads it here
+from donebell.shared.config.rules import RULES as RULES  # re-exported: the generator reads it here
+from donebell.shared.config.rules import TOPIC_ALPHABET as TOPIC_ALPHABET
+from donebell.shared.config.rules import file_holds_secret
+from donebell.shared.config.rules import split_tags as split_tags
+from donebell.shared.config.schema import FieldSpec as FieldSpec  # re-exported: settings_view uses it
+from donebell.shared.text import secret_text
 
-ENV_PREFIX = configfile.ENV_PREFIX
+ENV_PREFIX = raw_file.ENV_PREFIX
 MASK = "**********"  # what pydantic prints for a SecretStr
 
 
@@ -164,8 +163,8 @@ class RawView:
 def read_values(specs: tuple[FieldSpec, ...], legacy: frozenset[str], path: Path | None = None) -> RawView:
     """File + environment, validated; raise :class:`ConfigError` with one clear line on any problem."""
     try:
-        path, data = configfile.read_file(path)
-    except configfile.ConfigFileError as exc:
+        path, data = raw_file.read_file(path)
+    except raw_file.ConfigFileError as exc:
         raise ConfigError(str(exc)) from None
     data = data or {}
     known = {spec.name for spec in specs}
