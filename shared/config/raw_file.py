@@ -7,7 +7,7 @@ for the raw, unvalidated reads that scrub secrets from output (a refused config 
 
 from __future__ import annotations
 
-import json as json  # re-exported: config.py writes its template with configfile.json
+import json as json  # re-exported: model.py writes its template with raw_file.json
 import os
 
 from donebell.shared.paths import RelativePathError, config_path
