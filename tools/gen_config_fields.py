@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import annotated_types
-from donebell.shared.config import raw_file
+from donebell.shared.config import schema
 from donebell.shared.config.model import LEGACY_UNUSED_KEYS, Settings, WatchRoot
 from donebell.shared.config.rules import BEFORE_RULES, RULES
 from pydantic import SecretStr
@@ -36,7 +36,7 @@ MODULE = Path(__file__).resolve().parent.parent / "shared" / "config" / "fields.
 
 #: model_config entries the view's loader assumes (anything else changes where values come from).
 EXPECTED_CONFIG = {
-    "env_prefix": raw_file.ENV_PREFIX,
+    "env_prefix": schema.ENV_PREFIX,
     "case_sensitive": False,
     "extra": "ignore",
     "env_nested_delimiter": None,

@@ -42,7 +42,7 @@ def load(path: Path | None = None) -> Loaded:
         raise ConfigError(f"config error in {origin}: {key}: {plain_message(err)}") from None
     except SettingsError as exc:  # a DONEBELL_<KEY> of a list key that is not JSON
         field = re.search(r'field "(\w+)"', str(exc))
-        where = f"{raw_file.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
+        where = f"{schema.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
         raise ConfigError(f"config error in {where}: not valid JSON") from None
     schema.refuse_loose_secret_file(path, data)
     return Loaded(
