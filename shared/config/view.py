@@ -109,8 +109,6 @@ class SettingsView:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SettingsView) and vars(self) == vars(other)
 
-    __hash__ = None  # type: ignore[assignment]  # mutable lists inside: not hashable, as the model
-
     def __repr__(self) -> str:
         return f"SettingsView({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
