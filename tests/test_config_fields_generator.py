@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.config.model import Settings
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 
 from tools import gen_config_fields
 
@@ -63,11 +63,15 @@ def test_generator_refuses_what_the_normalizer_cannot_reproduce() -> None:
     class WithRequired(Settings):
         needed: str
 
+    class WithNewSecret(Settings):
+        relay_token: SecretStr | None = None
+
     for model, word in (
         (WithDict, "extra_map"),
         (WithLength, "origin"),
         (WithOwnValidator, "origin"),
         (WithRequired, "needed"),
+        (WithNewSecret, "SECRET_KEYS"),  # else a loose file holding it would load, and output would show it
     ):
         with pytest.raises(gen_config_fields.UnsupportedModel, match=word):
             gen_config_fields.render(model)

@@ -25,7 +25,7 @@ from typing import Any
 import annotated_types
 from donebell.shared.config import schema
 from donebell.shared.config.model import LEGACY_UNUSED_KEYS, Settings, WatchRoot
-from donebell.shared.config.rules import BEFORE_RULES, RULES
+from donebell.shared.config.rules import BEFORE_RULES, RULES, SECRET_KEYS
 from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
@@ -189,7 +189,7 @@ def render(model: type[Settings] = Settings) -> str:
     """The text of ``shared/config/fields.py`` for ``model``."""
     check_config(model)
     rules = rules_of(model)
-    specs = []
+    specs, secrets = [], []
     for name, info in model.model_fields.items():
         kind = kind_of(name, info.annotation)
         default = default_of(name, info)
@@ -201,6 +201,9 @@ def render(model: type[Settings] = Settings) -> str:
         extras.update(before=rules["before"].get(name))
         args += [f"{k}={lit(v)}" for k, v in extras.items() if v is not None]
         specs.append(f"    FieldSpec({', '.join(args)}),\n")
+        secrets += [name] if kind.kind == "secret" else []
+    if tuple(secrets) != SECRET_KEYS:  # the loose-file refusal and the scrubbing of output read that list
+        raise UnsupportedModel(f"rules.SECRET_KEYS must name the secret keys, in order: {secrets}")
     legacy = "".join(f"        {lit(k)},\n" for k in sorted(LEGACY_UNUSED_KEYS))
     return "".join(
         [

@@ -242,7 +242,7 @@ class Settings(BaseSettings):
     def redacted(self) -> dict[str, Any]:
         """All keys with secrets replaced by ``"**********"`` (or null when unset), the server's password too."""
         data = self.model_dump(mode="json")
-        for name in ("token", "password", "wake_token"):
+        for name in rules.SECRET_KEYS:
             data[name] = "**********" if getattr(self, name) is not None else None
         data["server"] = secret_text.redact_url(self.server)
         return data
