@@ -2,7 +2,7 @@
 
 ``wake_ticket_ttl_seconds: 1e309`` (JSON reads it as infinity) or ``DONEBELL_..._SECONDS=inf``
 passed ``config check`` and then overflowed a date at render time: every notification was
-dead-lettered. Both loaders (the pydantic model of the CLI and the light view of role processes)
+dead-lettered. Both loaders (the pydantic model of the CLI and the view of role processes)
 and the hook reader must refuse them with the same one line, and ``config set`` without a traceback.
 """
 

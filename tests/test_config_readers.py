@@ -1,8 +1,8 @@
 """Every configuration reader gives the same value for the same raw input (issue 16: one normalizer).
 
 The readers: pydantic-settings reading the raw file and environment itself (the reference,
-tests/support/pydantic_config.py), the CLI's ``config.load``, the roles' ``settings_view.load``,
-and the hook's ``config_schema.read_keys`` (through ``HookContext``). One table of raw values,
+tests/support/pydantic_config.py), the CLI's ``config.load``, the roles' ``view.load``,
+and the hook's ``schema.read_keys`` (through ``HookContext``). One table of raw values,
 each given in the file and as ``DONEBELL_<KEY>``; all readers must agree. A value the loaders
 refuse reads as the key's default in the hook, which never fails the agent.
 """

@@ -56,7 +56,7 @@ FORBIDDEN = {
     "logging",
     "traceback",
     "sqlite3",  # only when neither rollout file nor name lookup classified the thread
-    "donebell.shared.config.model",  # pydantic settings: hooks read config with config_schema.read_keys
+    "donebell.shared.config.model",  # pydantic settings: hooks read config with schema.read_keys
     *STDLIB_FORBIDDEN,
 }
 

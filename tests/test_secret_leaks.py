@@ -174,3 +174,22 @@ def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
         assert sorted(secrets) == sorted([TOKEN, "pw-1234", PASSWORD]) and user == "phil"
         text = secret_text.scrub(f"boom at https://phil:{PASSWORD}@ntfy.example with {TOKEN}", secrets, user)
         assert PASSWORD not in text and TOKEN not in text
+
+
+@pytest.mark.parametrize("name", ["DONEBELL_TOKEN", "donebell_token"])
+def test_unvalidated_secret_reads_see_the_variable_as_the_loaders_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """What status and the log scrub without validating: the variable's text exactly as the loaders
+    take it (``true`` stays the string a token is, not a bool), in any case, over the file's."""
+    from donebell.shared.config import view
+    from donebell.shared.text import secret_text
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"topic": "t", "token": "file-token"}))
+    path.chmod(0o600)
+    monkeypatch.setenv("DONEBELL_CONFIG", str(path))
+    monkeypatch.setenv(name, "true")
+    token = view.load(path).settings.token
+    assert token is not None and token.get_secret_value() == "true"
+    assert secret_text.configured_secrets()[0] == ["true"]

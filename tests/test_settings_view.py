@@ -1,21 +1,24 @@
-"""The generated light settings view equals the pydantic loader.
+"""The roles' settings view equals the pydantic loader.
 
-Role processes load ``shared/config/view.py`` (stdlib only) instead of the pydantic ``Settings``.
-These tests pin that both loaders agree on every key and on a broad table of real config files
-and environments: the same values (types included), the same warnings, the same refusals with the
-same one-line message. Staleness against the model is in test_settings_view_generator.py, lax
-coercions in test_settings_view_coercions.py, secrets in test_settings_view_secrets.py.
+Role processes load ``shared/config/view.py`` (stdlib only) instead of the pydantic ``Settings``,
+which the type checker reads in its place. These tests pin that both loaders agree on every key
+and on a broad table of real config files and environments: the same values (types included), the
+same warnings, the same refusals with the same one-line message; and that the view stands in for
+the model where role code reads it. The field table's staleness is in
+test_config_fields_generator.py, lax coercions in test_settings_view_coercions.py, secrets in
+test_settings_view_secrets.py.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from donebell.shared.config import light
 from donebell.shared.config import model as config
+from donebell.shared.config import schema
 from donebell.shared.config import view as settings_view
 from donebell.shared.config.model import Settings
 from support.settings_parity import assert_same, private_config, typed, write
@@ -70,7 +73,7 @@ SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {
 }
 
 
-def valid_value(spec: light.FieldSpec) -> tuple[Any, Any]:
+def valid_value(spec: schema.FieldSpec) -> tuple[Any, Any]:
     if spec.name in SPECIAL_VALID:
         return SPECIAL_VALID[spec.name]
     if spec.kind == "bool":
@@ -79,7 +82,9 @@ def valid_value(spec: light.FieldSpec) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize("spec", settings_view.FIELDS, ids=lambda s: s.name)
-def test_every_key_from_file_and_environment(cfg: Path, monkeypatch: pytest.MonkeyPatch, spec: light.FieldSpec) -> None:
+def test_every_key_from_file_and_environment(
+    cfg: Path, monkeypatch: pytest.MonkeyPatch, spec: schema.FieldSpec
+) -> None:
     """Each key: a valid and an invalid value, from the file and from DONEBELL_<KEY>, give the same result."""
     file_value, env_value = valid_value(spec)
     write(cfg, {spec.name: file_value})
@@ -193,18 +198,15 @@ def test_both_loaders_agree(
 
 def test_one_error_class_for_both_loaders() -> None:
     """`except config.ConfigError` catches the view's refusals (callers need not know which loader ran)."""
-    assert settings_view.ConfigError is config.ConfigError is light.ConfigError
-
-
-def readers(model: Settings, view: settings_view.SettingsView) -> list[settings_view.SettingsLike]:
-    """Both settings types are a SettingsLike (checked by ``mypy --strict`` on this file)."""
-    return [model, view]
+    assert settings_view.ConfigError is config.ConfigError is schema.ConfigError
 
 
 def test_both_settings_types_read_alike(cfg: Path) -> None:
-    """Attribute access, secrets and watch root entries read the same through the common protocol."""
+    """Attribute access, secrets and watch root entries read the same in the model and the view."""
     write(cfg, {"topic": "t", "token": "tok", "watch_roots": ["/a", {"path": "/b", "origin": "o"}]})
-    for settings in readers(config.load(cfg).settings, settings_view.load(cfg).settings):
+    readers: list[settings_view.SettingsLike] = [config.load(cfg).settings, settings_view.load(cfg).settings]
+    assert isinstance(readers[1], settings_view.SettingsView)  # the view stands in for the model
+    for settings in readers:
         assert settings.topic == "t" and settings.token is not None and settings.token.get_secret_value() == "tok"
         first, second = settings.watch_roots
         assert first == "/a" and not isinstance(second, str) and (second.path, second.origin) == ("/b", "o")
@@ -213,9 +215,31 @@ def test_both_settings_types_read_alike(cfg: Path) -> None:
 
 
 def test_view_is_frozen_and_defaults_match_the_model() -> None:
-    """A default-built view equals the model's defaults, and a loaded view cannot be changed by accident."""
+    """A default-built view holds exactly the model's keys and defaults, and cannot be changed by accident."""
     view = settings_view.SettingsView()
+    assert list(vars(view)) == list(Settings.model_fields)
     assert typed(view.model_dump(mode="json")) == typed(Settings.model_validate({}).model_dump(mode="json"))
     with pytest.raises(AttributeError):
-        view.topic = "changed"  # type: ignore[misc]
-    assert view.tags is not settings_view.SettingsView().tags  # no shared mutable default
+        view.topic = "changed"
+    assert view.model_dump()["tags"] is not settings_view.SettingsView().model_dump()["tags"]  # no shared default
+    with pytest.raises(TypeError, match="topc"):
+        settings_view.SettingsView(topc="x")
+
+
+#: What role code may call on its settings besides the keys: the model methods the view implements.
+VIEW_METHODS = {"model_dump", "redacted"}
+
+
+def test_role_code_reads_only_what_the_view_holds() -> None:
+    """The type checker reads role settings as the pydantic model, so it would let a role call a
+    model method the view lacks: every ``settings.<name>`` under workers/ is a key or a view method."""
+    workers = Path(__file__).resolve().parents[1] / "workers"
+    used = {
+        name
+        for module in workers.rglob("*.py")
+        for name in re.findall(r"\bsettings\.(\w+)", module.read_text(encoding="utf-8"))
+    }
+    assert len(used) > 20  # the scan sees the roles' reads
+    assert used - set(Settings.model_fields) - VIEW_METHODS == set()
+    view = settings_view.SettingsView()
+    assert all(callable(getattr(view, name)) for name in VIEW_METHODS)

@@ -1,5 +1,5 @@
 """pydantic's lax coercions (numbers, number-like strings, bool words, null, lists) coerce or fail
-identically in the pydantic loader and the light settings view, from the file and the environment."""
+identically in the pydantic loader and the roles' settings view, from the file and the environment."""
 
 from __future__ import annotations
 

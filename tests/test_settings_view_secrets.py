@@ -1,5 +1,5 @@
 """Secrets in both settings loaders: a loose file holding a token or password is refused alike, and
-no repr, str or dump of the light view ever shows one."""
+no repr, str or dump of the roles' view ever shows one."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A JSON file gives str/int/float/bool/None/list/dict values, a ``DONEBELL_<KEY>`` variable a string;
 pydantic (python mode, not strict) turns ``"4"``, ``4.0`` and ``True`` into the int 4/4/1, reads
 ``"on"``/``"t"``/``1`` as True, parses ``"1_000"`` and ``"inf"`` as floats... and refuses the rest
-with fixed messages. :mod:`donebell.shared.config.light` validates each key with these functions;
+with fixed messages. :mod:`donebell.shared.config.schema` validates each key with these functions;
 ``tests/test_settings_view_coercions.py`` compares the outcome with pydantic's on a table of raw inputs.
 Each function raises :class:`Invalid` with pydantic's location and message.
 """

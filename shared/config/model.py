@@ -1,10 +1,11 @@
 """The validated configuration (pydantic-settings): JSON file + ``DONEBELL_<KEY>`` overrides.
 
-The single source of every key: the generator (``python -m tools.gen_settings_view``)
+The single source of every key: the generator (``python -m tools.gen_config_fields``)
 renders the field table :mod:`donebell.shared.config.fields` from this model, and every reader
 normalizes with that table (:mod:`donebell.shared.config.schema`): hooks for their few keys, role
-processes through :mod:`donebell.shared.config.view`, and ``config init|check|show``, the
-supervisor's start-up check and doctor through :func:`load` here, which then builds this model.
+processes through :mod:`donebell.shared.config.view` (which the type checker reads as this model),
+and ``config init|check|show``, the supervisor's start-up check and doctor through :func:`load`
+here, which then builds this model.
 A wrong value is refused with one line that names the key and the file (:class:`ConfigError`).
 """
 
@@ -17,16 +18,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from donebell.shared import paths
-from donebell.shared.config import light, raw_file, rules
+from donebell.shared.config import raw_file, rules, schema
 from donebell.shared.paths import config_path
 from donebell.shared.text import secret_text
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 DEFAULT_SERVER = "https://ntfy.sh"
-TOPIC_ALPHABET = light.TOPIC_ALPHABET
-#: The light view of role processes (settings_view) raises the same class: one ``except`` for both.
-ConfigError = light.ConfigError
+TOPIC_ALPHABET = rules.TOPIC_ALPHABET
+#: Every reader raises the same class (the roles' view too): one ``except`` for all.
+ConfigError = schema.ConfigError
 
 #: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
 LEGACY_UNUSED_KEYS = frozenset(
@@ -61,7 +62,7 @@ MAX_COUNT = 1_000_000
 class Settings(BaseSettings):
     """Every configuration key, its default, and what it means (the docs are generated from this)."""
 
-    # allow_inf_nan: inf and nan are never a duration or a count (the light view refuses them too).
+    # allow_inf_nan: inf and nan are never a duration or a count (the normalizer refuses them too).
     model_config = SettingsConfigDict(
         env_prefix="DONEBELL_", extra="ignore", validate_default=True, allow_inf_nan=False
     )
@@ -241,7 +242,7 @@ class Settings(BaseSettings):
     def redacted(self) -> dict[str, Any]:
         """All keys with secrets replaced by ``"**********"`` (or null when unset), the server's password too."""
         data = self.model_dump(mode="json")
-        for name in ("token", "password", "wake_token"):
+        for name in rules.SECRET_KEYS:
             data[name] = "**********" if getattr(self, name) is not None else None
         data["server"] = secret_text.redact_url(self.server)
         return data
@@ -263,18 +264,16 @@ class Loaded(BaseModel):
 def load(path: Path | None = None) -> Loaded:
     """Load and validate; raise :class:`ConfigError` with one clear line on any problem.
 
-    The values come from the one normalizer every reader uses (:mod:`.config_schema` through
-    :func:`settings_light.read_values`: refusals, warnings and the loose-file check included);
-    pydantic is only the edge that gives the CLI its model, and it must accept them unchanged.
+    The values come from the one strict reader every process uses (:func:`.schema.read_values`:
+    refusals, warnings and the loose-file check included); pydantic is only the edge that gives
+    the CLI its model, and it must accept them unchanged.
     """
     from donebell.shared.config.fields import FIELDS
 
-    raw = light.read_values(FIELDS, LEGACY_UNUSED_KEYS, path)
-    values = {k: (v.get_secret_value() if isinstance(v, light.Secret) else v) for k, v in raw.values.items()}
-    values["watch_roots"] = [r if isinstance(r, str) else vars_of(r) for r in values["watch_roots"]]
+    raw = schema.read_values(FIELDS, LEGACY_UNUSED_KEYS, path)
     try:
         # pydantic-settings reads DONEBELL_<KEY> again over these values: it must agree with the normalizer
-        settings = Settings.model_validate(values)
+        settings = Settings.model_validate(raw.values)
     except (ValidationError, SettingsError) as exc:  # the model and the field table disagree: regenerate
         if isinstance(exc, SettingsError):
             raise ConfigError(f"config error in the environment: {exc}") from None
@@ -294,10 +293,6 @@ def plain_message(err: Mapping[str, Any]) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         msg = msg.removeprefix(prefix)
     return msg
-
-
-def vars_of(entry: light.WatchRootEntry) -> dict[str, str | None]:
-    return {"path": entry.path, "origin": entry.origin, "sqlite_path": entry.sqlite_path}
 
 
 def random_topic() -> str:

@@ -1,13 +1,12 @@
-"""Read the raw configuration (JSON file + ``DONEBELL_<KEY>`` overrides) with the stdlib only.
+"""Read the raw configuration file (a JSON object) with the stdlib only.
 
 Every reader (hooks, role processes, the CLI) takes the file from :func:`read_object` and
-normalizes its values with :mod:`donebell.shared.config.schema`. :func:`env_overrides` is only
-for the raw, unvalidated reads that scrub secrets from output (a refused config is scrubbed too).
+normalizes its values, with the ``DONEBELL_<KEY>`` overrides, in :mod:`donebell.shared.config.schema`.
 """
 
 from __future__ import annotations
 
-import json as json  # re-exported: config.py writes its template with configfile.json
+import json as json  # re-exported: model.py writes its template with raw_file.json
 import os
 
 from donebell.shared.paths import RelativePathError, config_path
@@ -17,9 +16,6 @@ if TYPE_CHECKING:  # typing and pathlib cost the hook ~5 ms of start-up: annotat
     from pathlib import Path
     from typing import Any
 
-ENV_PREFIX = "DONEBELL_"
-#: Environment variables with the prefix that are not configuration keys.
-NON_KEY_ENV = {"DONEBELL_CONFIG", "DONEBELL_STATE_DIR", "DONEBELL_CRASH_AT", "DONEBELL_CLOCK_OFFSET"}
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -57,39 +53,3 @@ def read_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigFileError(f"{path}: the top level must be a JSON object")
     return data
-
-
-def env_overrides(known_keys: set[str] | None = None) -> dict[str, Any]:
-    """``DONEBELL_<KEY>=value`` pairs as config entries; JSON values are parsed (bools, lists)."""
-    out: dict[str, Any] = {}
-    for name, value in os.environ.items():
-        if not name.startswith(ENV_PREFIX) or name in NON_KEY_ENV:
-            continue
-        key = name[len(ENV_PREFIX) :].lower()
-        if known_keys is not None and key not in known_keys:
-            continue
-        out[key] = parse_env_value(value)
-    return out
-
-
-def parse_env_value(value: str) -> Any:
-    """``true``/``false``/numbers/JSON lists and objects parse; anything else stays a string."""
-    lowered = value.strip().lower()
-    if lowered in ("true", "yes", "on"):
-        return True
-    if lowered in ("false", "no", "off"):
-        return False
-    if value.strip()[:1] in ("[", "{", '"') or _is_number(value.strip()):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True

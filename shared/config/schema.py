@@ -1,21 +1,21 @@
-"""The one schema and normalizer of configuration values: hooks, role processes and the CLI use it.
+"""The one schema, normalizer and reader of configuration values: hooks, role processes and the CLI use it.
 
 Each key is a :class:`FieldSpec` in the generated table :data:`donebell.shared.config.fields.FIELDS`
-(rendered from :class:`donebell.shared.config.model.Settings` by ``python -m
-tools.gen_settings_view``). :func:`normalize` turns one raw value (from the JSON file,
-or :func:`env_value` of a ``DONEBELL_<KEY>`` string) into the value every reader sees, with pydantic's
-lax coercions (:mod:`.settings_coerce`), bounds, choices and the shared rules (:mod:`.config_rules`);
-it raises :class:`Invalid` otherwise.
+(rendered from :class:`donebell.shared.config.model.Settings` by ``python -m tools.gen_config_fields``).
+:func:`normalize` turns one raw value (from the JSON file, or :func:`env_value` of a
+``DONEBELL_<KEY>`` string) into the value every reader sees, with pydantic's lax coercions
+(:mod:`.coerce`), bounds, choices and the shared rules (:mod:`.rules`); it raises :class:`Invalid`
+otherwise. Two readers apply it to the file and the environment:
 
-* role processes and the CLI validate every key through :func:`donebell.shared.config.light.read_values`,
-  which calls :func:`normalize` per key and refuses the config on the first invalid one; the CLI
-  then hands the normalized values to pydantic (its edge), which must accept them unchanged;
-* hooks call :func:`read_keys` for the few keys they need: the same normalization, but a missing
-  or broken file counts as absent and an invalid value as its default (a hook never fails the
-  agent; the worker's full validation reports the problem loudly).
+* :func:`read_values`, the strict one: every key, refusing the config on the first invalid one
+  with one :class:`ConfigError` line. Role processes (:mod:`.view`) and the CLI (:mod:`.model`,
+  which hands the values to pydantic, its edge: pydantic must accept them unchanged) use it;
+* :func:`read_keys`, the hook's: the same normalization of a few keys, but a missing or broken file
+  counts as absent and an invalid value as its default (a hook never fails the agent; the
+  roles' full validation reports the problem loudly).
 
 Hook path module: no ``typing``, ``pathlib``, ``dataclasses`` or ``re`` at import
-(tests/test_import_cost.py).
+(tests/test_import_cost.py); what only the strict reader needs is imported inside it.
 """
 
 from __future__ import annotations
@@ -28,10 +28,15 @@ from donebell.shared.config import coerce
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook ~2.5 ms of start-up: annotations only
     from collections.abc import Iterable
+    from pathlib import Path
     from typing import Any
 
 ENV_PREFIX = "DONEBELL_"
 Invalid = coerce.Invalid
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; ``str()`` is one line naming the key and the file (or variable)."""
 
 
 class EnvNotJson(Exception):
@@ -59,8 +64,8 @@ class FieldSpec:
         le: float | None = None,
         lt: float | None = None,
         choices: tuple[str, ...] = (),
-        rule: str | None = None,  # a key of config_rules.RULES
-        before: str | None = None,  # a key of config_rules.BEFORE_RULES
+        rule: str | None = None,  # a key of rules.RULES
+        before: str | None = None,  # a key of rules.BEFORE_RULES
         env_json: str | None = None,  # "strict": the variable must be JSON; "lenient": may be a plain string
     ) -> None:
         self.name, self.kind, self.default, self.optional = name, kind, default, optional
@@ -199,4 +204,98 @@ def read_keys(
             out[spec.name] = spec.fresh_default()
             if refused is not None:
                 refused[spec.name] = f"{exc.name}: not valid JSON"
+    return out
+
+
+class ReadValues:
+    """What :func:`read_values` found: every key's normalized value, plus what ``config check`` reports."""
+
+    __slots__ = ("values", "path", "exists", "unused_legacy", "warnings")
+
+    def __init__(
+        self, values: dict[str, Any], path: Path, exists: bool, unused_legacy: list[str], warnings: list[str]
+    ) -> None:
+        self.values, self.path, self.exists = values, path, exists
+        self.unused_legacy, self.warnings = unused_legacy, warnings
+
+
+def read_values(specs: tuple[FieldSpec, ...], legacy: frozenset[str], path: Path | None = None) -> ReadValues:
+    """File + environment, every key normalized (secrets as plain strings, watch roots as dicts);
+    raise :class:`ConfigError` with one clear line on any problem."""
+    from donebell.shared.config.raw_file import ConfigFileError, read_file
+
+    try:
+        path, data = read_file(path)
+    except ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
+    data = data or {}
+    env, present = environment(), {}
+    for spec in specs:  # every variable first: pydantic-settings decodes them all before validating
+        try:
+            found, raw = env_value(spec, env)
+        except EnvNotJson as exc:
+            raise ConfigError(f"config error in {exc.name}: {spec.name}: not valid JSON") from None
+        if found:
+            present[spec.name] = raw
+    values: dict[str, Any] = {}
+    for spec in specs:
+        value = present[spec.name] if spec.name in present else data.get(spec.name, spec.fresh_default())
+        try:
+            values[spec.name] = normalize(spec, value)
+        except Invalid as exc:
+            env_name = f"{ENV_PREFIX}{exc.loc.split('.')[0].upper()}"
+            origin = env_name if env_name in os.environ else str(path)
+            raise ConfigError(f"config error in {origin}: {exc.loc}: {exc.msg}") from None
+    refuse_loose_secret_file(path, data)
+    known = {spec.name for spec in specs}
+    unused = sorted(k for k in data if k in legacy)
+    warnings = _unknown_key_warnings(path, [k for k in data if k not in known and k not in legacy], known)
+    return ReadValues(values, path, bool(data) or os.path.exists(path), unused, warnings)
+
+
+def refuse_loose_secret_file(path: Path, data: dict[str, Any]) -> None:
+    """Raise :class:`ConfigError` if the file holds a secret and others can read it.
+
+    Only a secret in the file itself counts: one from ``DONEBELL_TOKEN`` leaves the file public.
+    """
+    import sys
+
+    from donebell.shared.config.rules import file_holds_secret
+
+    if sys.platform == "win32" or not file_holds_secret(data) or not os.path.exists(path):
+        return
+    mode = os.stat(path).st_mode & 0o7777  # stat.S_IMODE without the import
+    if mode & 0o077:
+        raise ConfigError(
+            f"config error in {path}: token/password: the file is readable by others (mode {mode:04o}); "
+            f"run: chmod 600 {path}"
+        )
+
+
+def _unknown_key_warnings(path: Path, unknown: list[str], known: set[str]) -> list[str]:
+    if not unknown:
+        return []
+    import difflib  # only when a key is unknown: a typo is rare
+
+    warnings = []
+    for key in sorted(unknown):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        warnings.append(f"{path}: unknown key '{key}' ignored{hint}")
+    return warnings
+
+
+def overridden(specs: Iterable[FieldSpec], names: Iterable[str], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (the file's content) with the named keys' ``DONEBELL_<KEY>`` values over it, nothing
+    validated: for the reads that scrub secrets from output, which must work on a refused config too.
+    A list variable that is not JSON is left out."""
+    env, wanted, out = environment(), set(names), dict(data)
+    for spec in specs:
+        if spec.name in wanted:
+            try:
+                found, raw = env_value(spec, env)
+            except EnvNotJson:
+                continue
+            if found:
+                out[spec.name] = raw
     return out

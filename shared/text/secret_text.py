@@ -5,7 +5,7 @@ header as a bytes repr (``b'Bearer tk_x\\n'``), a JSON document escapes it, a Ba
 carries it in Base64 of ``user:password``, a URL percent-encodes it. :func:`secret_forms` lists
 every such form, and :func:`scrub` replaces each of them with :data:`MASK`, longest first.
 
-The secrets are always the values of :data:`config_rules.SECRET_KEYS` plus the server URL's
+The secrets are always the values of :data:`donebell.shared.config.rules.SECRET_KEYS` plus the server URL's
 password. Writers scrub with the loaded settings (:func:`settings_secrets`): the delivery role each
 attempt's error before it reaches ``notify.log``, the outbox record, a receipt or a dead letter;
 every role the error in its health file. Every command's output is scrubbed once more on its way
@@ -92,8 +92,8 @@ def redact_url(url: str) -> str:
 
 
 def settings_secrets(settings: object) -> tuple[list[str], str | None]:
-    """Every secret of loaded settings (pydantic or the light view): the values of
-    :data:`config_rules.SECRET_KEYS` and the server URL's password; and the user name."""
+    """Every secret of loaded settings (pydantic or the roles' view): the values of
+    :data:`donebell.shared.config.rules.SECRET_KEYS` and the server URL's password; and the user name."""
     from donebell.shared.config.rules import SECRET_KEYS
 
     secrets: list[str] = []
@@ -113,13 +113,15 @@ def configured_secrets() -> tuple[list[str], str | None]:
     Read without validation, so even a config that is refused (or half-edited) is scrubbed.
     """
     from donebell.shared.config import raw_file
+    from donebell.shared.config.fields import FIELDS
     from donebell.shared.config.rules import SECRET_KEYS
+    from donebell.shared.config.schema import overridden
 
     try:
         _, data = raw_file.read_file()
     except raw_file.ConfigFileError:
         data = None
-    merged = {**(data or {}), **raw_file.env_overrides({*SECRET_KEYS, "username", "server"})}
+    merged = overridden(FIELDS, {*SECRET_KEYS, "username", "server"}, data or {})
     secrets = [str(merged[key]) for key in SECRET_KEYS if merged.get(key)]
     servers = [s for s in ((data or {}).get("server"), merged.get("server")) if isinstance(s, str)]
     secrets += [p for server in servers for p in url_passwords(server)]

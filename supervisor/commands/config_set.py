@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import paths
-from donebell.shared.config import model, raw_file
+from donebell.shared.config import model, schema
+from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.rules import SECRET_KEYS as CONFIG_SECRET_KEYS
 from donebell.shared.paths import config_path
 from donebell.shared.text.secret_text import MASK, redact_url, url_passwords
@@ -48,7 +49,9 @@ class ConfigSetError(Exception):
 
 @contextlib.contextmanager
 def _without_env_overrides() -> Iterator[None]:
-    saved = {k: v for k, v in os.environ.items() if k.startswith("DONEBELL_") and k not in raw_file.NON_KEY_ENV}
+    """Set aside every ``DONEBELL_<KEY>`` of a configuration key, matched as the readers match them."""
+    overrides = {f"{schema.ENV_PREFIX}{spec.name}".lower() for spec in FIELDS}
+    saved = {k: v for k, v in os.environ.items() if k.lower() in overrides}
     for name in saved:
         del os.environ[name]
     try:
@@ -83,7 +86,7 @@ def parse_value(key: str, raw: str) -> Any:
     """The typed value of ``raw`` for ``key``: JSON for lists (or comma-separated words), the
     environment's rules for scalars (``true``, ``5``); the schema then validates it."""
     if key in model.LEGACY_UNUSED_KEYS:
-        return raw_file.parse_env_value(raw)  # accepted for compatibility, never read
+        return parse_scalar(raw)  # accepted for compatibility, never read
     if _is_list_field(key):
         if raw.strip().startswith("["):
             try:
@@ -93,8 +96,28 @@ def parse_value(key: str, raw: str) -> Any:
         return [word.strip() for word in raw.split(",") if word.strip()]
     annotation = model.Settings.model_fields[key].annotation
     if annotation in (bool, int, float):
-        return raw_file.parse_env_value(raw)
+        return parse_scalar(raw)
     return raw  # strings, secrets and choices stay exactly as typed
+
+
+def parse_scalar(value: str) -> Any:
+    """``true``/``false``/numbers/JSON lists and objects parse; anything else stays a string."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    try:
+        float(value)
+        is_number = True
+    except ValueError:
+        is_number = False
+    if value.strip()[:1] in ("[", "{", '"') or is_number:
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _settings(path: Path, data: dict[str, Any], key: str) -> model.Settings:
@@ -289,7 +312,7 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
         )
     if done.restart:
         print(f"note: {key} takes effect after a restart ({done.restart} read it only when starting): {RESTART_HOW}")
-    override = f"{raw_file.ENV_PREFIX}{key.upper()}"
+    override = f"{schema.ENV_PREFIX}{key.upper()}"
     if override in os.environ:
         print(f"note: {override} is set in this environment and overrides the file")
     print(f"({path})")

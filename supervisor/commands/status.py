@@ -20,6 +20,8 @@ import sys
 from typing import Any
 
 from donebell.shared.config import raw_file
+from donebell.shared.config.fields import FIELDS
+from donebell.shared.config.schema import overridden
 from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbeat_age, is_stale, stale_after
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
@@ -207,7 +209,7 @@ def _config_facts() -> tuple[float, list[str], dict[str, Any] | None]:
         _, data = raw_file.read_file()
     except raw_file.ConfigFileError:
         data = None
-    merged = {**(data or {}), **raw_file.env_overrides({"retry_max_seconds", "token", "password"})}
+    merged = overridden(FIELDS, ("retry_max_seconds",), data or {})
     try:
         cap = float(merged.get("retry_max_seconds", DEFAULT_RETRY_MAX_SECONDS))
     except (TypeError, ValueError):

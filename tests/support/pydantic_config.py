@@ -1,6 +1,6 @@
 """The reference loader: pydantic-settings validates the raw file and environment by itself.
 
-``config.load`` (the CLI), ``settings_view.load`` (roles) and the hook reader all normalize with
+``model.load`` (the CLI), ``view.load`` (roles) and the hook reader all normalize with
 the stdlib field table (:mod:`donebell.shared.config.schema`); the tests check each of them
 against this loader, which lets pydantic read the same raw inputs on its own.
 """
@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from donebell.shared.config import light, raw_file
+from donebell.shared.config import raw_file, schema
 from donebell.shared.config.model import KNOWN_KEYS, LEGACY_UNUSED_KEYS, ConfigError, Loaded, Settings, plain_message
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
@@ -42,9 +42,9 @@ def load(path: Path | None = None) -> Loaded:
         raise ConfigError(f"config error in {origin}: {key}: {plain_message(err)}") from None
     except SettingsError as exc:  # a DONEBELL_<KEY> of a list key that is not JSON
         field = re.search(r'field "(\w+)"', str(exc))
-        where = f"{raw_file.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
+        where = f"{schema.ENV_PREFIX}{field.group(1).upper()}: {field.group(1)}" if field else "the environment"
         raise ConfigError(f"config error in {where}: not valid JSON") from None
-    light.refuse_loose_secret_file(path, data)
+    schema.refuse_loose_secret_file(path, data)
     return Loaded(
         settings=settings, path=path, exists=bool(data) or path.exists(), unused_legacy=unused, warnings=warnings
     )

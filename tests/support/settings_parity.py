@@ -1,5 +1,5 @@
 """Both settings loaders side by side: the comparable outcome of a config file under pydantic's reference
-reader, the CLI's loader and the roles' light view, and the private config path the parity tests use."""
+reader, the CLI's loader and the roles' view, and the private config path the parity tests use."""
 
 from __future__ import annotations
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from donebell.shared.config.view import ConfigError, SettingsView, load
+from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.paths import config_path
 
 Signature = tuple[int, int, int] | None
 
 
 class ConfigWatch:
-    """Reloads the settings (:class:`SettingsView`) from the config file when the file changes."""
+    """Reloads the settings (the roles' view) from the config file when the file changes."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or config_path()
@@ -27,7 +27,7 @@ class ConfigWatch:
         """Take the file as it is now as the one the current settings came from."""
         self._signature = _signature(self.path)
 
-    def poll(self) -> tuple[SettingsView | None, str | None]:
+    def poll(self) -> tuple[SettingsLike | None, str | None]:
         """``(settings, None)`` after a change, ``(None, error)`` for an invalid change, else both None."""
         signature = _signature(self.path)
         if signature == self._signature:
