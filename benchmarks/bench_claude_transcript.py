@@ -30,11 +30,11 @@ from typing import Any
 from donebell.shared.config.model import Settings
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
-from donebell.shared.transcript import newest_goal_marker
+from donebell.workers.agents.claude.goal_status import newest_goal_marker
+from donebell.workers.agents.claude.outcome import goal_from_index, transcript_index
+from donebell.workers.agents.claude.prompt_view import apply_index, index_cap, read_view
+from donebell.workers.agents.claude.tail import ClaudeTail
 from donebell.workers.gate import run_gate_pass
-from donebell.workers.gate.claude_transcript import apply_index, index_cap, read_view
-from donebell.workers.hooks.claude_outcome import goal_from_index, transcript_index
-from donebell.workers.scanners.claude_tail import ClaudeTail
 
 SIZE = 200 << 20
 SESSION = "b3c4d5e6-0000-4000-8000-000000000200"

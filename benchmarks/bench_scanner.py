@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import StateDir
-from donebell.workers.scanners.scan_engine import ScanEngine, ScanOptions
+from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:

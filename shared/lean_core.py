@@ -41,9 +41,17 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.statedir._records",
     "donebell.shared.records",
     "donebell.shared.ingest",
-    "donebell.shared.codex_meta",
+    "donebell.workers.agents",  # the agent folders' package docstrings: importing a part loads no other
+    "donebell.workers.agents.codex",
+    "donebell.workers.agents.codex.hook",  # ``hook codex-stop | codex-notify | codex-permission``
+    "donebell.workers.agents.codex.hook_evidence",
+    "donebell.workers.agents.codex.identity",
+    "donebell.workers.agents.claude",
+    "donebell.workers.agents.claude.hook",  # ``hook claude``
+    "donebell.workers.agents.claude.outcome",
+    "donebell.workers.agents.claude.session",
     "donebell.shared.bounded_read",  # every bounded, non-blocking read of an agent's file
-    "donebell.shared.transcript",  # the Claude hook's bounded transcript tail (goal marker, outcome)
+    "donebell.workers.agents.claude.goal_status",  # the Claude hook's bounded transcript tail (goal marker, outcome)
     "donebell.shared.process.liveness",
     "donebell.shared.process.groups",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
     "donebell.shared.text.redaction",  # only with include_message (or a StopFailure's error_details)
@@ -57,7 +65,7 @@ HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
 REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
     "donebell.workers.scanners.remote_scan_child",
     "donebell.workers.scanners.remote_root_summary",
-    "donebell.workers.scanners.rollout_files",
+    "donebell.workers.agents.codex.rollout_files",
     "donebell.shared.process.orphans",
 )
 

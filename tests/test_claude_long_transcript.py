@@ -17,7 +17,7 @@ import pytest
 from donebell.shared import ingest, records
 from donebell.shared.keys import claude_session_key, event_key
 from donebell.shared.statedir import StateDir
-from donebell.workers.scanners.claude_tail import ClaudeTail
+from donebell.workers.agents.claude.tail import ClaudeTail
 from fixtures.gate.kit import fast_settings, gate, last_decision, where
 from support.hooks_harness import HookEnv
 

@@ -1,4 +1,4 @@
-"""Claude transcript recovery in the local scanner (workers/scanners/claude_tail.py), on real transcripts.
+"""Claude transcript recovery in the local scanner (workers/agents/claude/tail.py), on real transcripts.
 
 The engine runs over a real state dir and real files in a Claude config dir; "quiet" is made by
 setting a transcript's mtime into the past, as time would. Transcripts are the recorded 2.1.332
@@ -16,8 +16,8 @@ from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
-from donebell.workers.hooks.claude_outcome import KILLED_NOTE
-from donebell.workers.scanners.claude_tail import FOLDER
+from donebell.workers.agents.claude.outcome import KILLED_NOTE
+from donebell.workers.agents.claude.tail import FOLDER
 from support.claude_fixtures import cut_after, events_332, place, session_of, transcript_lines
 from support.claude_tail_kit import age, engine, pending, prompts, watching
 from support.hooks_harness import HookEnv

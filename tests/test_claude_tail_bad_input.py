@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
-from donebell.workers.scanners.claude_tail import FOLDER
+from donebell.workers.agents.claude.tail import FOLDER
 from support.claude_fixtures import cut_after, place, transcript_lines
 from support.claude_tail_kit import age, pending, watching
 

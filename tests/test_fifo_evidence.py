@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.bounded_read import read_tail, reverse_lines
-from donebell.shared.codex_meta import classify_rollout, read_first_line
-from donebell.workers.gate.rollout import TailCache
+from donebell.workers.agents.codex.identity import classify_rollout, read_first_line
+from donebell.workers.agents.codex.rollout import TailCache
 
 
 def _fifo(tmp_path: Path) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
-from donebell.workers.gate.codex_db_view import DbView
+from donebell.workers.agents.codex.db_view import DbView
 from donebell.workers.gate.commit import apply
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
@@ -184,7 +184,7 @@ def test_a_pass_over_many_roots_scans_the_thread_table_once(
     backlog); one pass must scan it once, whatever the number of candidates."""
     import uuid
 
-    from donebell.shared import codex_db
+    from donebell.workers.agents.codex import db as codex_db
 
     scans: list[str] = []
     real_query = codex_db.query

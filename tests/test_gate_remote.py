@@ -90,7 +90,7 @@ def test_probe_worker_runs_without_pydantic(tmp_path: Path) -> None:
     import sys
 
     code = (
-        "import sys, donebell.workers.gate.remote_worker, donebell.workers.delivery.thread_title;"
+        "import sys, donebell.workers.gate.remote_worker, donebell.workers.agents.codex.title;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_settings', 'httpx')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)

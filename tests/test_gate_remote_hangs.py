@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
-from donebell.workers.delivery.thread_title import thread_title
+from donebell.workers.agents.codex.title import thread_title
 from donebell.workers.gate import run_gate_pass
 from fixtures.gate.kit import (
     PARENT_THREAD,

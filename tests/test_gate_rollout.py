@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-from donebell.workers.gate import rollout
-from donebell.workers.gate.rollout import TailCache
-from donebell.workers.gate.rollout_lines import Lifecycle
-from donebell.workers.gate.turn_view import needs_more, view
+from donebell.workers.agents.codex import rollout
+from donebell.workers.agents.codex.rollout import TailCache
+from donebell.workers.agents.codex.rollout_lines import Lifecycle
+from donebell.workers.agents.codex.turn_view import needs_more, view
 from fixtures.gate.kit import dump, ev, lines_of, turn_records
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from donebell.shared.keys import event_key
-from donebell.workers.hooks.claude_outcome import KILLED_NOTE
+from donebell.workers.agents.claude.outcome import KILLED_NOTE
 from support.claude_fixtures import cut_after, payloads_for, place, transcript_lines
 from support.hooks_harness import HookEnv
 

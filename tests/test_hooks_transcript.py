@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.bounded_read import complete_lines_region, utf8_boundary
-from donebell.shared.transcript import marker_of, marker_state, newest_goal_marker
-from donebell.workers.gate.claude_transcript import Marker, baseline_state
+from donebell.workers.agents.claude.goal_status import marker_of, marker_state, newest_goal_marker
+from donebell.workers.agents.claude.prompt_view import Marker, baseline_state
 
 
 def _marker_line(uuid: str, **attachment: object) -> bytes:

@@ -242,8 +242,8 @@ def test_hook_path_list_names_real_modules() -> None:
     """Every module in lean_core.HOOK_PATH_MODULES exists (a renamed module must be renamed there too)."""
     modules = set(code_modules()) | {"donebell"}
     assert [m for m in HOOK_PATH_MODULES if m not in modules] == []
-    assert is_lean("donebell.shared.bounded_read") and is_lean("donebell.workers.hooks.claude")
-    assert not is_lean("donebell.shared.turn_status") and not on_hook_path("donebell.workers.hooks_extra")
+    assert is_lean("donebell.shared.bounded_read") and is_lean("donebell.workers.agents.claude.hook")
+    assert not is_lean("donebell.workers.agents.turn_status") and not on_hook_path("donebell.workers.hooks_extra")
 
 
 def test_only_the_lean_core_uses_the_start_up_tricks() -> None:

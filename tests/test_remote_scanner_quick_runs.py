@@ -73,7 +73,15 @@ def test_idle_root_runs_quick_and_any_change_runs_the_full_scan(state: StateDir,
 def test_quick_run_imports_neither_the_engine_nor_orjson_nor_sqlite(state: StateDir, tmp_path: Path) -> None:
     """A quick run stays on the standard library and StateDir; the full scan is what loads the engine."""
     root = _good_root(tmp_path)
-    heavy = ("donebell.workers.scanners.scan_engine", "orjson", "sqlite3", "argparse", "hashlib", "pathlib", "typing")
+    heavy = (
+        "donebell.workers.agents.codex.scan_engine",
+        "orjson",
+        "sqlite3",
+        "argparse",
+        "hashlib",
+        "pathlib",
+        "typing",
+    )
 
     def loaded(stderr: str) -> set[str]:
         return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
@@ -81,7 +89,7 @@ def test_quick_run_imports_neither_the_engine_nor_orjson_nor_sqlite(state: State
     full, full_imports = _child(state, root, python_flags=("-X", "importtime"))
     quick, quick_imports = _child(state, root, python_flags=("-X", "importtime"))
     assert (full["mode"], quick["mode"]) == ("full", "quick")
-    assert {"donebell.workers.scanners.scan_engine", "orjson", "sqlite3"} <= loaded(full_imports)
+    assert {"donebell.workers.agents.codex.scan_engine", "orjson", "sqlite3"} <= loaded(full_imports)
     site = loaded(
         subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True).stderr
     )
@@ -125,8 +133,8 @@ def test_role_records_each_runs_mode_in_health(state: StateDir, isolated_env: di
 def test_summary_helpers_mirror_the_engines(tmp_path: Path) -> None:
     """The quick check's index signature and name filter see what the engine sees (the name filter
     may only accept more); file stats and hot days are one shared definition (rollout_files)."""
+    from donebell.workers.agents.codex.discovery import ThreadIndex, is_rollout_name
     from donebell.workers.scanners import remote_root_summary as quick
-    from donebell.workers.scanners.scan_discovery import ThreadIndex, is_rollout_name
 
     make_index(tmp_path / "db", [])
     sig = ThreadIndex(tmp_path / "db").signature()
@@ -138,7 +146,7 @@ def test_summary_helpers_mirror_the_engines(tmp_path: Path) -> None:
 def test_file_signature_is_that_of_regular_files_only(tmp_path: Path) -> None:
     """A regular file has a [dev, ino, size, mtime_ns] signature; a FIFO, a folder or a missing
     path has none (both scanners use this one definition)."""
-    from donebell.workers.scanners.rollout_files import file_sig
+    from donebell.workers.agents.codex.rollout_files import file_sig
 
     regular, fifo, folder = tmp_path / "r.jsonl", tmp_path / "f.jsonl", tmp_path / "d.jsonl"
     regular.write_bytes(b"x\n")
@@ -152,7 +160,7 @@ def test_file_signature_is_that_of_regular_files_only(tmp_path: Path) -> None:
 
 def test_hot_days_cover_utc_and_local_today_and_yesterday_across_dst(tmp_path: Path) -> None:
     """Hot folders are today's and yesterday's dates in UTC and local time, whatever the DST change."""
-    from donebell.workers.scanners.rollout_files import hot_day_folders
+    from donebell.workers.agents.codex.rollout_files import hot_day_folders
 
     saved = os.environ.get("TZ")
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import StateDir
-from donebell.workers.scanners.scan_discovery import hot_day_folders, remap_to_root
+from donebell.workers.agents.codex.discovery import hot_day_folders, remap_to_root
 from support.scanner_kit import (
     IDS,
     append,

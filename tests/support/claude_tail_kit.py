@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from donebell.shared.statedir import StateDir
-from donebell.workers.scanners.claude_tail import ClaudeTail
+from donebell.workers.agents.claude.tail import ClaudeTail
 
 from support.claude_fixtures import events_332
 

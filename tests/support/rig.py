@@ -226,7 +226,7 @@ class Rig:
         saved_env, saved_stdin = dict(os.environ), sys.stdin
         os.environ.update(self.env())
         try:
-            from donebell.workers.hooks.codex import codex_stop
+            from donebell.workers.agents.codex.hook import codex_stop
             from donebell.workers.hooks.context import HookContext
 
             ctx, turns = HookContext("codex-stop"), []

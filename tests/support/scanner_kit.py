@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import StateDir
+from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 from donebell.workers.scanners.rollout_tail import CursorStore
-from donebell.workers.scanners.scan_engine import ScanEngine, ScanOptions
 
 from support.codex_sqlite import create_schema
 

@@ -31,7 +31,8 @@ from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
 from donebell.shared.text.redaction import redact
 from donebell.shared.text.short_id import short_id
-from donebell.workers.delivery.claude_title import claude_title
+from donebell.workers.agents.claude.title import claude_title
+from donebell.workers.agents.codex.title import thread_title
 from donebell.workers.delivery.markdown_text import (
     cut_chars,
     cut_utf8,
@@ -39,7 +40,6 @@ from donebell.workers.delivery.markdown_text import (
     reduce_markdown,
     strip_controls,
 )
-from donebell.workers.delivery.thread_title import thread_title
 
 MESSAGE_MAX_BYTES = 3500
 TITLE_MAX_CHARS = 120

@@ -12,9 +12,9 @@ from typing import Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU
+from donebell.workers.agents.codex.title import thread_title
 from donebell.workers.delivery import payload
 from donebell.workers.delivery.needs_payload import render_needs_you
-from donebell.workers.delivery.thread_title import thread_title
 
 
 def render(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir import StateDir
-from donebell.workers.gate.codex_db_view import PassDatabases
+from donebell.workers.agents.codex.db_view import PassDatabases
 
 if TYPE_CHECKING:  # the remote probe worker passes a plain namespace with the same fields
     from donebell.shared.config.view import SettingsLike
@@ -19,7 +19,7 @@ class GateContext:
     ``cache`` lives for one pass (facts such as "this database is unavailable");
     ``persistent`` lives as long as the process (tail offsets of large rollouts); ``databases``
     lives for one pass and is shared with the second-snapshot contexts, because its answers are
-    only reused while SQLite proves them current (``codex_db_view``). The second fresh snapshot
+    only reused while SQLite proves them current (``workers/agents/codex/db_view.py``). The second fresh snapshot
     before promotion uses a context with an empty ``cache``. Whoever makes the pass's context
     closes it (:meth:`close`).
     """

@@ -29,13 +29,13 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     if ctx.settings.idle_detection_mode == "off":
         return decided("mode-off", Verdict.promote("off", "idle_detection_mode off: every accepted completion is sent"))
     if provider == "codex":
-        from donebell.workers.gate import codex
+        from donebell.workers.agents.codex import gate as codex_gate
 
-        return codex.evaluate(record, ctx)
+        return codex_gate.evaluate(record, ctx)
     if provider == "claude":
-        from donebell.workers.gate import claude
+        from donebell.workers.agents.claude import gate as claude_gate
 
-        return claude.evaluate(record, ctx)
+        return claude_gate.evaluate(record, ctx)
     from donebell.workers.gate.commit import first_seen
 
     if ctx.now < first_seen(record, ctx.now) + ctx.settings.idle_probe_grace_seconds:

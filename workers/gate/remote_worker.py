@@ -39,7 +39,7 @@ from donebell.workers.gate.remote import TITLE_FIELD, to_wire
 
 
 def _title(record: dict[str, Any]) -> str | None:
-    from donebell.workers.delivery.thread_title import lookup_title
+    from donebell.workers.agents.codex.title import lookup_title
 
     try:
         return lookup_title(record)

@@ -4,8 +4,8 @@ A hook runs inside the agent's turn. Whatever happens it prints its documented o
 (``codex-stop``: exactly ``{}``; the others, ``codex-permission`` included: nothing, no decision) and exits 0; a refused payload or an
 internal error becomes one line in the state directory's log. It never sends anything itself
 and never touches the network. The hook path imports the standard library and
-``donebell.shared.{cli,paths,configfile,keys,statedir,records,ingest,codex_meta,liveness}``
-only, and of the standard library not ``typing``, ``pathlib``, ``contextlib`` or
+``donebell.shared.{cli,paths,configfile,keys,statedir,records,ingest,liveness}`` and the agent
+folders' hook modules only, and of the standard library not ``typing``, ``pathlib``, ``contextlib`` or
 ``importlib.util`` (``tests/test_import_cost.py``); see docs/hooks.md.
 """
 
@@ -61,19 +61,19 @@ def main(argv: list[str]) -> int:
     ctx = HookContext(command or "?")
     try:
         if command == "codex-stop":
-            from donebell.workers.hooks.codex import codex_stop
+            from donebell.workers.agents.codex.hook import codex_stop
 
             codex_stop(ctx, argv[1:])
         elif command == "codex-notify":
-            from donebell.workers.hooks.codex import codex_notify
+            from donebell.workers.agents.codex.hook import codex_notify
 
             codex_notify(ctx, argv[1:])
         elif command == "codex-permission":
-            from donebell.workers.hooks.codex import codex_permission
+            from donebell.workers.agents.codex.hook import codex_permission
 
             codex_permission(ctx, argv[1:])
         elif command == "claude":
-            from donebell.workers.hooks.claude import claude
+            from donebell.workers.agents.claude.hook import claude
 
             claude(ctx, argv[1:])
         else:

@@ -310,6 +310,6 @@ def _size(path: str | None) -> int | None:
 
 
 def _claude_session(ctx: HookContext, session_id: str) -> dict[str, Any] | None:
-    from donebell.workers.hooks.claude_session import read_session
+    from donebell.workers.agents.claude.session import read_session
 
     return read_session(ctx.state, session_id)

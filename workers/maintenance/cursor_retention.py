@@ -34,7 +34,7 @@ from donebell.workers.scanners.rollout_tail import Cursor
 DAY = 86400.0
 CURSOR_MAX_AGE_DAYS = 30.0
 LOCAL_FOLDER = "watch/local"
-CLAUDE_FOLDER = "watch/claude"  # Claude transcript cursors (workers/scanners/claude_tail.py): local paths
+CLAUDE_FOLDER = "watch/claude"  # Claude transcript cursors (workers/agents/claude/tail.py): local paths
 REMOTE_FOLDER = "watch/remote"
 _ROOT_HASH = re.compile(r"^[0-9a-f]{32}$")
 

@@ -21,7 +21,7 @@ its first cleanup only when both hold (the start-up gate):
   roots: ``max(30, sent_retention_days)`` days, never by looking at the remote path), see
   :mod:`donebell.workers.maintenance.cursor_retention`;
 * Claude session records (``claude/``) not updated for 30 days whose session has nothing left in
-  ``pending/`` or ``outbox/``, see :mod:`donebell.workers.maintenance.claude_retention`;
+  ``pending/`` or ``outbox/``, see :mod:`donebell.workers.agents.claude.retention`;
 * ``notify.log`` rotated to ``notify.log.1`` (one generation) once it passes 1 MiB.
 
 Every deletion goes through :class:`donebell.shared.statedir.StateDir`.
@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.health import alive, settled
 from donebell.shared.statedir import LOG_MAX_BYTES, now
-from donebell.workers.maintenance.claude_retention import expire_claude_sessions
+from donebell.workers.agents.claude.retention import expire_claude_sessions
 from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.role import PassResult, Role
 

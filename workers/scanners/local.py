@@ -3,12 +3,12 @@ when no hook reported.
 
 ``donebell worker local-scanner [--once] [--debug] [--scan-scope hot|all]``
 
-Each pass runs :class:`~donebell.workers.scanners.scan_engine.ScanEngine` over ``$CODEX_HOME`` with cursors
+Each pass runs :class:`~donebell.workers.agents.codex.scan_engine.ScanEngine` over ``$CODEX_HOME`` with cursors
 in ``watch/local/``. Passes are woken by inotify on the hot folders and the SQLite home
 (:meth:`watch_paths`), and by the heartbeat; every ``watch_scan_seconds`` one of them is a full
 rescan, the source of truth. An idle pass costs a handful of ``stat`` calls: the work follows the
 hot set, never the size of the archive. Claude transcripts are tailed by
-:class:`~donebell.workers.scanners.claude_tail.ClaudeTail` in the same passes (docs/hooks.md).
+:class:`~donebell.workers.agents.claude.tail.ClaudeTail` in the same passes (docs/hooks.md).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 from donebell.shared.paths import claude_config_dir, codex_home, codex_sqlite_home
 from donebell.shared.statedir import now
+from donebell.workers.agents.claude.tail import ClaudeTail
+from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 from donebell.workers.role import PassResult, Role
-from donebell.workers.scanners.claude_tail import ClaudeTail
-from donebell.workers.scanners.scan_engine import ScanEngine, ScanOptions
 
 MIN_PASS_GAP = 0.25  # coalesce bursts of file events (Codex appends many lines per turn)
 

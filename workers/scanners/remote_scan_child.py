@@ -86,7 +86,7 @@ def full_scan(state: StateDir, folder: str, spec: dict[str, Any]) -> dict[str, A
     """Run the scan engine over the root, then leave the summary the next quick run compares with."""
     from pathlib import Path
 
-    from donebell.workers.scanners.scan_engine import ScanEngine, ScanOptions
+    from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 
     at = now()
     engine = ScanEngine(

@@ -31,7 +31,7 @@ from typing import IO, Any
 from donebell.shared.bounded_read import open_regular
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now
-from donebell.workers.scanners.rollout_files import file_sig
+from donebell.workers.agents.codex.rollout_files import file_sig
 
 MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not buffered
 READ_CHUNK = 1 << 20

@@ -7,7 +7,7 @@ Both agents keep their own record of every turn, and that record is the only evi
   resume <thread-id>`` appends the new turn to the same file.
 * Claude Code: the transcript ``$CLAUDE_CONFIG_DIR/projects/<slug>/<session-id>.jsonl``. A turn is
   a prompt (``promptId`` of the main chain's user records); it has ended when the newest
-  recognized event is a completion (:func:`~donebell.shared.turn_status.turn_status`).
+  recognized event is a completion (:func:`~donebell.workers.agents.turn_status.turn_status`).
 
 A turn is started with the agent's own CLI, detached from the wake role (its own session, stdin
 ``/dev/null``, output to a 0600 log in the state directory), in the thread's working directory,
@@ -26,7 +26,7 @@ import subprocess
 from dataclasses import dataclass
 
 from donebell.shared.paths import claude_config_dir_str, codex_home_str
-from donebell.shared.turn_status import turn_status
+from donebell.workers.agents.turn_status import turn_status
 
 #: Thread and session ids are UUIDs; anything else never reaches a glob or an argv.
 _SAFE_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,79}$")

@@ -33,7 +33,8 @@ from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
-from donebell.workers.wake import agents, appserver
+from donebell.workers.agents.codex import appserver
+from donebell.workers.wake import agents
 
 BUSY_WAIT_SECONDS = 30 * 60.0
 RETRY_DELAYS = (2.0, 5.0, 15.0)

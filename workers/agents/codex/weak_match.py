@@ -18,8 +18,8 @@ from typing import Any
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
-from donebell.workers.gate.rollout import Item
-from donebell.workers.gate.rollout_lines import Lifecycle
+from donebell.workers.agents.codex.rollout import Item
+from donebell.workers.agents.codex.rollout_lines import Lifecycle
 
 MERGED = "merged"
 #: Lifecycle events looked at: the nearest is almost always among the last few turns.

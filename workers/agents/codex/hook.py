@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import sys
 
-from donebell.shared.codex_meta import ThreadIdentity
 from donebell.shared.ingest import submit_candidate, submit_suppressed
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
-from donebell.workers.hooks.codex_evidence import classify_thread, codex_homes
+from donebell.workers.agents.codex.hook_evidence import classify_thread, codex_homes
+from donebell.workers.agents.codex.identity import ThreadIdentity
 from donebell.workers.hooks.context import MESSAGE_LIMIT, HookContext
 from donebell.workers.hooks.kick import kick_and_log
 from donebell.workers.hooks.stdin import (

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from donebell.shared import codex_meta
+from donebell.workers.agents.codex import identity
 
 #: Folders kept in the index; beyond this it starts over (only a shortcut: at most 8 per home).
 MAX_FOLDERS = 64
@@ -31,7 +31,7 @@ MAX_FOLDERS = 64
 @dataclass
 class _Folder:
     signature: tuple[int, int, int]
-    known: dict[tuple[str, int], codex_meta.ThreadIdentity] = field(default_factory=dict)
+    known: dict[tuple[str, int], identity.ThreadIdentity] = field(default_factory=dict)
     unsure: list[tuple[str, int]] = field(default_factory=list)  # first line not complete yet
     by_parent: dict[str, dict[str, str]] = field(default_factory=dict)  # parent -> {child: path}
 
@@ -89,7 +89,7 @@ class RolloutIndex:
         for name, ino in names:
             ident = previous.get((name, ino))
             if ident is None:
-                ident = codex_meta.classify_rollout(os.path.join(folder, name))
+                ident = identity.classify_rollout(os.path.join(folder, name))
             self._add(folder, entry, name, ino, ident)
         self._folders[folder] = entry
         return entry
@@ -97,10 +97,10 @@ class RolloutIndex:
     def _retry_unsure(self, folder: str, entry: _Folder) -> None:
         waiting, entry.unsure = entry.unsure, []
         for name, ino in waiting:
-            self._add(folder, entry, name, ino, codex_meta.classify_rollout(os.path.join(folder, name)))
+            self._add(folder, entry, name, ino, identity.classify_rollout(os.path.join(folder, name)))
 
     @staticmethod
-    def _add(folder: str, entry: _Folder, name: str, ino: int, ident: codex_meta.ThreadIdentity) -> None:
+    def _add(folder: str, entry: _Folder, name: str, ino: int, ident: identity.ThreadIdentity) -> None:
         if ident.classification == "unknown":
             entry.unsure.append((name, ino))
             return

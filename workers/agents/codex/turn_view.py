@@ -1,6 +1,6 @@
 """What a rollout tail says about one turn: its completion, anything after it, its markers, stats.
 
-Pure functions over :class:`~donebell.workers.gate.rollout.Tail` items (newest first), so the same
+Pure functions over :class:`~donebell.workers.agents.codex.rollout.Tail` items (newest first), so the same
 summary answers every candidate of a rollout (46 goal-continuation turns cost one scan).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from donebell.workers.gate.rollout import Item, Segment
-from donebell.workers.gate.rollout_lines import Lifecycle
+from donebell.workers.agents.codex.rollout import Item, Segment
+from donebell.workers.agents.codex.rollout_lines import Lifecycle
 
 
 @dataclass

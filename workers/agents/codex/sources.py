@@ -15,11 +15,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import codex_db, codex_meta
 from donebell.shared.paths import codex_home as default_codex_home
-from donebell.workers.gate.codex_db_view import Build, Rows
+from donebell.workers.agents.codex import db as codex_db
+from donebell.workers.agents.codex import identity
+from donebell.workers.agents.codex.db_view import Build, Rows
+from donebell.workers.agents.codex.rollout_index import RolloutIndex
 from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.rollout_index import RolloutIndex
 
 #: Goal statuses that release the root (docs/agent-facts.md, "Codex: which thread is a root"); only "active" holds it.
 GOAL_STATUSES = ("active", "paused", "blocked", "usage_limited", "budget_limited", "complete")
@@ -134,7 +135,7 @@ def _children_by_parent(rows: Rows) -> dict[str, frozenset[str]]:
     """``parent thread id -> its children's ids`` from ``threads (id, source)`` rows."""
     found: dict[str, set[str]] = {}
     for thread_id, source in rows:
-        ident = codex_meta.classify_threads_source(source, thread_id if isinstance(thread_id, str) else None)
+        ident = identity.classify_threads_source(source, thread_id if isinstance(thread_id, str) else None)
         if ident.parent_thread_id and ident.thread_id:
             found.setdefault(ident.parent_thread_id, set()).add(ident.thread_id)
     return {parent: frozenset(kids) for parent, kids in found.items()}
@@ -188,17 +189,17 @@ def children_on_disk(ctx: GateContext, h: Homes, parent: str, since: float) -> d
     return index.children(session_dirs(h.codex_home, since, ctx.now), parent, since)
 
 
-def classify_thread(ctx: GateContext, h: Homes, thread_id: str, rollout: Path | None) -> codex_meta.ThreadIdentity:
+def classify_thread(ctx: GateContext, h: Homes, thread_id: str, rollout: Path | None) -> identity.ThreadIdentity:
     """Root / subagent / unknown from the rollout's first line, then ``threads.source``."""
     if rollout is not None:
-        ident = codex_meta.classify_rollout(rollout)
+        ident = identity.classify_rollout(rollout)
         if ident.classification != "unknown":
             return ident
     row = thread_row(ctx, h, thread_id)
     if row and row[1]:
-        return codex_meta.classify_threads_source(row[1], thread_id)
+        return identity.classify_threads_source(row[1], thread_id)
     why = "no rollout and no thread row" if rollout is None else "rollout first line unreadable, no thread row"
-    return codex_meta.ThreadIdentity("unknown", thread_id, evidence=why)
+    return identity.ThreadIdentity("unknown", thread_id, evidence=why)
 
 
 def summarize_json(value: object, limit: int = 120) -> str:

@@ -17,9 +17,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import codex_db
 from donebell.shared.bounded_read import read_tail
 from donebell.shared.paths import codex_home
+from donebell.workers.agents.codex import db
 
 SESSION_INDEX = "session_index.jsonl"
 SESSION_INDEX_TAIL_BYTES = 1 << 20
@@ -62,15 +62,15 @@ def lookup_title(record: dict[str, Any]) -> str | None:
 
 def _from_sqlite(thread: str, sqlite_home: str | None) -> str | None:
     try:
-        conn = codex_db.open_ro(codex_db.db_path(codex_db.STATE_DB, sqlite_home))
-    except codex_db.CodexDbUnavailable:
+        conn = db.open_ro(db.db_path(db.STATE_DB, sqlite_home))
+    except db.CodexDbUnavailable:
         return None
     try:
         try:
-            rows = codex_db.query(conn, "SELECT name, title FROM threads WHERE id = ?", (thread,))
-        except codex_db.CodexDbUnavailable:  # an older schema without the name column
-            rows = codex_db.query(conn, "SELECT NULL, title FROM threads WHERE id = ?", (thread,))
-    except codex_db.CodexDbUnavailable:
+            rows = db.query(conn, "SELECT name, title FROM threads WHERE id = ?", (thread,))
+        except db.CodexDbUnavailable:  # an older schema without the name column
+            rows = db.query(conn, "SELECT NULL, title FROM threads WHERE id = ?", (thread,))
+    except db.CodexDbUnavailable:
         return None
     finally:
         conn.close()

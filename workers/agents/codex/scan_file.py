@@ -1,6 +1,6 @@
 """One rollout file's share of a scan pass: stat it, tail what changed from its cursor, submit.
 
-:class:`RolloutFileTailer` knows nothing of discovery: :class:`~donebell.workers.scanners.scan_engine.ScanEngine`
+:class:`RolloutFileTailer` knows nothing of discovery: :class:`~donebell.workers.agents.codex.scan_engine.ScanEngine`
 decides which files are watched and hands each one here as a :class:`Watched`. A file whose
 identity/size/mtime equals what was last acted on is not opened; a new (or replaced/truncated)
 file gets a fresh cursor that replays recent turns or starts at the end; every complete line is
@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import IO
 
 import orjson
-from donebell.shared.codex_meta import classify_threads_source, parse_session_meta, read_first_line
 from donebell.shared.statedir import StateDir, StateDirReplaced, now
-from donebell.workers.scanners.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
+from donebell.workers.agents.codex.discovery import thread_id_from_name
+from donebell.workers.agents.codex.identity import classify_threads_source, parse_session_meta, read_first_line
+from donebell.workers.agents.codex.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
 from donebell.workers.scanners.rollout_tail import (
     Cursor,
     CursorStore,
@@ -28,7 +29,6 @@ from donebell.workers.scanners.rollout_tail import (
     line_fingerprint,
     open_rollout,
 )
-from donebell.workers.scanners.scan_discovery import thread_id_from_name
 
 
 @dataclass

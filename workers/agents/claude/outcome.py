@@ -1,7 +1,7 @@
 """What a Claude Code transcript says about its newest prompt: one forward fold, two users.
 
 The SessionEnd hook (``donebell hook claude``) folds the bounded tail of the transcript once; the
-local scanner's Claude tailer (``workers/scanners/claude_tail.py``) folds every complete line as it is
+local scanner's Claude tailer (``workers/agents/claude/tail.py``) folds every complete line as it is
 appended and persists the fold in its cursor. Both then ask :func:`derive` the same question, so
 the two fallbacks of a missed Stop/StopFailure can never disagree (docs/hooks.md, "SessionEnd and
 transcript recovery").
@@ -26,7 +26,7 @@ import os
 from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.keys import transcript_index_key
 from donebell.shared.statedir import InvalidRecord
-from donebell.shared.transcript import TAIL_CAP, marker_of, parse_record
+from donebell.workers.agents.claude.goal_status import TAIL_CAP, marker_of, parse_record
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ def reply_text(path: str, offset: object, limit: int) -> str | None:
 def transcript_index(state: StateDir, path: str) -> dict[str, Any] | None:
     """The local scanner's cursor of ``path`` when it still describes this very file, else None.
 
-    The cursor (``watch/claude/``, workers/scanners/claude_tail.py) doubles as the transcript's index: its
+    The cursor (``watch/claude/``, workers/agents/claude/tail.py) doubles as the transcript's index: its
     fold holds the newest goal marker and the newest prompt's first byte for everything up to its
     ``offset``, so a reader need not look further back than that (docs/hooks.md).
     """

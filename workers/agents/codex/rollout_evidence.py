@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from donebell.shared.codex_meta import classify_session_meta
 from donebell.shared.ingest import Submitted, submit_candidate, submit_suppressed
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.text.redaction import redact, redact_optional
+from donebell.workers.agents.codex.identity import classify_session_meta
 from donebell.workers.scanners.rollout_tail import Cursor
 
 #: Texts Codex itself puts in user-role messages (checked only when no provenance says who wrote it).

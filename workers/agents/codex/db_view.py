@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from donebell.shared import codex_db
+from donebell.workers.agents.codex import db
 
 Rows = list[tuple[object, ...]]
 Build = Callable[[Rows], Any]
@@ -60,8 +60,8 @@ class DbView:
             if key not in self._answers:
                 if len(self._answers) >= ANSWERS_LIMIT:
                     self._answers.clear()
-                self._answers[key] = build(codex_db.query(conn, sql, params))
-        except codex_db.CodexDbUnavailable:
+                self._answers[key] = build(db.query(conn, sql, params))
+        except db.CodexDbUnavailable:
             self.close()  # the next question opens the file anew
             return None
         return self._answers[key]
@@ -71,14 +71,14 @@ class DbView:
         try:
             st = os.stat(self.path)
         except OSError:
-            raise codex_db.CodexDbUnavailable(f"{os.path.basename(self.path)}: missing") from None
+            raise db.CodexDbUnavailable(f"{os.path.basename(self.path)}: missing") from None
         if self._conn is None or (st.st_dev, st.st_ino) != self._identity:
             self.close()
-            self._conn = codex_db.open_ro(self.path)
+            self._conn = db.open_ro(self.path)
             self._identity = (st.st_dev, st.st_ino)
             # The OS caches the file anyway: 256 KiB of SQLite page cache (default 2 MiB) is enough.
-            codex_db.query(self._conn, "PRAGMA cache_size=-256")
-        rows = codex_db.query(self._conn, "PRAGMA data_version")
+            db.query(self._conn, "PRAGMA cache_size=-256")
+        rows = db.query(self._conn, "PRAGMA data_version")
         version = rows[0][0] if rows else None
         if version is None or version != self._version:
             self._answers.clear()

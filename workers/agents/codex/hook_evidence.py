@@ -17,8 +17,8 @@ import os
 import stat
 import time
 
-from donebell.shared import codex_meta
-from donebell.shared.codex_meta import ThreadIdentity
+from donebell.workers.agents.codex import identity
+from donebell.workers.agents.codex.identity import ThreadIdentity
 
 _HEX = frozenset("0123456789abcdef")
 MISMATCH = "rollout belongs to thread"
@@ -82,29 +82,29 @@ def _from_rollout(path: str, thread_id: str | None) -> ThreadIdentity:
             return ThreadIdentity("unknown", evidence="rollout: not a regular file")
     except OSError:
         return ThreadIdentity("unknown", evidence="rollout: not found")
-    found = codex_meta.classify_rollout(path)
+    found = identity.classify_rollout(path)
     if thread_id and found.thread_id and found.thread_id != thread_id:
         return ThreadIdentity("unknown", evidence=f"{MISMATCH} {found.thread_id[:40]}")
     return found
 
 
 def _from_threads_table(sqlite_home: str, thread_id: str) -> tuple[ThreadIdentity, str | None]:
-    from donebell.shared import codex_db  # sqlite3: only when the files said nothing
+    from donebell.workers.agents.codex import db  # sqlite3: only when the files said nothing
 
     try:
-        conn = codex_db.open_ro(codex_db.db_path(codex_db.STATE_DB, sqlite_home))
-    except codex_db.CodexDbUnavailable as exc:
+        conn = db.open_ro(db.db_path(db.STATE_DB, sqlite_home))
+    except db.CodexDbUnavailable as exc:
         return ThreadIdentity("unknown", thread_id, evidence=f"threads: {exc}"), None
     try:
-        rows = codex_db.query(conn, "SELECT source, rollout_path FROM threads WHERE id = ? LIMIT 1", (thread_id,))
-    except codex_db.CodexDbUnavailable as exc:
+        rows = db.query(conn, "SELECT source, rollout_path FROM threads WHERE id = ? LIMIT 1", (thread_id,))
+    except db.CodexDbUnavailable as exc:
         return ThreadIdentity("unknown", thread_id, evidence=f"threads: {exc}"), None
     finally:
         conn.close()
     if not rows:
         return ThreadIdentity("unknown", thread_id, evidence="threads: no row for this thread"), None
     source, rollout = rows[0]
-    return codex_meta.classify_threads_source(source, thread_id), rollout if isinstance(rollout, str) else None
+    return identity.classify_threads_source(source, thread_id), rollout if isinstance(rollout, str) else None
 
 
 def classify_thread(

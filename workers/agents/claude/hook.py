@@ -31,7 +31,8 @@ from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
-from donebell.workers.hooks import claude_outcome, claude_session
+from donebell.workers.agents.claude import outcome as claude_outcome
+from donebell.workers.agents.claude import session as claude_session
 from donebell.workers.hooks.context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
 from donebell.workers.hooks.kick import kick_and_log
 from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field

@@ -27,16 +27,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import codex_db
 from donebell.shared.keys import event_key
-from donebell.workers.gate import ladder, weak_match
-from donebell.workers.gate.codex_sources import Homes, classify_thread, find_rollout, goal_status, homes
+from donebell.workers.agents.codex import db, weak_match
+from donebell.workers.agents.codex.descendants import ChildState, descendants, tails
+from donebell.workers.agents.codex.rollout import Tail
+from donebell.workers.agents.codex.sources import Homes, classify_thread, find_rollout, goal_status, homes
+from donebell.workers.agents.codex.turn_view import TurnView, needs_more, view
+from donebell.workers.gate import ladder
 from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.descendants import ChildState, descendants, tails
 from donebell.workers.gate.ladder import SKIP_REST, Evaluation, Outcome
 from donebell.workers.gate.probe_schedule import attempts_of, capped, unknown_delay
-from donebell.workers.gate.rollout import Tail
-from donebell.workers.gate.turn_view import TurnView, needs_more, view
 from donebell.workers.gate.verdict import Verdict
 
 #: A Stop candidate's task_complete follows the hook by tens of milliseconds: look again soon.
@@ -213,7 +213,7 @@ def check_goal(ev: CodexEvaluation) -> Outcome:
     if not ev.settings.goal_aware:
         return None
     status, evidence = goal_status(ev.ctx, ev.homes, ev.thread_id)
-    for name in (codex_db.GOALS_DB, codex_db.GOALS_DB + "-wal"):
+    for name in (db.GOALS_DB, db.GOALS_DB + "-wal"):
         ev.watch.append(ev.homes.sqlite_home / name)
     if status == "active":
         # Nobody drives a goal whose thread has been silent this long (e.g. `codex exec` exited

@@ -22,8 +22,8 @@ from __future__ import annotations
 from donebell.shared.keys import claude_session_key
 from donebell.shared.records import base, new_receipt
 from donebell.shared.statedir import InvalidRecord, StateDir, now
-from donebell.shared.transcript import newest_goal_marker
-from donebell.workers.hooks.claude_outcome import goal_from_index
+from donebell.workers.agents.claude.goal_status import newest_goal_marker
+from donebell.workers.agents.claude.outcome import goal_from_index
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from donebell.shared.codex_db import STATE_DB, CodexDbUnavailable, open_ro, query
-from donebell.workers.scanners import rollout_files
+from donebell.workers.agents.codex import rollout_files
+from donebell.workers.agents.codex.db import STATE_DB, CodexDbUnavailable, open_ro, query
 
 INDEX_WINDOW_SECONDS = 24 * 3600  # threads updated this recently are watched
 INDEX_ROW_LIMIT = 2000

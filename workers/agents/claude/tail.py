@@ -2,13 +2,12 @@
 
 The local scanner's second engine (docs/hooks.md, "SessionEnd and transcript recovery"). Each
 main-session transcript in the hot set is read from a persisted cursor (``watch/claude/``),
-complete lines only, and folded by :mod:`donebell.workers.hooks.claude_outcome`, the module the
+complete lines only, and folded by :mod:`donebell.workers.agents.claude.outcome`, the module the
 SessionEnd hook uses too. When the fold says the newest prompt is over (a reply, an API error)
 and the transcript has been quiet for ``idle_grace_seconds``, one candidate is submitted under
 the key the Stop/StopFailure hook would have used (``claude`` + session id + prompt id): a prompt a
 hook already reported is left as it is, a hook that reports it later merges into the recovered
-candidate (or is a duplicate once it was promoted). The Claude gate then
-decides it like any other (epochs, goal markers, the quiet window).
+candidate (or is a duplicate once promoted). The Claude gate decides it like any other.
 
 * Hot set: project folders modified within :data:`HOT_SECONDS`, and in them the transcripts
   modified within it. A light pass stats the projects folder, the hot project folders and the
@@ -40,10 +39,11 @@ from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
 from donebell.shared.statedir import StateDir, now
-from donebell.shared.transcript import parse_record
-from donebell.workers.hooks import claude_outcome, claude_session
+from donebell.workers.agents.claude import cursor as claude_cursor
+from donebell.workers.agents.claude import outcome as claude_outcome
+from donebell.workers.agents.claude import session as claude_session
+from donebell.workers.agents.claude.goal_status import parse_record
 from donebell.workers.hooks.context import MESSAGE_LIMIT
-from donebell.workers.scanners import claude_cursor
 from donebell.workers.scanners.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
 
 FOLDER = claude_outcome.INDEX_FOLDER

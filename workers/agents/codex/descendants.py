@@ -23,10 +23,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from donebell.workers.gate.codex_sources import Homes, child_ids, children_on_disk, find_rollout
+from donebell.workers.agents.codex.rollout import Segment, TailCache
+from donebell.workers.agents.codex.rollout_lines import Lifecycle
+from donebell.workers.agents.codex.sources import Homes, child_ids, children_on_disk, find_rollout
 from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.rollout import Segment, TailCache
-from donebell.workers.gate.rollout_lines import Lifecycle
 
 MAX_DEPTH = 8
 MAX_CHILDREN = 256

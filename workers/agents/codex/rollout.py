@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from donebell.shared.bounded_read import NotARegularFile, open_regular
-from donebell.workers.gate.rollout_lines import Fact, Lifecycle, classify_line, names_lifecycle
+from donebell.workers.agents.codex.rollout_lines import Fact, Lifecycle, classify_line, names_lifecycle
 
 CHUNK = 64 << 10
 MAX_LINE = 4 << 20

@@ -6,7 +6,7 @@ file is ``stat``ed, and only a file whose identity/size/mtime differs from what 
 opened. A *full* pass (every ``watch_scan_seconds``) also relists the hot folders, asks the
 thread index when it changed, and, with ``scope="all"``, walks the whole archive once.
 What happens to one file once it is watched (stat, tail from its cursor, submit) is
-:class:`~donebell.workers.scanners.scan_file.RolloutFileTailer`'s; this module decides which files are
+:class:`~donebell.workers.agents.codex.scan_file.RolloutFileTailer`'s; this module decides which files are
 watched and reports on the pass. Nothing here imports pydantic: the remote scanner's one-shot
 child uses this module directly.
 """
@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.statedir import StateDir, now
-from donebell.workers.scanners.rollout_evidence import SourceContext
-from donebell.workers.scanners.rollout_tail import CursorStore
-from donebell.workers.scanners.scan_discovery import (
+from donebell.workers.agents.codex.discovery import (
     HotFolders,
     IndexResult,
     ThreadIndex,
@@ -30,7 +28,9 @@ from donebell.workers.scanners.scan_discovery import (
     remap_to_root,
     walk_all,
 )
-from donebell.workers.scanners.scan_file import RolloutFileTailer, ScanReport, Watched
+from donebell.workers.agents.codex.rollout_evidence import SourceContext
+from donebell.workers.agents.codex.scan_file import RolloutFileTailer, ScanReport, Watched
+from donebell.workers.scanners.rollout_tail import CursorStore
 
 INDEX_MIN_INTERVAL = 2.0  # seconds between thread-index queries triggered by database changes
 INDEX_RECHECK = 600.0  # query an unchanged index at least this often (slides the window)
