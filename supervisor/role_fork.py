@@ -38,6 +38,7 @@ LAZY_IN_PASSES = (
     "donebell.workers.gate.gate_pass",  # the delivery role's gate, on its first candidate
     "donebell.shared.statedir._batch",
     "donebell.shared.statedir._upkeep",
+    "donebell.shared.httpx_without_cli",  # httpx itself, without its CLI (click, pygments)
     "httpx",
     "httpcore",  # httpx imports its transport on the first client
     "h11",

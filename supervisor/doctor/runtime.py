@@ -111,7 +111,7 @@ def _installed_without_a_service() -> bool:
 
 def check_server(settings: model.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
-    import httpx
+    from donebell.shared.httpx_without_cli import httpx
     from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable
     from donebell.workers.delivery.proxy_policy import ProxyRefused, route_for
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import httpx
 from donebell.shared.config.view import SettingsLike
+from donebell.shared.httpx_without_cli import httpx
 from donebell.shared.text import secret_text
 from donebell.shared.version import VERSION
 from donebell.workers.delivery.attempt_deadline import AttemptDeadline

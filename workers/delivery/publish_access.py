@@ -19,8 +19,8 @@ import base64
 import json
 from dataclasses import dataclass
 
-import httpx
 from donebell.shared.config.view import SettingsLike
+from donebell.shared.httpx_without_cli import httpx
 from donebell.workers.delivery.ntfy_client import USER_AGENT, Auth, public_server
 from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, route_for
 from donebell.workers.delivery.refusal_reason import FORBIDDEN, UNAUTHORIZED

@@ -32,8 +32,8 @@ import ssl
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
 from donebell.shared.backoff import doubling
+from donebell.shared.httpx_without_cli import httpx
 
 Verdict = Literal["sent", "retry", "permanent"]
 

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import orjson
 from donebell.shared.backoff import doubling
+from donebell.shared.httpx_without_cli import httpx
 
 LINE_MAX = 64 << 10
 KEEPALIVE_SECONDS = 45.0
