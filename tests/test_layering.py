@@ -114,10 +114,6 @@ ROLES = ("hooks", "scanners", "gate", "delivery", "maintenance", "wake")
 AGENT_FOLDERS = ("donebell.workers.agents.codex", "donebell.workers.agents.claude")
 #: Named exceptions: (role module, agent module) -> why it still imports the agent by name.
 ROLE_AGENT_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("donebell.workers.gate.commit", "donebell.workers.agents.codex.weak_match"): (
-        "a Codex Stop without turn_id is folded into its turn's key when the verdict is committed"
-        " (no other agent has weak keys yet: a Gate.merge capability when one does)"
-    ),
     ("donebell.workers.scanners.local", "donebell.workers.agents.codex.scan_engine"): (
         "the local scanner runs Codex's scan engine; its health fields are the engine's (follow-up:"
         " a Scanning capability)"
