@@ -114,13 +114,6 @@ ROLES = ("hooks", "scanners", "gate", "delivery", "maintenance", "wake")
 AGENT_FOLDERS = ("donebell.workers.agents.codex", "donebell.workers.agents.claude")
 #: Named exceptions: (role module, agent module) -> why it still imports the agent by name.
 ROLE_AGENT_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("donebell.workers.scanners.local", "donebell.workers.agents.codex.scan_engine"): (
-        "the local scanner runs Codex's scan engine; its health fields are the engine's (follow-up:"
-        " a Scanning capability)"
-    ),
-    ("donebell.workers.scanners.local", "donebell.workers.agents.claude.tail"): (
-        "the local scanner runs Claude's transcript tailer beside Codex's engine (same follow-up)"
-    ),
     ("donebell.workers.scanners.remote_scan_child", "donebell.workers.agents.codex.scan_engine"): (
         "a watch root is a Codex home: the remote scanner exists for Codex only"
     ),

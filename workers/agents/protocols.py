@@ -8,6 +8,7 @@ An agent is one module (``workers/agents/<name>/agent.py``) registered by name i
 * :class:`Gate`: the delivery role's gate asks whether a pending candidate of this agent is done;
 * :class:`Titles`: the delivery role names the task in the push; the remote probe worker looks a
   title up where the files live;
+* :class:`Scanning`: the local scanner runs each agent's :class:`LocalScan` (none is fine);
 * :class:`Upkeep`: the maintenance role lets the agent expire what only it writes.
 
 What the roles pass in and get back are their own types (``HookContext``, ``GateContext``,
@@ -21,11 +22,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
+    from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
     from donebell.workers.gate.context import GateContext
     from donebell.workers.gate.verdict import Verdict
     from donebell.workers.hooks.context import HookContext
+    from donebell.workers.role import PassResult
 
 
 class Hooks(Protocol):
@@ -71,6 +75,30 @@ class Titles(Protocol):
         ...
 
 
+class LocalScan(Protocol):
+    """One agent's share of a local-scanner pass: a safety net that reads the agent's own files."""
+
+    def scan(self, full: bool) -> PassResult:
+        """Tail what changed and submit what ended (``full``: the periodic rescan the role schedules)."""
+        ...
+
+    def watch_paths(self) -> list[Path]:
+        """What the role's inotify watches to wake a pass early."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """Fields for the role's health file."""
+        ...
+
+
+class Scanning(Protocol):
+    """The local scanner's part."""
+
+    def local_scan(self, state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+        """The agent's share of each pass (``scope``: ``hot`` or ``all``); None when it is switched off."""
+        ...
+
+
 class Upkeep(Protocol):
     """The maintenance role's part: expire what only this agent writes."""
 
@@ -79,5 +107,5 @@ class Upkeep(Protocol):
         ...
 
 
-class Agent(Hooks, Gate, Titles, Upkeep, Protocol):
+class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Protocol):
     """Everything the roles ask of one agent."""

@@ -18,7 +18,9 @@ from donebell.workers.gate.verdict import Verdict
 from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
 
 if TYPE_CHECKING:
+    from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
+    from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.gate.context import GateContext
     from donebell.workers.hooks.context import HookContext
 
@@ -71,6 +73,10 @@ def task_title(record: dict[str, Any]) -> str | None:
 
 def lookup_title(record: dict[str, Any]) -> str | None:
     return task_title(record)
+
+
+def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+    return None  # the toy has no files worth a safety net: its hook is its only source
 
 
 def expire(state: StateDir, now: float) -> dict[str, int]:

@@ -10,7 +10,9 @@ TYPE_CHECKING = False  # the hook path imports this module: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
+    from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
+    from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.gate.context import GateContext
     from donebell.workers.gate.verdict import Verdict
     from donebell.workers.hooks.context import HookContext
@@ -45,6 +47,13 @@ def task_title(record: dict[str, Any]) -> str | None:
 def lookup_title(record: dict[str, Any]) -> str | None:
     """Claude's title is in the record already: no file to read."""
     return task_title(record)
+
+
+def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+    """Claude's transcript tailer for the local scanner (None when switched off)."""
+    from donebell.workers.agents.claude.local_scan import local_scan as claude_local_scan
+
+    return claude_local_scan(state, settings, scope)
 
 
 def expire(state: StateDir, now: float) -> dict[str, int]:

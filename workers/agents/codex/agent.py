@@ -10,7 +10,9 @@ TYPE_CHECKING = False  # the hook path imports this module: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
+    from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
+    from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.gate.context import GateContext
     from donebell.workers.gate.verdict import Verdict
     from donebell.workers.hooks.context import HookContext
@@ -49,6 +51,13 @@ def lookup_title(record: dict[str, Any]) -> str | None:
     from donebell.workers.agents.codex.title import lookup_title as codex_lookup_title
 
     return codex_lookup_title(record)
+
+
+def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+    """Codex's scan engine over ``$CODEX_HOME`` for the local scanner (None when switched off)."""
+    from donebell.workers.agents.codex.local_scan import local_scan as codex_local_scan
+
+    return codex_local_scan(state, settings, scope)
 
 
 def expire(state: StateDir, now: float) -> dict[str, int]:
