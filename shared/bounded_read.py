@@ -37,6 +37,22 @@ class NotARegularFile(OSError):
     """The path names a FIFO, device, socket or directory: never read as an agent's file."""
 
 
+def file_sig(path: str) -> list[int] | None:
+    """``[dev, ino, size, mtime_ns]`` of a regular file; None if absent or not a regular file.
+
+    The identity every cursor and the remote quick check compare (a replaced file has another
+    inode, a truncated one another size). Any other OSError propagates (the caller decides whether
+    that is an unreadable root).
+    """
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not _S_ISREG(st.st_mode):
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
 def open_regular(path: PathLike) -> int:
     """A read-only descriptor of the regular file at ``path``; raises OSError (or NotARegularFile).
 

@@ -42,6 +42,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.records",
     "donebell.shared.ingest",
     "donebell.workers.agents",  # the agent folders' package docstrings: importing a part loads no other
+    "donebell.workers.agents.registry",  # which agent a hook command names; imports that one agent only
     "donebell.workers.agents.codex",
     "donebell.workers.agents.codex.hook",  # ``hook codex-stop | codex-notify | codex-permission``
     "donebell.workers.agents.codex.hook_evidence",
@@ -57,6 +58,8 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.text.redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
 )
+#: ``donebell.workers.agents.<name>.agent``: each agent's entry module, which the registry imports.
+AGENT_MODULE = ("donebell.workers.agents.", ".agent")
 #: Packages whose every module is on the hook path.
 HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
 
@@ -71,9 +74,11 @@ REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
 
 
 def on_hook_path(module: str) -> bool:
-    """May ``donebell hook …`` import ``module``?"""
-    return module in HOOK_PATH_MODULES or any(
-        module == package or module.startswith(package + ".") for package in HOOK_PATH_PACKAGES
+    """May ``donebell hook …`` import ``module``? (Every agent's ``agent.py``: the registry loads it.)"""
+    return (
+        module in HOOK_PATH_MODULES
+        or any(module == package or module.startswith(package + ".") for package in HOOK_PATH_PACKAGES)
+        or (module.startswith(AGENT_MODULE[0]) and module.endswith(AGENT_MODULE[1]) and module.count(".") == 4)
     )
 
 

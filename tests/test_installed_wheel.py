@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from donebell.supervisor.cli import COMMANDS
 from donebell.workers import role as role_module
-from donebell.workers.hooks import OUTPUT as HOOK_OUTPUT
+from donebell.workers.hooks import commands as hook_commands
 from support.ntfy_standin import NtfyStandin
 from support.source_tree import tracked_copy, tracked_files
 
@@ -258,7 +258,7 @@ def test_every_hook_takes_a_recorded_payload(user: User) -> None:
         "codex-permission": user.run("hook", "codex-permission", stdin=json.dumps(_codex_permission_payload())),
         "claude": user.run("hook", "claude", stdin=_claude_stop_payload()),
     }
-    assert set(runs) == set(HOOK_OUTPUT)  # every hook subcommand there is
+    assert set(runs) == set(hook_commands())  # every hook subcommand there is
     for name, result in runs.items():
         assert result.returncode == 0, (name, result.stderr)
     assert runs["codex-stop"].stdout == "{}\n"  # the documented answer Codex reads

@@ -108,6 +108,73 @@ def test_the_check_sees_upward_and_hidden_imports() -> None:
     ]
 
 
+#: The role folders: agent-neutral, they reach an agent through ``workers/agents/registry.py``.
+ROLES = ("hooks", "scanners", "gate", "delivery", "maintenance", "wake")
+#: The agent folders no role may import by name.
+AGENT_FOLDERS = ("donebell.workers.agents.codex", "donebell.workers.agents.claude")
+#: Named exceptions: (role module, agent module) -> why it still imports the agent by name.
+ROLE_AGENT_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("donebell.workers.scanners.remote_scan_child", "donebell.workers.agents.codex.scan_engine"): (
+        "a watch root is a Codex home: the remote scanner exists for Codex only"
+    ),
+    ("donebell.workers.scanners.remote_root_summary", "donebell.workers.agents.codex.rollout_files"): (
+        "the remote quick check stats Codex's hot folders (remote roots are Codex homes)"
+    ),
+    ("donebell.workers.hooks.needs_you", "donebell.workers.agents.claude.session"): (
+        "the needs-you hook holds both agents' blocking signals; it is being reworked for approvals"
+        " from the phone (issue 28) and moves to the agent folders after that"
+    ),
+    ("donebell.workers.wake.pipeline", "donebell.workers.agents.codex"): (  # its appserver part
+        "the wake role's reply adapters are still its own (issue 28 reworks replies): a Wake capability next"
+    ),
+}
+
+
+def role_agent_imports(module: str, source: str) -> list[str]:
+    """A role module's imports of an agent folder by name, as ``module -> imported`` lines."""
+    found = []
+    for name in sorted(imported_names(source)):
+        if any(name == folder or name.startswith(folder + ".") for folder in AGENT_FOLDERS):
+            if (module, name) not in ROLE_AGENT_EXCEPTIONS:
+                found.append(f"{module} -> {name}")
+    return found
+
+
+def role_modules() -> dict[str, str]:
+    prefixes = tuple(f"donebell.workers.{role}" for role in ROLES)
+    return {
+        module: source
+        for _folder, module, source in all_modules()
+        if any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+    }
+
+
+def test_roles_reach_agents_only_through_the_registry() -> None:
+    """No module of hooks/, scanners/, gate/, delivery/, maintenance/ or wake/ imports
+    ``workers.agents.codex`` or ``workers.agents.claude`` by name (issue 25): they ask
+    ``workers.agents.registry`` for the record's agent, so a new agent is one folder and one line."""
+    modules = role_modules()
+    assert len(modules) > 50  # the walk really found the roles
+    bad = [line for module, source in modules.items() for line in role_agent_imports(module, source)]
+    assert not bad, "roles importing an agent folder by name:\n" + "\n".join(bad)
+    imports = {module: imported_names(source) for module, source in modules.items()}
+    stale = [pair for pair in ROLE_AGENT_EXCEPTIONS if pair[1] not in imports.get(pair[0], set())]
+    assert not stale, f"exceptions no longer needed: {stale}"
+
+
+def test_the_role_check_sees_a_hidden_agent_import() -> None:
+    """A function-level import of an agent's part, or of its package, is caught; the registry is not."""
+    source = (
+        "def f():\n    from donebell.workers.agents.codex.gate import evaluate\n"
+        "import donebell.workers.agents.claude\n"
+        "from donebell.workers.agents.registry import agent\n"
+    )
+    assert role_agent_imports("donebell.workers.gate.x", source) == [
+        "donebell.workers.gate.x -> donebell.workers.agents.claude",
+        "donebell.workers.gate.x -> donebell.workers.agents.codex.gate",
+    ]
+
+
 #: Import circles allowed to stay: none (issue 25). A circle is two modules that each need the
 #: other to load, which makes either one's import order, and so its start-up, depend on the other.
 ALLOWED_CIRCLES: list[set[str]] = []

@@ -146,7 +146,7 @@ def test_summary_helpers_mirror_the_engines(tmp_path: Path) -> None:
 def test_file_signature_is_that_of_regular_files_only(tmp_path: Path) -> None:
     """A regular file has a [dev, ino, size, mtime_ns] signature; a FIFO, a folder or a missing
     path has none (both scanners use this one definition)."""
-    from donebell.workers.agents.codex.rollout_files import file_sig
+    from donebell.shared.bounded_read import file_sig
 
     regular, fifo, folder = tmp_path / "r.jsonl", tmp_path / "f.jsonl", tmp_path / "d.jsonl"
     regular.write_bytes(b"x\n")

@@ -27,6 +27,7 @@ from donebell.workers.delivery.payload import (
     TitleLookup,
     _context_parts,
     _task_title,
+    display_name,
     host_tag,
     project_name,
 )
@@ -43,8 +44,8 @@ HEADLINES = {
 def render_needs_you(record: dict[str, Any], settings: SettingsLike, title_lookup: TitleLookup) -> dict[str, Any]:
     provider = _text(record.get("provider"))
     project = project_name(_text(record.get("cwd")))
-    task_title = _task_title(record, provider, settings, title_lookup)
-    title = task_title or project or ("Claude Code" if provider == "claude" else "Codex")
+    task_title = _task_title(record, settings, title_lookup)
+    title = task_title or project or display_name(record)
     headline = HEADLINES.get(_text(record.get("wants")), HEADLINES["input"])
     tool = _line(_text(record.get("tool")))
     parts = [f"{headline}: {tool}" if tool else headline]

@@ -31,8 +31,7 @@ from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
 from donebell.shared.text.redaction import redact
 from donebell.shared.text.short_id import short_id
-from donebell.workers.agents.claude.title import claude_title
-from donebell.workers.agents.codex.title import thread_title
+from donebell.workers.agents.registry import agent
 from donebell.workers.delivery.markdown_text import (
     cut_chars,
     cut_utf8,
@@ -58,13 +57,19 @@ _CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 TitleLookup = Callable[[dict[str, Any]], str | None]
 
 
+def agent_title(record: dict[str, Any]) -> str | None:
+    """The record's agent's own name for the task (``Titles.task_title``); None for an unknown agent."""
+    found = agent(record.get("provider"))
+    return found.task_title(record) if found is not None else None
+
+
 def render(
-    record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = thread_title
+    record: dict[str, Any], settings: SettingsLike, *, title_lookup: TitleLookup = agent_title
 ) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
     provider = _text(record.get("provider"))
     project = project_name(_text(record.get("cwd")))
-    task_title = _task_title(record, provider, settings, title_lookup)
+    task_title = _task_title(record, settings, title_lookup)
     title = task_title or project or _default_title(record)
     outcome = record.get("outcome")
     api_error = api_error_line(record, settings) if outcome == "failed" else ""
@@ -92,15 +97,11 @@ def render(
     return _fit(payload, body)
 
 
-def _task_title(record: dict[str, Any], provider: str, settings: SettingsLike, title_lookup: TitleLookup) -> str:
+def _task_title(record: dict[str, Any], settings: SettingsLike, title_lookup: TitleLookup) -> str:
     """The agent's own name for the task, with ``include_thread_title`` ("" if off or unknown)."""
     if not settings.include_thread_title:
         return ""
-    if provider == "codex":
-        return _one_line(title_lookup(record) or "")
-    if provider == "claude":
-        return _one_line(claude_title(record) or "")
-    return ""
+    return _one_line(title_lookup(record) or "")
 
 
 def _lead(record: dict[str, Any], outcome: object, api_error: str) -> list[str]:
@@ -201,7 +202,13 @@ def project_name(cwd: str) -> str:
 def _default_title(record: dict[str, Any]) -> str:
     if record.get("test") is True:
         return "donebell test"
-    return "Claude Code" if record.get("provider") == "claude" else "Codex"
+    return display_name(record)
+
+
+def display_name(record: dict[str, Any]) -> str:
+    """The record's agent as a person names it ("Codex" for a record of no known agent, as always)."""
+    found = agent(record.get("provider"))
+    return found.DISPLAY_NAME if found is not None else "Codex"
 
 
 def origin_label(record: dict[str, Any], settings: SettingsLike) -> str:

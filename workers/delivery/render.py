@@ -12,13 +12,12 @@ from typing import Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU
-from donebell.workers.agents.codex.title import thread_title
 from donebell.workers.delivery import payload
 from donebell.workers.delivery.needs_payload import render_needs_you
 
 
 def render(
-    record: dict[str, Any], settings: SettingsLike, *, title_lookup: payload.TitleLookup = thread_title
+    record: dict[str, Any], settings: SettingsLike, *, title_lookup: payload.TitleLookup = payload.agent_title
 ) -> dict[str, Any]:
     """The ntfy publish JSON for ``record`` under ``settings``. Never raises on odd field types."""
     if record.get("notice") == NEEDS_YOU:  # the task waits for the user

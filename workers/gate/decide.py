@@ -4,13 +4,15 @@ Order of checks common to every provider and mode (the provider gates add theirs
 
 1. a known subagent candidate never notifies on its own -> suppressed ``subagent``;
 2. ``idle_detection_mode: off`` promotes every other accepted candidate at once (verdict ``off``);
-3. otherwise the provider gate decides (``codex.evaluate`` / ``claude.evaluate``).
+3. otherwise the record's agent decides (``Gate.evaluate`` of ``workers/agents/<provider>/agent.py``,
+   found through the registry).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from donebell.workers.agents.registry import agent
 from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.ladder import CAPTURED_SUBAGENT, decided
 from donebell.workers.gate.probe_schedule import capped
@@ -28,14 +30,9 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
         return decided(CAPTURED_SUBAGENT, captured)
     if ctx.settings.idle_detection_mode == "off":
         return decided("mode-off", Verdict.promote("off", "idle_detection_mode off: every accepted completion is sent"))
-    if provider == "codex":
-        from donebell.workers.agents.codex import gate as codex_gate
-
-        return codex_gate.evaluate(record, ctx)
-    if provider == "claude":
-        from donebell.workers.agents.claude import gate as claude_gate
-
-        return claude_gate.evaluate(record, ctx)
+    found = agent(provider)
+    if found is not None:
+        return found.evaluate(record, ctx)
     from donebell.workers.gate.commit import first_seen
 
     if ctx.now < first_seen(record, ctx.now) + ctx.settings.idle_probe_grace_seconds:

@@ -39,10 +39,11 @@ from donebell.workers.gate.remote import TITLE_FIELD, to_wire
 
 
 def _title(record: dict[str, Any]) -> str | None:
-    from donebell.workers.agents.codex.title import lookup_title
+    from donebell.workers.agents.registry import agent
 
+    found = agent(record.get("provider"))
     try:
-        return lookup_title(record)
+        return found.lookup_title(record) if found is not None else None
     except Exception:  # noqa: BLE001 - a title is decoration: never a reason to fail the probe
         return None
 

@@ -15,6 +15,7 @@ import os
 import sys
 
 from donebell.shared.process import hook_signals
+from donebell.workers.agents.registry import hook_target, names
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.stdin import PayloadError
 
@@ -22,9 +23,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
 
-#: What each hook prints on stdout, always (Codex treats ``{}`` as "no decision").
-#: ``codex-permission`` prints nothing: Codex's "no decision", its own approval path goes on.
-OUTPUT = {"codex-stop": "{}\n", "codex-notify": "", "codex-permission": "", "claude": ""}
 USAGE = (
     "usage: donebell hook codex-stop|codex-notify|codex-permission|claude"
     " (payload on stdin, or as the last argument for codex-notify)\n"
@@ -48,11 +46,14 @@ _HELP_WORDS = ("-h", "--help", "help")
 
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
-    if command in _HELP_WORDS or (command in OUTPUT and argv[1:] in (["-h"], ["--help"])):
+    # ``<agent>[-<event>]``: the registry imports that one agent's module, nothing else.
+    agent, event = hook_target(command)
+    known = agent is not None and event in agent.HOOK_OUTPUT
+    if command in _HELP_WORDS or (known and argv[1:] in (["-h"], ["--help"])):
         sys.stdout.write(HELP)  # before HookContext: help creates no state directory and logs nothing
         _release_signals_quietly()
         return 0
-    if command not in OUTPUT and _typed_at_a_terminal():
+    if not known and _typed_at_a_terminal():
         # A person's typo: a usage error like every other verb's, without touching the state
         # directory. An agent never gets 2 (see below): its stdin is a pipe, never a terminal.
         sys.stderr.write(f"donebell hook: unknown hook '{command}'\n{USAGE}" if command else USAGE)
@@ -60,22 +61,8 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     ctx = HookContext(command or "?")
     try:
-        if command == "codex-stop":
-            from donebell.workers.agents.codex.hook import codex_stop
-
-            codex_stop(ctx, argv[1:])
-        elif command == "codex-notify":
-            from donebell.workers.agents.codex.hook import codex_notify
-
-            codex_notify(ctx, argv[1:])
-        elif command == "codex-permission":
-            from donebell.workers.agents.codex.hook import codex_permission
-
-            codex_permission(ctx, argv[1:])
-        elif command == "claude":
-            from donebell.workers.agents.claude.hook import claude
-
-            claude(ctx, argv[1:])
+        if agent is not None and known:
+            agent.hook(event, ctx, argv[1:])
         else:
             # An agent calling a name this version does not know (a hand-edited hooks file): exit 0
             # all the same, since Claude Code reads exit 2 from a Stop hook as "keep going" and the
@@ -89,9 +76,21 @@ def main(argv: list[str]) -> int:
             "error", "hook internal error", error=f"{type(exc).__name__}: {exc}"[:300], at=_where(exc.__traceback__)
         )
     finally:
-        _emit(OUTPUT.get(command, ""))
+        # What the agent expects on stdout, always (Codex reads ``{}`` from its Stop hook as "no
+        # decision"); nothing for a command no agent knows.
+        _emit(agent.HOOK_OUTPUT.get(event, "") if agent is not None else "")
         _release_signals(ctx)
     return 0
+
+
+def commands() -> dict[str, str]:
+    """Every hook command of every registered agent -> what it prints (loads every agent's module)."""
+    found = {}
+    for name in names():
+        agent = hook_target(name)[0]
+        for event, output in agent.HOOK_OUTPUT.items() if agent is not None else ():
+            found[f"{name}-{event}" if event else name] = output
+    return found
 
 
 def _typed_at_a_terminal() -> bool:

@@ -21,7 +21,7 @@ its first cleanup only when both hold (the start-up gate):
   roots: ``max(30, sent_retention_days)`` days, never by looking at the remote path), see
   :mod:`donebell.workers.maintenance.cursor_retention`;
 * Claude session records (``claude/``) not updated for 30 days whose session has nothing left in
-  ``pending/`` or ``outbox/``, see :mod:`donebell.workers.agents.claude.retention`;
+  ``pending/`` or ``outbox/``, see ``workers/agents/claude/retention.py`` (each agent's ``Upkeep.expire``);
 * ``notify.log`` rotated to ``notify.log.1`` (one generation) once it passes 1 MiB.
 
 Every deletion goes through :class:`donebell.shared.statedir.StateDir`.
@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.health import alive, settled
 from donebell.shared.statedir import LOG_MAX_BYTES, now
-from donebell.workers.agents.claude.retention import expire_claude_sessions
+from donebell.workers.agents.registry import agent, names
 from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.role import PassResult, Role
 
@@ -125,7 +125,10 @@ class MaintenanceRole(Role):
             keep = max(s.sent_retention_days * DAY, s.wake_ticket_ttl_seconds) + DAY
             counters["expired_wakes"] = self.state.wake_queue().expire(at - keep)
         counters.update(CursorRetention(self.state, at, s.sent_retention_days).run())
-        counters.update(expire_claude_sessions(self.state, at))
+        for name in names():  # what only an agent writes (Claude's session records)
+            found = agent(name)
+            if found is not None:
+                counters.update(found.expire(self.state, at))
         rotated = self.state.log_size() > LOG_MAX_BYTES
         if rotated:
             self.state.rotate_log()

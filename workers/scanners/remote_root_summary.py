@@ -18,7 +18,8 @@ that is missing, corrupt, from another spec or older than :data:`FULL_SCAN_MAX_A
 net), or a last full scan that hit an error or a locked/corrupt index.
 
 Standard library and StateDir only: this module is imported before anything heavy. The file
-stat and the hot folders come from :mod:`donebell.workers.agents.codex.rollout_files`, shared with the engine;
+stat (:func:`~donebell.shared.bounded_read.file_sig`) and the hot folders
+(:mod:`donebell.workers.agents.codex.rollout_files`) are shared with the engine;
 ``index_signature`` and ``maybe_rollout`` mirror ``ThreadIndex.signature`` and
 ``is_rollout_name`` (``tests/test_remote_scanner.py`` pins those two equivalences).
 """
@@ -27,8 +28,9 @@ from __future__ import annotations
 
 import os
 
+from donebell.shared.bounded_read import file_sig
 from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.workers.agents.codex.rollout_files import file_sig, hot_day_folders
+from donebell.workers.agents.codex.rollout_files import hot_day_folders
 
 TYPE_CHECKING = False  # typing is not imported at run time: annotations only
 if TYPE_CHECKING:

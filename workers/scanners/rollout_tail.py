@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from donebell.shared.bounded_read import open_regular
+from donebell.shared.bounded_read import file_sig, open_regular
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now
-from donebell.workers.agents.codex.rollout_files import file_sig
 
 MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not buffered
 READ_CHUNK = 1 << 20

@@ -23,9 +23,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.workers.agents.codex import db
+
+if TYPE_CHECKING:
+    from donebell.workers.gate.context import GateContext
 
 Rows = list[tuple[object, ...]]
 Build = Callable[[Rows], Any]
@@ -113,3 +116,15 @@ class PassDatabases:
         for view in self._views.values():
             view.close()
         self._views.clear()
+
+
+#: The gate context's name for this pass's databases (``GateContext.pass_resources``).
+PASS_RESOURCE = "codex-databases"
+
+
+def pass_databases(ctx: GateContext) -> PassDatabases:
+    """The pass's databases: made on first use, shared with its second-snapshot contexts."""
+    found = ctx.pass_resources.get(PASS_RESOURCE)
+    if not isinstance(found, PassDatabases):
+        found = ctx.pass_resources[PASS_RESOURCE] = PassDatabases()
+    return found

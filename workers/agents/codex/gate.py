@@ -38,6 +38,7 @@ from donebell.workers.gate.context import GateContext
 from donebell.workers.gate.ladder import SKIP_REST, Evaluation, Outcome
 from donebell.workers.gate.probe_schedule import attempts_of, capped, unknown_delay
 from donebell.workers.gate.verdict import Verdict
+from donebell.workers.gate.weak_merge import MERGED
 
 #: A Stop candidate's task_complete follows the hook by tens of milliseconds: look again soon.
 COMPLETION_RETRY_SECONDS = 0.25
@@ -136,7 +137,7 @@ def _merge_weak_turn(ev: CodexEvaluation, thread_id: str) -> Verdict | None:
         return None
     key = event_key("codex", thread_id, turn.turn_id)
     return Verdict.suppress(
-        weak_match.MERGED,
+        MERGED,
         f"no turn_id: matched to turn {turn.turn_id} ({turn.kind} nearest the capture); merged into {key}",
         fields={"turn_id": turn.turn_id, "merged_into": key},
     )

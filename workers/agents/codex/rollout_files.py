@@ -1,26 +1,12 @@
-"""Where Codex writes new rollouts and how a rollout file's identity is taken: one definition for
-the scan engine and the remote quick check (which must stay standard-library-only and cheap).
+"""Where Codex writes new rollouts: one definition for the scan engine and the remote quick check
+(which must stay standard-library-only and cheap). A file's identity is
+:func:`~donebell.shared.bounded_read.file_sig`, the same for every agent's files.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from datetime import UTC, datetime, timedelta
-
-
-def file_sig(path: str) -> list[int] | None:
-    """``[dev, ino, size, mtime_ns]`` of a regular file; None if absent or not a regular file.
-
-    Any other OSError propagates (the caller decides whether that is an unreadable root).
-    """
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def hot_day_folders(codex_home: str, at: float) -> list[str]:

@@ -2,7 +2,7 @@
 
 Everything is read-only (``shared.codex_db``: ``mode=ro`` + ``query_only``) and tolerant: a
 missing, locked or foreign-schema database yields "unavailable", never an exception, and never
-"busy" by itself. Answers come from the pass's database views (``GateContext.databases``), reused
+"busy" by itself. Answers come from the pass's database views (``GateContext.pass_resources``), reused
 only while nothing was committed since; "unavailable" is remembered in ``GateContext.cache``.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from donebell.shared.paths import codex_home as default_codex_home
 from donebell.workers.agents.codex import db as codex_db
 from donebell.workers.agents.codex import identity
-from donebell.workers.agents.codex.db_view import Build, Rows
+from donebell.workers.agents.codex.db_view import Build, Rows, pass_databases
 from donebell.workers.agents.codex.rollout_index import RolloutIndex
 from donebell.workers.gate.context import GateContext
 
@@ -75,7 +75,7 @@ def _db_query(
     path = os.path.join(h.sqlite_home, db)
     if ("db-unavailable", path) in ctx.cache:
         return None
-    answer = ctx.databases.view(path).answer(sql, params, build)
+    answer = pass_databases(ctx).view(path).answer(sql, params, build)
     if answer is None:
         ctx.cache[("db-unavailable", path)] = True
     return answer

@@ -1,0 +1,63 @@
+"""Claude Code as the roles see it: :class:`~donebell.workers.agents.protocols.Agent`, by module.
+
+Each capability imports its part of this folder on first use, so the hook path (``donebell hook
+claude``) loads the hook's modules only.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # the hook path imports this module: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from donebell.shared.config.view import SettingsLike
+    from donebell.shared.statedir import StateDir
+    from donebell.workers.agents.protocols import LocalScan
+    from donebell.workers.gate.context import GateContext
+    from donebell.workers.gate.verdict import Verdict
+    from donebell.workers.hooks.context import HookContext
+
+NAME = "claude"
+DISPLAY_NAME = "Claude Code"
+#: One command for every Claude hook event (the event is in the payload); it prints nothing.
+HOOK_OUTPUT = {"": ""}
+
+
+def hook(event: str, ctx: HookContext, args: list[str]) -> None:
+    """``donebell hook claude``: Stop, SubagentStop, SessionStart/End, PermissionRequest, Notification…"""
+    from donebell.workers.agents.claude.hook import claude
+
+    claude(ctx, args)
+
+
+def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
+    """The Claude gate (prompt epochs, goal markers, the transcript's turn status, the quiet window)."""
+    from donebell.workers.agents.claude.gate import evaluate as claude_evaluate
+
+    return claude_evaluate(record, ctx)
+
+
+def task_title(record: dict[str, Any]) -> str | None:
+    """The session's title as the hook recorded it."""
+    from donebell.workers.agents.claude.title import claude_title
+
+    return claude_title(record)
+
+
+def lookup_title(record: dict[str, Any]) -> str | None:
+    """Claude's title is in the record already: no file to read."""
+    return task_title(record)
+
+
+def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+    """Claude's transcript tailer for the local scanner (None when switched off)."""
+    from donebell.workers.agents.claude.local_scan import local_scan as claude_local_scan
+
+    return claude_local_scan(state, settings, scope)
+
+
+def expire(state: StateDir, now: float) -> dict[str, int]:
+    """Claude session records (``claude/``) nothing pending needs any more."""
+    from donebell.workers.agents.claude.retention import expire_claude_sessions
+
+    return expire_claude_sessions(state, now)

@@ -1,0 +1,65 @@
+"""OpenAI Codex as the roles see it: :class:`~donebell.workers.agents.protocols.Agent`, by module.
+
+Each capability imports its part of this folder on first use, so the hook path (``donebell hook
+codex-stop``) loads the hook's modules only and the maintenance role none at all.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # the hook path imports this module: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from donebell.shared.config.view import SettingsLike
+    from donebell.shared.statedir import StateDir
+    from donebell.workers.agents.protocols import LocalScan
+    from donebell.workers.gate.context import GateContext
+    from donebell.workers.gate.verdict import Verdict
+    from donebell.workers.hooks.context import HookContext
+
+NAME = "codex"
+DISPLAY_NAME = "Codex"
+#: ``stop``: Codex reads the Stop hook's stdout as its decision, and ``{}`` is "no decision";
+#: ``notify`` (the notify program) and ``permission`` (PermissionRequest: no decision) print nothing.
+HOOK_OUTPUT = {"stop": "{}\n", "notify": "", "permission": ""}
+
+
+def hook(event: str, ctx: HookContext, args: list[str]) -> None:
+    """``donebell hook codex-stop | codex-notify | codex-permission``."""
+    from donebell.workers.agents.codex import hook as codex_hook
+
+    run = {"stop": codex_hook.codex_stop, "notify": codex_hook.codex_notify, "permission": codex_hook.codex_permission}
+    run[event](ctx, args)
+
+
+def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
+    """The Codex gate (root or child, completion, goals, descendants, the quiet window)."""
+    from donebell.workers.agents.codex.gate import evaluate as codex_evaluate
+
+    return codex_evaluate(record, ctx)
+
+
+def task_title(record: dict[str, Any]) -> str | None:
+    """The thread's title (SQLite, then ``session_index.jsonl``); a remote root's from the record."""
+    from donebell.workers.agents.codex.title import thread_title
+
+    return thread_title(record)
+
+
+def lookup_title(record: dict[str, Any]) -> str | None:
+    """The thread's title read from the files where they live (the remote probe worker)."""
+    from donebell.workers.agents.codex.title import lookup_title as codex_lookup_title
+
+    return codex_lookup_title(record)
+
+
+def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+    """Codex's scan engine over ``$CODEX_HOME`` for the local scanner (None when switched off)."""
+    from donebell.workers.agents.codex.local_scan import local_scan as codex_local_scan
+
+    return codex_local_scan(state, settings, scope)
+
+
+def expire(state: StateDir, now: float) -> dict[str, int]:
+    """Nothing: Codex's cursors are the scanners' (``workers/maintenance/cursor_retention.py``)."""
+    return {}

@@ -1,0 +1,111 @@
+"""The small interfaces the roles call on an agent: one ``Protocol`` per capability.
+
+An agent is one module (``workers/agents/<name>/agent.py``) registered by name in
+:mod:`~donebell.workers.agents.registry`; the module itself implements every Protocol below
+(mypy checks a module against a Protocol like any object). Each capability is what one role asks:
+
+* :class:`Hooks`: the hook role (``donebell hook <agent>[-<event>]``) hands it the invocation;
+* :class:`Gate`: the delivery role's gate asks whether a pending candidate of this agent is done;
+* :class:`Titles`: the delivery role names the task in the push; the remote probe worker looks a
+  title up where the files live;
+* :class:`Scanning`: the local scanner runs each agent's :class:`LocalScan` (none is fine);
+* :class:`Upkeep`: the maintenance role lets the agent expire what only it writes.
+
+What the roles pass in and get back are their own types (``HookContext``, ``GateContext``,
+``Verdict``, the settings view): an agent imports the roles' types, a role never imports an agent
+by name (``tests/test_layering.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from donebell.shared.config.view import SettingsLike
+    from donebell.shared.statedir import StateDir
+    from donebell.workers.gate.context import GateContext
+    from donebell.workers.gate.verdict import Verdict
+    from donebell.workers.hooks.context import HookContext
+    from donebell.workers.role import PassResult
+
+
+class Hooks(Protocol):
+    """``donebell hook <NAME>`` and ``donebell hook <NAME>-<event>``."""
+
+    @property
+    def NAME(self) -> str:  # a module constant where an agent defines it, hence the case
+        """The agent's name: its records' ``provider`` and its hook command's prefix."""
+        ...
+
+    @property
+    def HOOK_OUTPUT(self) -> Mapping[str, str]:
+        """event -> what the hook prints on stdout, always ("" is the bare ``donebell hook <NAME>``)."""
+        ...
+
+    def hook(self, event: str, ctx: HookContext, args: list[str]) -> None:
+        """Record the agent's signal (payload on stdin or in ``args``); raise ``PayloadError`` to refuse it."""
+        ...
+
+
+class Gate(Protocol):
+    """The agent's evidence that a pending candidate's task is truly done."""
+
+    def evaluate(self, record: dict[str, Any], ctx: GateContext) -> Verdict:
+        """Decide one pending candidate of this agent now (wait, promote, suppress or remove)."""
+        ...
+
+
+class Titles(Protocol):
+    """How the push names the agent and the task."""
+
+    @property
+    def DISPLAY_NAME(self) -> str:
+        """The agent's name as a person reads it ("Codex"): the push title when nothing better is known."""
+        ...
+
+    def task_title(self, record: dict[str, Any]) -> str | None:
+        """The agent's own name for the task at send time; never opens a remote root's files."""
+        ...
+
+    def lookup_title(self, record: dict[str, Any]) -> str | None:
+        """The title read from the agent's files, where they live (the remote probe worker)."""
+        ...
+
+
+class LocalScan(Protocol):
+    """One agent's share of a local-scanner pass: a safety net that reads the agent's own files."""
+
+    def scan(self, full: bool) -> PassResult:
+        """Tail what changed and submit what ended (``full``: the periodic rescan the role schedules)."""
+        ...
+
+    def watch_paths(self) -> list[Path]:
+        """What the role's inotify watches to wake a pass early."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """Fields for the role's health file."""
+        ...
+
+
+class Scanning(Protocol):
+    """The local scanner's part."""
+
+    def local_scan(self, state: StateDir, settings: SettingsLike, scope: str) -> LocalScan | None:
+        """The agent's share of each pass (``scope``: ``hot`` or ``all``); None when it is switched off."""
+        ...
+
+
+class Upkeep(Protocol):
+    """The maintenance role's part: expire what only this agent writes."""
+
+    def expire(self, state: StateDir, now: float) -> dict[str, int]:
+        """Remove the agent's own records nothing needs any more: counters for the role's log."""
+        ...
+
+
+class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Protocol):
+    """Everything the roles ask of one agent."""

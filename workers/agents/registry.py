@@ -1,0 +1,50 @@
+"""Which agents donebell knows, by name, and the one way a role reaches one.
+
+Adding an agent is one folder, ``workers/agents/<name>/``, whose ``agent.py`` implements
+:class:`~donebell.workers.agents.protocols.Agent`, plus its one line in :data:`AGENTS`
+(docs/design.md, "Adding an agent"). A role asks :func:`agent` with a record's ``provider`` or a
+hook command's prefix and never imports an agent's folder by name (``tests/test_layering.py``).
+
+Lean: the hook path imports this module, so nothing here loads ``typing`` or ``importlib`` at run
+time, and an agent's module is imported on first use only: ``donebell hook claude`` never loads
+Codex's code.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from donebell.workers.agents.protocols import Agent
+
+#: name (the records' ``provider``, the hook command's prefix) -> the module implementing it.
+AGENTS: dict[str, str] = {
+    "codex": "donebell.workers.agents.codex.agent",
+    "claude": "donebell.workers.agents.claude.agent",
+}
+
+
+def agent(name: object) -> Agent | None:
+    """The agent registered as ``name`` (its module, imported on first use), or ``None``."""
+    path = AGENTS.get(name) if isinstance(name, str) else None
+    if path is None:
+        return None
+    module: Any = __import__(path, fromlist=("NAME",))  # the builtin: importlib costs start-up
+    found: Agent = module
+    return found
+
+
+def names() -> tuple[str, ...]:
+    """Every registered agent, in registration order."""
+    return tuple(AGENTS)
+
+
+def hook_target(command: str) -> tuple[Agent | None, str]:
+    """``codex-stop`` -> (the Codex agent, ``"stop"``); ``claude`` -> (the Claude agent, ``""``).
+
+    ``(None, …)`` for a prefix no agent is registered under; whether the agent knows the event
+    is its :attr:`~donebell.workers.agents.protocols.Hooks.HOOK_OUTPUT`'s to say.
+    """
+    name, _, event = command.partition("-")
+    return agent(name), event
