@@ -62,7 +62,7 @@ class ClaudeEvaluation(Evaluation):
         self.session_id = ""
         self.prompt_id = ""
         self.sources = set(record.get("sources") or [record.get("source")])
-        self.stopped_at = float(record.get("updated_at") or record.get("created_at") or ctx.now)
+        self.stopped_at = stop_moment(record, ctx.now)
         self.view: TranscriptView | None = None
         self.goal: str | None = None  # "met" | "failed" | "active-orphaned" from the goal markers
 
@@ -108,6 +108,25 @@ class ClaudeEvaluation(Evaluation):
         """Seconds since the latest Stop, or since the transcript last changed if that is later."""
         changed = self.view.mtime if self.view is not None else self.stopped_at
         return self.now - max(self.stopped_at, changed)
+
+
+#: A hook's ``signal_at`` older than its record's last update by more than this belongs to an
+#: earlier signal (another source updated the record since): the update time counts instead.
+SIGNAL_TO_WRITE_SECONDS = 1.0
+
+
+def stop_moment(record: dict[str, Any], default: float) -> float:
+    """When the latest Stop happened: the moment Claude ran the hook (``signal_at``, the hook
+    process's start) when the record's last update was that hook's write, else the update time.
+    The hook writes ~15-25 ms after it starts (interpreter and imports), and the transcript's
+    last write comes in between, so counting the settle from the write put the whole start-up
+    after every quiet window (docs/benchmarks.md, end-to-end latency)."""
+    updated = record.get("updated_at") or record.get("created_at")
+    written = float(updated) if isinstance(updated, (int, float)) else default
+    signal_at = record.get("signal_at")
+    if isinstance(signal_at, (int, float)) and 0.0 <= written - signal_at <= SIGNAL_TO_WRITE_SECONDS:
+        return float(signal_at)
+    return written
 
 
 # --- the checks, in ladder order -------------------------------------------------------------

@@ -29,6 +29,7 @@ import sys
 
 from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
+from donebell.shared.process.liveness import own_start_time
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
 from donebell.workers.agents.claude import outcome as claude_outcome
@@ -273,6 +274,7 @@ def _ingest(
         last_message=ctx.excerpt(last),
         has_final_message=last is not None,
         origin=ctx.origin,
+        signal_at=own_start_time(),  # when Claude ran the hook: the gate's settle counts from there
         **extra,
     )
     result: str = submit_candidate(state, candidate, refresh=refresh)
