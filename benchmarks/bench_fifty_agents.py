@@ -54,6 +54,10 @@ TASKS = int(os.environ.get("DONEBELL_BENCH_FIFTY_TASKS", "50"))
 GRACE = float(os.environ.get("DONEBELL_BENCH_FIFTY_GRACE", "1.0"))
 WITHIN = 1.0  # seconds over which the tasks end
 AFTER = 6.0  # seconds to wait after the last notification for a duplicate
+#: The gate's waits are capped as a user's are (the defaults), not at the tests' 0.5 s: with a
+#: 1 s quiet window that cap made every candidate be judged (and rewritten) once more mid-window,
+#: work no installed service does.
+GATE_DEFAULTS = {"unknown_retry_max_seconds": 60.0, "idle_probe_grace_seconds": 120.0, "retry_max_seconds": 900.0}
 
 
 def tree_cpu(root: int) -> float:
@@ -95,7 +99,7 @@ def measure(tmp: Path) -> dict[str, Any]:
     command, installed = hook_command(tmp)
     with NtfyStandin(request_limit=NTFY_REQUEST_LIMIT) as srv:
         topic = f"fifty-{secrets.token_hex(4)}"
-        rig = Rig(tmp / "rig", ExecSpawner(tmp / "spawn"), srv.url, topic, idle_grace_seconds=GRACE)
+        rig = Rig(tmp / "rig", ExecSpawner(tmp / "spawn"), srv.url, topic, idle_grace_seconds=GRACE, **GATE_DEFAULTS)
         rig.extra_env.pop("DONEBELL_KICK_COMMAND", None)  # as installed: the hooks' kick is on
         svc = Service(rig, tmp / "service.log")
         try:
