@@ -39,9 +39,6 @@ IDLE_HORIZON_SECONDS = 30.0
 PASS_BUDGET_SECONDS = 5.0
 #: Minimum gap between passes: caps a wake-up loop (a pass whose own writes wake the next one).
 MIN_PASS_GAP_SECONDS = 0.025
-#: The gap before a pass the last one scheduled (a quiet window's end): it waits for that time,
-#: not the whole gap, and never less than this (a gate asking again and again cannot spin).
-MIN_TIMED_GAP_SECONDS = 0.005
 #: Consecutive passes that may see unexplained new records before they stop forcing a re-pass.
 UNSEEN_PASSES_MAX = 20
 
@@ -75,6 +72,7 @@ class DeliveryRole(Role):
         self._gate_remote: list[dict[str, Any]] = []  # the gate's remote-root probe workers (docs/gate.md)
         self._last_pass_end = 0.0
         self._timer_at: float | None = None  # monotonic time the last pass asked to be woken at
+        self._gap_skipped = False
         self._unseen_streak = 0
         self._health: dict[str, Any] = {}
 
@@ -137,16 +135,12 @@ class DeliveryRole(Role):
     # --- one pass ------------------------------------------------------------------------
 
     def run_pass(self) -> PassResult:
-        clock = time.monotonic()
-        since = clock - self._last_pass_end
-        gap = MIN_PASS_GAP_SECONDS - since
-        if self._timer_at is not None:
-            # A pass the last one scheduled (a quiet window's end) is no wake-up loop: it runs at
-            # that time, even when the pass's own writes woke the role earlier. With fifty quiet
-            # windows ending 20 ms apart, the whole gap after each self-wake put every second
-            # notification 25-40 ms late (benchmarks/bench_fifty_agents.py).
-            gap = min(gap, max(self._timer_at - clock, MIN_TIMED_GAP_SECONDS - since))
-        if gap > 0:
+        gap = MIN_PASS_GAP_SECONDS - (time.monotonic() - self._last_pass_end)
+        # A pass at the time the last one scheduled (a quiet window's end) is no wake-up loop:
+        # the gap would only delay the notification. Skipped once in a row, so it still caps a loop.
+        timed = self._timer_at is not None and time.monotonic() >= self._timer_at and not self._gap_skipped
+        self._gap_skipped = gap > 0 and timed
+        if gap > 0 and not timed:
             time.sleep(gap)
         self._timer_at = None
         try:
