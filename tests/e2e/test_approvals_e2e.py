@@ -1,0 +1,171 @@
+"""Approvals with the real CLIs (issue 28 items 2 and 4), on both agent sets.
+
+What every scenario here stands on, checked on the real programs first: a real permission prompt
+of each CLI reaches donebell's installed PermissionRequest hook, and a decision printed by a hook
+(in the exact shape donebell prints, docs/approvals.md) is obeyed: allow runs the call, deny does
+not, and for Codex 0.171 one field too many makes it fail closed (the call does not run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import npm_clis
+from support.fake_messages import FakeMessages
+from support.fake_responses import FakeResponses
+
+from e2e import approval_agents as aa
+from e2e.agent_proc import start_agent
+from e2e.harness import ClaudeHome, CodexHome
+from e2e.product import Product
+from e2e.product_scenarios import claude_product, codex_product, log_entries
+from e2e.recorder import Recorder
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
+
+
+def _tags(messages: list[dict[str, Any]]) -> list[str]:
+    return sorted((m.get("tags") or [""])[0] for m in messages)
+
+
+def _one_needs_you_and_done(product: Product) -> list[dict[str, Any]]:
+    got = product.expect_matching(2, deadline=40)
+    assert _tags(got) == ["raising_hand", "white_check_mark"], got
+    return got
+
+
+# ---- Codex: exec --approve-for-me, an escalated call ---------------------------------------
+
+#: What Codex 0.171 does with each printed shape (measured): "runs" = allowed; "hook-deny" =
+#: ``Rejected(<message>)`` without any review; "review" = the hook's output is not taken (invalid,
+#: or a reserved field present: "fail closed") and Codex's own approval path decides, which with
+#: the scripted model declines. None of the refused shapes turns into an allow.
+CODEX_SHAPES: dict[str, tuple[Any, str]] = {
+    "allow": (aa.ALLOW, "runs"),
+    "allow+message": (aa.decision("allow", message="from the phone"), "runs"),
+    "allow+interrupt-false": (aa.decision("allow", interrupt=False), "runs"),
+    "allow+top-level-systemMessage": ({**aa.ALLOW, "systemMessage": "from the phone"}, "runs"),
+    "deny+message": (aa.DENY, "hook-deny"),
+    "deny": (aa.decision("deny"), "hook-deny"),
+    "allow+interrupt-true": (aa.decision("allow", interrupt=True), "review"),
+    "allow+updatedInput": (aa.decision("allow", updatedInput={"command": aa.COMMAND}), "review"),
+    "allow+updatedPermissions": (aa.decision("allow", updatedPermissions=[]), "review"),
+    "allow+unknown-field": (aa.decision("allow", foo="bar"), "review"),
+    "allow-without-hookEventName": ({"hookSpecificOutput": {"decision": {"behavior": "allow"}}}, "review"),
+    "silence": (b"", "review"),
+    "not-json": (b"allow", "review"),
+}
+
+
+def codex_call_outcome(server: FakeResponses) -> str:
+    """What the model was told about its call: the ``function_call_output`` Codex sent back."""
+    outputs = [
+        str(item.get("output"))
+        for req in server.requests
+        for item in (req.body or {}).get("input", [])
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
+    return outputs[0] if outputs else ""
+
+
+@pytest.mark.parametrize("shape", list(CODEX_SHAPES))
+def test_codex_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, shape: str) -> None:
+    answer, outcome = CODEX_SHAPES[shape]
+    records = Recorder(tmp_path / "records")
+    with (
+        FakeResponses(aa.codex_asking_script()) as server,
+        codex_product(tmp_path, server) as (product, home),
+    ):
+        assert isinstance(home, CodexHome)
+        aa.add_codex_hook(home, "PermissionRequest", aa.answer_command(records.dir, "answer", answer))
+        run = start_agent(aa.codex_asking_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out, run.describe()
+        [payload] = records.payloads("answer")
+        assert payload["hook_event_name"] == "PermissionRequest" and payload["tool_name"] == "Bash", payload
+        assert payload["tool_input"]["command"] == aa.COMMAND, payload
+        [entry] = log_entries(product, hook="codex-permission")  # donebell's own hook ran on the same prompt
+        assert entry["msg"] == "needs-you recorded", product.diagnostics()
+        told = codex_call_outcome(server)
+        assert (home.workdir / aa.MARKER).exists() is (outcome == "runs"), f"{shape}: {told}\n{run.describe()}"
+        if outcome == "hook-deny":
+            expected = answer["hookSpecificOutput"]["decision"].get("message", "PermissionRequest hook denied approval")
+            assert f'Rejected(\\"{expected}\\")' in told, told
+        elif outcome == "review":
+            assert "Automatic approval review failed" in told, told
+        else:
+            assert "approval-ran" in told, told
+        _one_needs_you_and_done(product)
+        product.assert_healthy()
+
+
+# ---- Claude: the interactive TUI (both versions) --------------------------------------------
+
+CLAUDE_SHAPES = {"allow": (aa.ALLOW, True), "deny": (aa.DENY, False)}
+
+
+@pytest.mark.parametrize("shape", sorted(CLAUDE_SHAPES))
+def test_claude_tui_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, shape: str) -> None:
+    answer, runs = CLAUDE_SHAPES[shape]
+    records = Recorder(tmp_path / "records")
+    hooks = {"PermissionRequest": [aa.answer_command(records.dir, "answer", answer)]}
+    with (
+        FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
+        claude_product(tmp_path, server, hooks=hooks) as (product, home),
+    ):
+        assert isinstance(home, ClaudeHome)
+        tui = aa.start_claude_tui_asking(home)
+        try:
+            got = _one_needs_you_and_done(product)
+            [payload] = records.payloads("answer")
+            assert payload["tool_input"]["command"] == aa.COMMAND, payload
+            [entry] = log_entries(product, hook="claude", msg="needs-you recorded")
+            assert entry, product.diagnostics()
+            assert (home.workdir / aa.MARKER).exists() is runs, tui.screen_text()[-2000:]
+            [done] = [m for m in got if m["tags"][0] == "white_check_mark"]
+            assert done["message"].startswith(aa.CLAUDE_FINAL), done
+        finally:
+            tui.close()
+        product.assert_healthy()
+
+
+# ---- Claude: -p (2.1.332 asks the hook; 2.1.197 never does) ---------------------------------
+
+
+@pytest.mark.parametrize("shape", sorted(CLAUDE_SHAPES))
+def test_claude_print_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, shape: str) -> None:
+    reason = aa.claude_print_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    answer, runs = CLAUDE_SHAPES[shape]
+    records = Recorder(tmp_path / "records")
+    hooks = {"PermissionRequest": [aa.answer_command(records.dir, "answer", answer)]}
+    with (
+        FakeMessages(aa.claude_asking_script()) as server,
+        claude_product(tmp_path, server, hooks=hooks) as (product, home),
+    ):
+        run = start_agent(aa.claude_print_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out and run.returncode == 0, run.describe()
+        [payload] = records.payloads("answer")
+        assert payload["tool_input"]["command"] == aa.COMMAND, payload
+        assert log_entries(product, hook="claude", msg="needs-you recorded"), product.diagnostics()
+        assert (home.workdir / aa.MARKER).exists() is runs, run.describe()
+        denials = [e for e in run.stdout_json() if e.get("type") == "result"][-1].get("permission_denials") or []
+        assert len(denials) == (0 if runs else 1), run.describe()
+        _one_needs_you_and_done(product)
+        product.assert_healthy()
+
+
+def test_claude_print_without_a_hook_answer_is_auto_denied(tmp_path: Path) -> None:
+    """The baseline both print-mode versions share: no hook answer, the call is denied (2.1.197
+    without ever asking the hook), so nothing donebell adds can turn silence into an allow."""
+    with (
+        FakeMessages(aa.claude_asking_script()) as server,
+        claude_product(tmp_path, server) as (_product, home),
+    ):
+        run = start_agent(aa.claude_print_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out and run.returncode == 0, run.describe()
+        assert not (home.workdir / aa.MARKER).exists()
+        [result] = [e for e in run.stdout_json() if e.get("type") == "result"]
+        assert len(result.get("permission_denials") or []) == 1, (npm_clis.claude_version(), run.describe())
