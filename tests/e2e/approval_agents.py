@@ -17,6 +17,7 @@ each version obeys; ``add_codex_hook`` adds it next to the groups ``donebell ins
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -124,6 +125,16 @@ def start_claude_tui_asking(home: ClaudeHome, prompt: str = "needs approval") ->
         tui.close()
         raise
     return tui
+
+
+def close_tui(tui: ClaudeTui) -> None:
+    """Escape first, then ``close()``: with a permission dialog open, ``close()``'s ``/exit`` + Enter
+    would answer it "Yes" (measured: the call ran at teardown). Escape is "No" there, and harmless
+    at the prompt."""
+    if tui.proc.poll() is None:
+        os.write(tui.master, b"\x1b")
+        time.sleep(1.0)
+    tui.close()
 
 
 def dialog_count(tui: ClaudeTui) -> int:

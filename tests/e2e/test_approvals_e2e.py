@@ -102,12 +102,51 @@ def test_codex_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, shape
 
 # ---- Claude: the interactive TUI (both versions) --------------------------------------------
 
-CLAUDE_SHAPES = {"allow": (aa.ALLOW, True), "deny": (aa.DENY, False)}
+#: What Claude Code does with each printed shape (measured on 2.1.197 and 2.1.332, TUI and -p):
+#: "runs"; "hook-deny" = the model is told the message (or "Permission denied by hook"); "no-opinion"
+#: = the output is not taken: the TUI's dialog stays open, -p auto-denies. Unlike Codex 0.171,
+#: extra decision fields do not void an allow, but a missing or wrong hookEventName does.
+CLAUDE_SHAPES: dict[str, tuple[Any, str]] = {
+    "allow": (aa.ALLOW, "runs"),
+    "allow+message": (aa.decision("allow", message="from the phone"), "runs"),
+    "allow+unknown-field": (aa.decision("allow", foo="bar"), "runs"),
+    "deny+message": (aa.DENY, "hook-deny"),
+    "deny": (aa.decision("deny"), "hook-deny"),
+    "allow-without-hookEventName": ({"hookSpecificOutput": {"decision": {"behavior": "allow"}}}, "no-opinion"),
+    "allow-wrong-hookEventName": (
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "decision": {"behavior": "allow"}}},
+        "no-opinion",
+    ),
+    "not-json": (b"allow", "no-opinion"),
+}
 
 
-@pytest.mark.parametrize("shape", sorted(CLAUDE_SHAPES))
+def claude_tool_results(server: FakeMessages) -> list[str]:
+    """What the model was told about its calls (the ``tool_result`` blocks sent back), in order."""
+    seen: list[str] = []
+    for req in server.requests:
+        for message in (req.body or {}).get("messages", []):
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result" and str(block) not in seen:
+                    seen.append(str(block))
+    return seen
+
+
+def _check_claude_told(server: FakeMessages, answer: Any, outcome: str) -> None:
+    told = claude_tool_results(server)
+    if outcome == "runs":
+        assert len(told) == 1 and "approval-ran" in told[0], told
+    elif outcome == "hook-deny":
+        expected = answer["hookSpecificOutput"]["decision"].get("message", "Permission denied by hook")
+        assert len(told) == 1 and expected in told[0], told
+
+
+@pytest.mark.parametrize("shape", list(CLAUDE_SHAPES))
 def test_claude_tui_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, shape: str) -> None:
-    answer, runs = CLAUDE_SHAPES[shape]
+    """The TUI runs the hooks and its dialog at once. A shape Claude does not take leaves the dialog
+    open (no done; Escape = "No" at the desk ends it without running the call)."""
+    answer, outcome = CLAUDE_SHAPES[shape]
     records = Recorder(tmp_path / "records")
     hooks = {"PermissionRequest": [aa.answer_command(records.dir, "answer", answer)]}
     with (
@@ -117,28 +156,33 @@ def test_claude_tui_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, 
         assert isinstance(home, ClaudeHome)
         tui = aa.start_claude_tui_asking(home)
         try:
-            got = _one_needs_you_and_done(product)
+            if outcome == "no-opinion":
+                [needs] = product.expect_matching(1, deadline=30, settle=5)
+                assert needs["tags"][0] == "raising_hand", needs
+                assert aa.dialog_count(tui) >= 1, tui.screen_text()[-2000:]
+            else:
+                got = _one_needs_you_and_done(product)
+                [done] = [m for m in got if m["tags"][0] == "white_check_mark"]
+                assert done["message"].startswith(aa.CLAUDE_FINAL), done
             [payload] = records.payloads("answer")
             assert payload["tool_input"]["command"] == aa.COMMAND, payload
-            [entry] = log_entries(product, hook="claude", msg="needs-you recorded")
-            assert entry, product.diagnostics()
-            assert (home.workdir / aa.MARKER).exists() is runs, tui.screen_text()[-2000:]
-            [done] = [m for m in got if m["tags"][0] == "white_check_mark"]
-            assert done["message"].startswith(aa.CLAUDE_FINAL), done
+            assert log_entries(product, hook="claude", msg="needs-you recorded"), product.diagnostics()
+            assert (home.workdir / aa.MARKER).exists() is (outcome == "runs"), tui.screen_text()[-2000:]
+            _check_claude_told(server, answer, outcome)
         finally:
-            tui.close()
-        product.assert_healthy()
+            aa.close_tui(tui)
+        assert (home.workdir / aa.MARKER).exists() is (outcome == "runs"), "closing the TUI answered the dialog"
 
 
 # ---- Claude: -p (2.1.332 asks the hook; 2.1.197 never does) ---------------------------------
 
 
-@pytest.mark.parametrize("shape", sorted(CLAUDE_SHAPES))
+@pytest.mark.parametrize("shape", list(CLAUDE_SHAPES))
 def test_claude_print_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path, shape: str) -> None:
     reason = aa.claude_print_skip_reason()
     if reason is not None:
         pytest.skip(reason)
-    answer, runs = CLAUDE_SHAPES[shape]
+    answer, outcome = CLAUDE_SHAPES[shape]
     records = Recorder(tmp_path / "records")
     hooks = {"PermissionRequest": [aa.answer_command(records.dir, "answer", answer)]}
     with (
@@ -150,9 +194,13 @@ def test_claude_print_calls_donebell_and_obeys_a_printed_decision(tmp_path: Path
         [payload] = records.payloads("answer")
         assert payload["tool_input"]["command"] == aa.COMMAND, payload
         assert log_entries(product, hook="claude", msg="needs-you recorded"), product.diagnostics()
-        assert (home.workdir / aa.MARKER).exists() is runs, run.describe()
+        assert (home.workdir / aa.MARKER).exists() is (outcome == "runs"), run.describe()
         denials = [e for e in run.stdout_json() if e.get("type") == "result"][-1].get("permission_denials") or []
-        assert len(denials) == (0 if runs else 1), run.describe()
+        assert len(denials) == (0 if outcome == "runs" else 1), run.describe()
+        _check_claude_told(server, answer, outcome)
+        if outcome == "no-opinion":
+            [told] = claude_tool_results(server)
+            assert "needs approval" in told, told  # print mode's own auto-deny
         _one_needs_you_and_done(product)
         product.assert_healthy()
 
