@@ -95,6 +95,15 @@ def add_codex_hook(home: CodexHome, event: str, command: str, timeout: int = 30)
 # ---- Claude ---------------------------------------------------------------------------------
 
 
+def add_claude_hook(home: ClaudeHome, event: str, command: str, timeout: int = 30) -> None:
+    """One more command group for ``event`` in settings.json (Claude reads it when it starts)."""
+    path = home.config_dir / "settings.json"
+    doc = json.loads(path.read_text()) if path.exists() else {}
+    groups = doc.setdefault("hooks", {}).setdefault(event, [])
+    groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+    path.write_text(json.dumps(doc, indent=1))
+
+
 def claude_asking_script(command: str = COMMAND, why: str = WHY, final: str = CLAUDE_FINAL) -> dict[str, Any]:
     return {"main": [bash(command, description=why, text="Running it."), ClaudeText(final)]}
 
@@ -145,13 +154,16 @@ def dialog_count(tui: ClaudeTui) -> int:
 # ---- hooks that answer ----------------------------------------------------------------------
 
 
-def answer_command(records: Path, label: str, answer: JSON | bytes, *, python: str = sys.executable) -> str:
-    """A hook command printing ``answer`` (a JSON object, or raw bytes; b"" = silence) and recording
-    its stdin under ``records`` with ``label``. It ignores SIGTERM/SIGHUP like the recorder."""
+def answer_command(
+    records: Path, label: str, answer: JSON | bytes, *, delay: float = 0.0, python: str = sys.executable
+) -> str:
+    """A hook command printing ``answer`` (a JSON object, or raw bytes; b"" = silence) ``delay``
+    seconds after recording its stdin under ``records`` with ``label``. It ignores SIGTERM/SIGHUP
+    like the recorder (so a late answer is still printed, if anyone still reads it)."""
     records.mkdir(parents=True, exist_ok=True)
     path = records / f"answer-{label}.out"
     path.write_bytes(answer if isinstance(answer, bytes) else json.dumps(answer).encode())
-    argv = [python, str(ANSWER_HOOK), str(records), label, str(path)]
+    argv = [python, str(ANSWER_HOOK), str(records), label, str(path), str(delay)]
     return "trap '' TERM HUP; exec " + shlex.join(argv)
 
 

@@ -8,6 +8,7 @@ not, and for Codex 0.171 one field too many makes it fail closed (the call does 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +218,74 @@ def test_claude_print_without_a_hook_answer_is_auto_denied(tmp_path: Path) -> No
         assert not (home.workdir / aa.MARKER).exists()
         [result] = [e for e in run.stdout_json() if e.get("type") == "result"]
         assert len(result.get("permission_denials") or []) == 1, (npm_clis.claude_version(), run.describe())
+
+
+# ---- a hook that answers only after its timeout: nothing is allowed ------------------------
+# What donebell's waiting hook relies on when it is killed before the phone answers (the most
+# reported failure): the agent goes on as if the hook had been silent, and a late allow counts for
+# nothing. The fixed-answer hook ignores SIGTERM, so its allow is still printed after the timeout.
+
+LATE = {"timeout": 3, "delay": 8.0}
+
+
+def test_codex_hook_past_its_timeout_allows_nothing(tmp_path: Path) -> None:
+    records = Recorder(tmp_path / "records")
+    with (
+        FakeResponses(aa.codex_asking_script()) as server,
+        codex_product(tmp_path, server) as (product, home),
+    ):
+        assert isinstance(home, CodexHome)
+        late = aa.answer_command(records.dir, "answer", aa.ALLOW, delay=LATE["delay"])
+        aa.add_codex_hook(home, "PermissionRequest", late, timeout=int(LATE["timeout"]))
+        run = start_agent(aa.codex_asking_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out, run.describe()
+        assert records.payloads("answer"), "the hook never ran"
+        told = codex_call_outcome(server)
+        assert "Automatic approval review failed" in told, told  # Codex's own path decided
+        assert run.duration_s >= LATE["timeout"], run.describe()  # it did wait for the hook
+        assert not (home.workdir / aa.MARKER).exists(), run.describe()
+        _one_needs_you_and_done(product)
+
+
+def test_claude_print_hook_past_its_timeout_allows_nothing(tmp_path: Path) -> None:
+    reason = aa.claude_print_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    records = Recorder(tmp_path / "records")
+    with (
+        FakeMessages(aa.claude_asking_script()) as server,
+        claude_product(tmp_path, server) as (product, home),
+    ):
+        late = aa.answer_command(records.dir, "answer", aa.ALLOW, delay=LATE["delay"])
+        aa.add_claude_hook(home, "PermissionRequest", late, timeout=int(LATE["timeout"]))
+        run = start_agent(aa.claude_print_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        assert not run.timed_out and run.returncode == 0, run.describe()
+        assert records.payloads("answer"), "the hook never ran"
+        assert not (home.workdir / aa.MARKER).exists(), run.describe()
+        [told] = claude_tool_results(server)
+        assert "needs approval" in told, told  # print mode's own auto-deny
+        _one_needs_you_and_done(product)
+
+
+def test_claude_tui_hook_past_its_timeout_leaves_the_dialog(tmp_path: Path) -> None:
+    """The TUI keeps its dialog open when the hook times out, and the late allow does not answer it."""
+    records = Recorder(tmp_path / "records")
+    with (
+        FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
+        claude_product(tmp_path, server) as (product, home),
+    ):
+        assert isinstance(home, ClaudeHome)
+        late = aa.answer_command(records.dir, "answer", aa.ALLOW, delay=LATE["delay"])
+        aa.add_claude_hook(home, "PermissionRequest", late, timeout=int(LATE["timeout"]))
+        tui = aa.start_claude_tui_asking(home)
+        try:
+            records.wait_for("answer", timeout=30)
+            time.sleep(LATE["delay"] + 3)  # past the timeout and past the late allow
+            assert aa.dialog_count(tui) >= 1, tui.screen_text()[-2000:]
+            assert not (home.workdir / aa.MARKER).exists(), tui.screen_text()[-2000:]
+            assert claude_tool_results(server) == [], server.requests
+            [needs] = product.expect_matching(1, deadline=5, settle=1)
+            assert needs["tags"][0] == "raising_hand", needs
+        finally:
+            aa.close_tui(tui)
+        assert not (home.workdir / aa.MARKER).exists()
