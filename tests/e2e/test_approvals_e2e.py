@@ -8,6 +8,7 @@ not, and for Codex 0.171 one field too many makes it fail closed (the call does 
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -286,6 +287,32 @@ def test_claude_tui_hook_past_its_timeout_leaves_the_dialog(tmp_path: Path) -> N
             assert claude_tool_results(server) == [], server.requests
             [needs] = product.expect_matching(1, deadline=5, settle=1)
             assert needs["tags"][0] == "raising_hand", needs
+        finally:
+            aa.close_tui(tui)
+        assert not (home.workdir / aa.MARKER).exists()
+
+
+def test_claude_tui_desk_no_first_then_a_late_hook_allow_runs_nothing(tmp_path: Path) -> None:
+    """The desk wins the race: the dialog refused at the terminal (Escape = "No") while the hook
+    still waits; the hook's allow, printed afterwards within its timeout, runs nothing."""
+    records = Recorder(tmp_path / "records")
+    with (
+        FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
+        claude_product(tmp_path, server) as (_product, home),
+    ):
+        assert isinstance(home, ClaudeHome)
+        late = aa.answer_command(records.dir, "answer", aa.ALLOW, delay=8.0)
+        aa.add_claude_hook(home, "PermissionRequest", late, timeout=30)
+        tui = aa.start_claude_tui_asking(home)
+        try:
+            records.wait_for("answer", timeout=30)
+            aa.wait_until(lambda: aa.dialog_count(tui) >= 1, 30, "the dialog", lambda: tui.screen_text()[-2000:])
+            time.sleep(1.0)  # keys typed while the dialog still draws are lost
+            os.write(tui.master, b"\x1b")  # "No" at the desk, while the hook still waits
+            time.sleep(8.0 + 3)  # past the hook's late allow
+            assert not (home.workdir / aa.MARKER).exists(), tui.screen_text()[-2000:]
+            told = claude_tool_results(server)
+            assert all("approval-ran" not in t for t in told), told
         finally:
             aa.close_tui(tui)
         assert not (home.workdir / aa.MARKER).exists()
