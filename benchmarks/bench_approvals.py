@@ -209,14 +209,18 @@ def measure(agent: str) -> list[dict[str, Any]]:
                 samples[name].append(value)
         time.sleep(1.0)
         extra = len(product.messages()) - 2 * (TASKS + 1)
+    version = npm_clis.CODEX_VERSION if agent == "codex" else npm_clis.CLAUDE_VERSION
+    return _rows(f"{agent} {version}", samples, extra)
+
+
+def _rows(who: str, samples: dict[str, list[float]], extra: int) -> list[dict[str, Any]]:
+    """The table rows (and the printed summary) of one agent's samples."""
     disk, hook, unblock = samples["disk_to_push"], samples["hook_to_push"], samples["answer_to_unblocked"]
     stamp = samples["stamp_to_push"]
     if len(stamp) < TASKS // 2:
-        raise RuntimeError(f"{agent}: the asking call's record had no timestamp in {TASKS - len(stamp)} tasks")
+        raise RuntimeError(f"{who}: the asking call's record had no timestamp in {TASKS - len(stamp)} tasks")
     if len(disk) < TASKS // 2:
-        raise RuntimeError(f"{agent}: inotify saw only {len(disk)} of {TASKS} prompts on disk")
-    version = npm_clis.CODEX_VERSION if agent == "codex" else npm_clis.CLAUDE_VERSION
-    who = f"{agent} {version}"
+        raise RuntimeError(f"{who}: inotify saw only {len(disk)} of {TASKS} prompts on disk")
     rows = [
         _row(
             f"{who} needs-you: median ms from the prompt's record (its timestamp) to the push",
