@@ -37,16 +37,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
-import ctypes.util
 import datetime as dt
 import json
 import os
-import select
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +63,7 @@ from support import npm_clis  # noqa: E402
 from support.fake_messages import FakeMessages  # noqa: E402
 from support.fake_responses import FakeResponses  # noqa: E402
 
+from benchmarks.line_watch import LineWatcher  # noqa: E402
 from benchmarks.rows import lower_is_better  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_APPROVALS_TASKS", "20"))
@@ -75,45 +72,6 @@ ESCALATED_CALL = b'"name":"exec_command"'
 TASK_COMPLETE = b'"type":"task_complete"'
 CLAUDE_TOOL_USE = b'"type":"tool_use"'
 GRACE = float(FAST_CONFIG["idle_grace_seconds"])
-_IN_MODIFY, _IN_CREATE = 0x002, 0x100
-
-
-class LineWatcher:
-    """Records when a new file matching ``pattern`` in one folder first contains ``needle``
-    (inotify on the folder, then a read; JSON written with or without spaces after , and :)."""
-
-    def __init__(self, folder: Path, pattern: str, needle: bytes) -> None:
-        self.folder, self.pattern, self.needle = folder, pattern, needle
-        self.known = set(folder.glob(pattern))
-        self.seen_at: float | None = None
-        self._stop = threading.Event()
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        self.fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
-        if self.fd < 0 or libc.inotify_add_watch(self.fd, os.fsencode(folder), _IN_MODIFY | _IN_CREATE) < 0:
-            raise OSError(ctypes.get_errno(), "inotify unavailable")
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set() and self.seen_at is None:
-            select.select([self.fd], [], [], 0.05)
-            try:
-                os.read(self.fd, 65536)
-            except BlockingIOError:
-                pass
-            for path in set(self.folder.glob(self.pattern)) - self.known:
-                try:
-                    data = path.read_bytes()
-                except OSError:
-                    continue
-                if self.needle in data.replace(b", ", b",").replace(b": ", b":"):
-                    self.seen_at = time.time()
-                    break
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        os.close(self.fd)
 
 
 def _quantile(values: list[float], q: int) -> float:

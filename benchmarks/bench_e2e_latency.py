@@ -22,15 +22,11 @@ Run: ``python benchmarks/bench_e2e_latency.py`` or ``python -m benchmarks e2e_la
 from __future__ import annotations
 
 import argparse
-import ctypes
-import ctypes.util
 import datetime as dt
 import os
-import select
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -46,54 +42,13 @@ from e2e.product_scenarios import codex_product  # noqa: E402
 from support import npm_clis  # noqa: E402
 from support.fake_responses import FakeResponses, Text  # noqa: E402
 
+from benchmarks.line_watch import LineWatcher  # noqa: E402
 from benchmarks.rows import lower_is_better  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_E2E_TASKS", "10"))
 TARGET_MS = 300.0
 GRACE = float(FAST_CONFIG["idle_grace_seconds"])
 COMPLETE = b'"type":"task_complete"'
-_IN_MODIFY, _IN_CREATE = 0x002, 0x100
-
-
-class CompletionWatcher:
-    """Records when a new rollout in one folder first shows its `task_complete` line (inotify)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.known = set(folder.glob("rollout-*.jsonl"))
-        self.seen_at: float | None = None
-        self._stop = threading.Event()
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        self.fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
-        if self.fd < 0 or libc.inotify_add_watch(self.fd, os.fsencode(folder), _IN_MODIFY | _IN_CREATE) < 0:
-            raise OSError(ctypes.get_errno(), "inotify unavailable")
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        offsets: dict[Path, int] = {}
-        while not self._stop.is_set() and self.seen_at is None:
-            select.select([self.fd], [], [], 0.05)
-            try:
-                os.read(self.fd, 65536)
-            except BlockingIOError:
-                pass
-            for path in set(self.folder.glob("rollout-*.jsonl")) - self.known:
-                try:
-                    with path.open("rb") as f:
-                        f.seek(max(0, offsets.get(path, 0) - 64))
-                        data = f.read()
-                except OSError:
-                    continue
-                offsets[path] = offsets.get(path, 0) + len(data)
-                if COMPLETE in data:
-                    self.seen_at = time.time()
-                    break
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        os.close(self.fd)
 
 
 def _first_after_start(product: Any, home: Any) -> float:
@@ -128,7 +83,7 @@ def main() -> list[dict[str, Any]]:
             server.add("root", Text(f"task {i} done"))
             folder = home.codex_home / "sessions" / dt.datetime.now(dt.UTC).strftime("%Y/%m/%d")
             folder.mkdir(parents=True, exist_ok=True)
-            watcher = CompletionWatcher(folder)
+            watcher = LineWatcher(folder, "rollout-*.jsonl", COMPLETE)
             try:
                 run = run_codex(home, f"task {i}")
                 assert run.returncode == 0, run.describe()

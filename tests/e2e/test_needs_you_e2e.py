@@ -22,6 +22,7 @@ from support.fake_messages import Text as ClaudeText
 from support.fake_responses import FakeResponses, Text, exec_command
 
 from e2e.agent_proc import start_agent
+from e2e.approval_agents import close_tui, codex_asking_argv
 from e2e.harness import ClaudeHome, CodexHome
 from e2e.notes import FAST_CONFIG
 from e2e.product import Product
@@ -34,18 +35,6 @@ COMMAND = "touch approval-marker.txt && echo approval-ran"
 WHY = "Create the approval marker file"
 
 
-def approve_for_me_argv(prompt: str) -> list[str]:
-    return [
-        str(npm_clis.codex_binary()),
-        "exec",
-        "--json",
-        "--skip-git-repo-check",
-        "--approve-for-me",
-        "--dangerously-bypass-hook-trust",
-        prompt,
-    ]
-
-
 def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) -> None:
     script = {
         "root": [
@@ -55,7 +44,7 @@ def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) 
     }
     with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
         assert isinstance(home, CodexHome)
-        run = start_agent(approve_for_me_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
+        run = start_agent(codex_asking_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
         assert not run.timed_out, run.describe()
         got = product.expect_matching(2, deadline=40)
         needs = [m for m in got if (m.get("tags") or [""])[0] == "raising_hand"]
@@ -116,7 +105,7 @@ def _tui_dialog_open(tmp_path: Path, grace: float) -> Iterator[tuple[Product, Cl
             _wait_for_dialog(tui, 0)
             yield product, home, tui
         finally:
-            tui.close()
+            close_tui(tui)  # tui.close() alone would answer the open dialog "Yes" and run the call
 
 
 def test_claude_tui_open_dialog_gives_one_push_after_the_grace(tmp_path: Path) -> None:
