@@ -124,9 +124,6 @@ ROLE_AGENT_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the needs-you hook holds both agents' blocking signals; it is being reworked for approvals"
         " from the phone (issue 28) and moves to the agent folders after that"
     ),
-    ("donebell.workers.wake.pipeline", "donebell.workers.agents.codex"): (  # its appserver part
-        "the wake role's reply adapters are still its own (issue 28 reworks replies): a Wake capability next"
-    ),
 }
 
 

@@ -9,7 +9,8 @@ An agent is one module (``workers/agents/<name>/agent.py``) registered by name i
 * :class:`Titles`: the delivery role names the task in the push; the remote probe worker looks a
   title up where the files live;
 * :class:`Scanning`: the local scanner runs each agent's :class:`LocalScan` (none is fine);
-* :class:`Upkeep`: the maintenance role lets the agent expire what only it writes.
+* :class:`Upkeep`: the maintenance role lets the agent expire what only it writes;
+* :class:`Wake`: the wake role finds a thread's record, reads its turns and starts the next one.
 
 What the roles pass in and get back are their own types (``HookContext``, ``GateContext``,
 ``Verdict``, the settings view): an agent imports the roles' types, a role never imports an agent
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from donebell.workers.gate.verdict import Verdict
     from donebell.workers.hooks.context import HookContext
     from donebell.workers.role import PassResult
+    from donebell.workers.wake.thread_view import ThreadView
 
 
 class Hooks(Protocol):
@@ -107,5 +109,29 @@ class Upkeep(Protocol):
         ...
 
 
-class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Protocol):
+class Wake(Protocol):
+    """The wake role's part: reply to continue (docs/wake.md)."""
+
+    def locate_thread(self, conversation_id: str) -> str | None:
+        """The file that records the thread's turns on this machine, or None."""
+        ...
+
+    def read_thread(self, path: str) -> ThreadView:
+        """The thread's turns as that file shows them; ``OSError`` if it cannot be read."""
+        ...
+
+    def resume_argv(self, conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
+        """The agent's own command that starts one turn in the thread, or None when it is not on PATH."""
+        ...
+
+    def daemon_socket(self) -> str | None:
+        """A running daemon of the agent that can start the turn instead (None: the command is used)."""
+        ...
+
+    def start_turn_in_daemon(self, socket_path: str, conversation_id: str, prompt: str) -> str:
+        """Ask that daemon for one turn; its id, or :class:`~donebell.workers.wake.thread_view.DaemonError`."""
+        ...
+
+
+class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Wake, Protocol):
     """Everything the roles ask of one agent."""

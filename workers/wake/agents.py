@@ -1,13 +1,8 @@
 """What the wake role needs to know about a thread, and how it starts one turn in it.
 
-Both agents keep their own record of every turn, and that record is the only evidence used:
-
-* Codex: the rollout ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread-id>.jsonl``. A turn is a
-  ``task_started`` event; it has ended at its ``task_complete`` or ``turn_aborted``. ``codex exec
-  resume <thread-id>`` appends the new turn to the same file.
-* Claude Code: the transcript ``$CLAUDE_CONFIG_DIR/projects/<slug>/<session-id>.jsonl``. A turn is
-  a prompt (``promptId`` of the main chain's user records); it has ended when the newest
-  recognized event is a completion (:func:`~donebell.workers.agents.turn_status.turn_status`).
+Every agent keeps its own record of every turn, and that record is the only evidence used; each
+agent's ``Wake`` capability (``workers/agents/<name>/wake.py``: Codex's rollout, Claude Code's
+transcript) finds it, reads it into a :class:`ThreadView` and names the command that resumes it.
 
 A turn is started with the agent's own CLI, detached from the wake role (its own session, stdin
 ``/dev/null``, output to a 0600 log in the state directory), in the thread's working directory,
@@ -17,118 +12,37 @@ sandbox or approval bypass. The prompt comes from the local config, never from a
 
 from __future__ import annotations
 
-import glob
-import json
 import os
-import re
-import shutil
 import subprocess
-from dataclasses import dataclass
 
-from donebell.shared.paths import claude_config_dir_str, codex_home_str
-from donebell.workers.agents.turn_status import turn_status
+from donebell.workers.agents import registry
+from donebell.workers.wake.thread_view import ThreadView
 
-#: Thread and session ids are UUIDs; anything else never reaches a glob or an argv.
-_SAFE_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,79}$")
+__all__ = ["ThreadView", "agent_environment", "busy_refusal", "command", "locate", "read_thread", "spawn"]
+
 READ_CAP = 256 << 20  # a rollout larger than this is not scanned (refused as unreadable)
-
-
-@dataclass(frozen=True)
-class ThreadView:
-    """The turns of one thread as its own record shows them."""
-
-    path: str
-    turns: int  # how many turns have started
-    latest_turn: str | None  # the newest turn's id
-    latest_done: str | None  # the newest turn that has ended
-    active: bool  # the newest turn has not ended
-    cwd: str | None
 
 
 def locate(provider: str, conversation_id: str) -> str | None:
     """The rollout/transcript of a thread or session on this machine, or None."""
-    if not _SAFE_ID.match(conversation_id):
-        return None
-    if provider == "codex":
-        home = codex_home_str()
-        patterns = [os.path.join(home, d, "*", "*", "*", f"rollout-*-{conversation_id}.jsonl") for d in ("sessions",)]
-        patterns.append(os.path.join(home, "archived_sessions", f"rollout-*-{conversation_id}.jsonl"))
-    else:
-        patterns = [os.path.join(claude_config_dir_str(), "projects", "*", f"{conversation_id}.jsonl")]
-    found = sorted(p for pattern in patterns for p in glob.glob(pattern))
-    return found[-1] if found else None
+    agent = registry.agent(provider)
+    return None if agent is None else agent.locate_thread(conversation_id)
 
 
 def read_thread(provider: str, path: str) -> ThreadView:
     """Scan ``path``; raises OSError if it is gone or unreadable."""
     if os.stat(path).st_size > READ_CAP:
         raise OSError(f"{path} is larger than {READ_CAP} bytes")
-    return _codex(path) if provider == "codex" else _claude(path)
-
-
-def _lines(path: str) -> list[dict[str, object]]:
-    out = []
-    with open(path, "rb") as f:
-        for raw in f:
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                continue  # a half-written last line, or junk: not evidence
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
-
-
-def _codex(path: str) -> ThreadView:
-    started: list[str] = []
-    ended: set[str] = set()
-    cwd = None
-    for obj in _lines(path):
-        payload = obj.get("payload")
-        if not isinstance(payload, dict):
-            continue
-        if obj.get("type") == "session_meta" and cwd is None:
-            cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-        kind, turn = payload.get("type"), payload.get("turn_id")
-        if obj.get("type") != "event_msg" or not isinstance(turn, str):
-            continue
-        if kind == "task_started":
-            started.append(turn)
-        elif kind in ("task_complete", "turn_aborted"):
-            ended.add(turn)
-    done = [t for t in started if t in ended]
-    latest = started[-1] if started else None
-    return ThreadView(
-        path, len(started), latest, done[-1] if done else None, latest is not None and latest not in ended, cwd
-    )
-
-
-def _claude(path: str) -> ThreadView:
-    prompts: list[str] = []
-    cwd = None
-    for obj in _lines(path):
-        if obj.get("type") != "user" or obj.get("isSidechain") is True:
-            continue
-        if isinstance(obj.get("cwd"), str):
-            cwd = str(obj["cwd"])
-        pid = obj.get("promptId")
-        if isinstance(pid, str) and pid and pid not in prompts:
-            prompts.append(pid)
-    status = turn_status(path, "claude")
-    active = bool(prompts) and not status.is_done
-    latest = prompts[-1] if prompts else None
-    done = prompts[-2] if active and len(prompts) > 1 else (None if active else latest)
-    return ThreadView(path, len(prompts), latest, done, active, cwd)
+    agent = registry.agent(provider)
+    if agent is None:
+        raise OSError(f"no agent {provider!r} is registered")
+    return agent.read_thread(path)
 
 
 def command(provider: str, conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
     """The argv that starts one turn, or None when the CLI is not on PATH."""
-    binary = shutil.which(provider)
-    if binary is None:
-        return None
-    if provider == "codex":
-        return [binary, "exec", "resume", *extra_args, conversation_id, prompt]
-    return [binary, "-p", "--resume", conversation_id, *extra_args, prompt]
+    agent = registry.agent(provider)
+    return None if agent is None else agent.resume_argv(conversation_id, prompt, extra_args)
 
 
 #: donebell's variables the woken agent keeps: where this installation is, so that the new turn's

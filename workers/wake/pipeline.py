@@ -33,8 +33,9 @@ from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
-from donebell.workers.agents.codex import appserver
+from donebell.workers.agents import registry
 from donebell.workers.wake import agents
+from donebell.workers.wake.thread_view import DaemonError
 
 BUSY_WAIT_SECONDS = 30 * 60.0
 RETRY_DELAYS = (2.0, 5.0, 15.0)
@@ -204,13 +205,14 @@ class WakePipeline:
             self._refuse(record, "unknown-action")
             return None
         prompt = self.settings.wake_actions[record["action"]]["prompt"]
-        socket_path = appserver.control_socket() if provider == "codex" else None
+        agent = registry.agent(provider)
+        socket_path = agent.daemon_socket() if agent is not None else None
         if socket_path is not None:
             delay = self._start_through_daemon(record, view, socket_path, prompt)
             if record.get("via") == "app-server":
                 return delay
             # the socket was stale (no daemon listening): nothing was asked; exec resume goes now
-        args = list(self.settings.wake_codex_args if provider == "codex" else self.settings.wake_claude_args)
+        args = [str(a) for a in getattr(self.settings, f"wake_{provider}_args", None) or []]
         argv = agents.command(provider, record["conversation_id"], prompt, args)
         if argv is None:
             self._fail(record, f"{provider}-not-on-path")
@@ -237,8 +239,11 @@ class WakePipeline:
             record, "requested", attempts=attempt, baseline_turns=view.turns, requested_at=now(), via="app-server"
         )
         try:
-            turn = appserver.start_turn(socket_path, record["conversation_id"], prompt)
-        except appserver.AppServerError as exc:
+            agent = registry.agent(record["provider"])
+            if agent is None:
+                raise DaemonError("no agent to ask", unreachable=True)
+            turn = agent.start_turn_in_daemon(socket_path, record["conversation_id"], prompt)
+        except DaemonError as exc:
             if exc.unreachable:
                 self.log.info(
                     "wake %s: app-server socket unreachable (%s); using codex exec resume", record["message_id"], exc

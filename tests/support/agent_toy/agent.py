@@ -16,6 +16,7 @@ from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
 from donebell.workers.gate.verdict import Verdict
 from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
+from donebell.workers.wake.thread_view import DaemonError
 
 if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.gate.context import GateContext
     from donebell.workers.hooks.context import HookContext
+    from donebell.workers.wake.thread_view import ThreadView
 
 NAME = "toy"
 DISPLAY_NAME = "Toy Agent"
@@ -81,3 +83,24 @@ def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan
 
 def expire(state: StateDir, now: float) -> dict[str, int]:
     return {}
+
+
+def locate_thread(conversation_id: str) -> str | None:
+    """The toy cannot be continued from the phone: no thread is found (the wake role refuses)."""
+    return None
+
+
+def read_thread(path: str) -> ThreadView:
+    raise OSError("the toy keeps no record a reply could continue")
+
+
+def resume_argv(conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
+    return None
+
+
+def daemon_socket() -> str | None:
+    return None
+
+
+def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
+    raise DaemonError("the toy has no daemon", unreachable=True)

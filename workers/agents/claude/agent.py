@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from donebell.workers.gate.context import GateContext
     from donebell.workers.gate.verdict import Verdict
     from donebell.workers.hooks.context import HookContext
+    from donebell.workers.wake.thread_view import ThreadView
 
 NAME = "claude"
 DISPLAY_NAME = "Claude Code"
@@ -61,3 +62,35 @@ def expire(state: StateDir, now: float) -> dict[str, int]:
     from donebell.workers.agents.claude.retention import expire_claude_sessions
 
     return expire_claude_sessions(state, now)
+
+
+def locate_thread(conversation_id: str) -> str | None:
+    """The session's transcript."""
+    from donebell.workers.agents.claude import wake
+
+    return wake.locate_thread(conversation_id)
+
+
+def read_thread(path: str) -> ThreadView:
+    from donebell.workers.agents.claude import wake
+
+    return wake.read_thread(path)
+
+
+def resume_argv(conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
+    """``claude -p --resume <session> [wake_claude_args] <prompt>``."""
+    from donebell.workers.agents.claude import wake
+
+    return wake.resume_argv(conversation_id, prompt, extra_args)
+
+
+def daemon_socket() -> str | None:
+    from donebell.workers.agents.claude import wake
+
+    return wake.daemon_socket()
+
+
+def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
+    from donebell.workers.agents.claude import wake
+
+    return wake.start_turn_in_daemon(socket_path, conversation_id, prompt)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from donebell.workers.gate.context import GateContext
     from donebell.workers.gate.verdict import Verdict
     from donebell.workers.hooks.context import HookContext
+    from donebell.workers.wake.thread_view import ThreadView
 
 NAME = "codex"
 DISPLAY_NAME = "Codex"
@@ -63,3 +64,35 @@ def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> LocalScan
 def expire(state: StateDir, now: float) -> dict[str, int]:
     """Nothing: Codex's cursors are the scanners' (``workers/maintenance/cursor_retention.py``)."""
     return {}
+
+
+def locate_thread(conversation_id: str) -> str | None:
+    """The thread's rollout (live or archived)."""
+    from donebell.workers.agents.codex import wake
+
+    return wake.locate_thread(conversation_id)
+
+
+def read_thread(path: str) -> ThreadView:
+    from donebell.workers.agents.codex import wake
+
+    return wake.read_thread(path)
+
+
+def resume_argv(conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
+    """``codex exec resume [wake_codex_args] <thread> <prompt>``."""
+    from donebell.workers.agents.codex import wake
+
+    return wake.resume_argv(conversation_id, prompt, extra_args)
+
+
+def daemon_socket() -> str | None:
+    from donebell.workers.agents.codex import wake
+
+    return wake.daemon_socket()
+
+
+def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
+    from donebell.workers.agents.codex import wake
+
+    return wake.start_turn_in_daemon(socket_path, conversation_id, prompt)

@@ -22,18 +22,15 @@ import struct
 from typing import Any
 
 from donebell.shared.paths import codex_home_str
+from donebell.workers.wake.thread_view import DaemonError
 
 TIMEOUT = 10.0
 FRAME_MAX = 16 << 20
 
 
-class AppServerError(Exception):
-    """The daemon could not be asked, or refused (``accepted`` says whether a turn may be running)."""
-
-    def __init__(self, message: str, *, accepted: bool = False, unreachable: bool = False) -> None:
-        super().__init__(message)
-        self.accepted = accepted
-        self.unreachable = unreachable  # a stale socket: nothing was asked, ``codex exec resume`` may go
+class AppServerError(DaemonError):
+    """The daemon could not be asked, or refused (``accepted`` says whether a turn may be running;
+    ``unreachable``: a stale socket, nothing was asked, ``codex exec resume`` may go)."""
 
 
 def control_socket() -> str | None:

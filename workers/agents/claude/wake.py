@@ -1,0 +1,56 @@
+"""Claude Code for the wake role: its transcript as turns, and how one turn is started.
+
+The transcript ``$CLAUDE_CONFIG_DIR/projects/<slug>/<session-id>.jsonl`` is the only evidence: a
+turn is a prompt (``promptId`` of the main chain's user records); it has ended when the newest
+recognized event is a completion (:func:`~donebell.workers.agents.turn_status.turn_status`).
+``claude -p --resume <session-id>`` starts the next turn; there is no daemon to ask.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+
+from donebell.shared.paths import claude_config_dir_str
+from donebell.workers.agents.turn_status import turn_status
+from donebell.workers.wake.thread_view import SAFE_ID, DaemonError, ThreadView, json_lines
+
+
+def locate_thread(conversation_id: str) -> str | None:
+    """The session's transcript on this machine, or None."""
+    if not SAFE_ID.match(conversation_id):
+        return None
+    found = sorted(glob.glob(os.path.join(claude_config_dir_str(), "projects", "*", f"{conversation_id}.jsonl")))
+    return found[-1] if found else None
+
+
+def read_thread(path: str) -> ThreadView:
+    prompts: list[str] = []
+    cwd = None
+    for obj in json_lines(path):
+        if obj.get("type") != "user" or obj.get("isSidechain") is True:
+            continue
+        if isinstance(obj.get("cwd"), str):
+            cwd = str(obj["cwd"])
+        pid = obj.get("promptId")
+        if isinstance(pid, str) and pid and pid not in prompts:
+            prompts.append(pid)
+    status = turn_status(path, "claude")
+    active = bool(prompts) and not status.is_done
+    latest = prompts[-1] if prompts else None
+    done = prompts[-2] if active and len(prompts) > 1 else (None if active else latest)
+    return ThreadView(path, len(prompts), latest, done, active, cwd)
+
+
+def resume_argv(conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
+    binary = shutil.which("claude")
+    return None if binary is None else [binary, "-p", "--resume", conversation_id, *extra_args, prompt]
+
+
+def daemon_socket() -> str | None:
+    return None
+
+
+def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
+    raise DaemonError("Claude Code has no daemon to start a turn", unreachable=True)
