@@ -47,10 +47,12 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.workers.agents.codex.hook",  # ``hook codex-stop | codex-notify | codex-permission``
     "donebell.workers.agents.codex.hook_evidence",
     "donebell.workers.agents.codex.identity",
+    "donebell.workers.agents.codex.needs_you",  # ``hook codex-permission``
     "donebell.workers.agents.claude",
     "donebell.workers.agents.claude.hook",  # ``hook claude``
     "donebell.workers.agents.claude.outcome",
     "donebell.workers.agents.claude.session",
+    "donebell.workers.agents.claude.needs_you",  # PermissionRequest and the needs-type Notifications
     "donebell.shared.bounded_read",  # every bounded, non-blocking read of an agent's file
     "donebell.workers.agents.claude.goal_status",  # the Claude hook's bounded transcript tail (goal marker, outcome)
     "donebell.shared.process.liveness",

@@ -120,10 +120,6 @@ ROLE_AGENT_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("donebell.workers.scanners.remote_root_summary", "donebell.workers.agents.codex.rollout_files"): (
         "the remote quick check stats Codex's hot folders (remote roots are Codex homes)"
     ),
-    ("donebell.workers.hooks.needs_you", "donebell.workers.agents.claude.session"): (
-        "the needs-you hook holds both agents' blocking signals; it is being reworked for approvals"
-        " from the phone (issue 28) and moves to the agent folders after that"
-    ),
 }
 
 

@@ -58,7 +58,7 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
         return
     if event == "PermissionRequest" or (event == "Notification" and _needs_type(payload)):
         # A subagent's prompt blocks the root too: it counts, named as the subagent's.
-        from donebell.workers.hooks.needs_you import claude_needs
+        from donebell.workers.agents.claude.needs_you import claude_needs
 
         claude_needs(ctx, payload, event if event == "PermissionRequest" else str(payload["notification_type"]))
         return

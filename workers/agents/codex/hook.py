@@ -52,7 +52,7 @@ def codex_permission(ctx: HookContext, argv: list[str]) -> None:
     if event is not None and event != "PermissionRequest":
         ctx.log("debug", "codex permission hook: other event ignored", event=str(event)[:40])
         return
-    from donebell.workers.hooks.needs_you import codex_needs
+    from donebell.workers.agents.codex.needs_you import codex_needs
 
     codex_needs(ctx, payload)
 

@@ -1,0 +1,39 @@
+"""Codex blocks on the user: its PermissionRequest hook (``donebell hook codex-permission``).
+
+Codex 0.171 names the thread ``session_id`` and gives the ``turn_id``; the request is the digest
+of the exact tool call and the rollout's size at that moment. The record itself is the hooks'
+(``workers/hooks/needs_you.py``).
+"""
+
+from __future__ import annotations
+
+from donebell.workers.hooks.context import HookContext
+from donebell.workers.hooks.needs_you import PATH_LIMIT, file_size, tool_digest, write_request
+from donebell.workers.hooks.stdin import text_field
+
+TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
+    """A Codex ``PermissionRequest`` (0.171: thread = ``session_id``, plus ``turn_id``)."""
+    thread_id = text_field(payload, "session_id")
+    turn_id = text_field(payload, "turn_id")
+    if thread_id is None or turn_id is None:
+        ctx.log("warning", "codex PermissionRequest without session_id/turn_id: nothing written")
+        return
+    transcript = text_field(payload, "transcript_path", PATH_LIMIT)
+    write_request(
+        ctx,
+        payload,
+        provider="codex",
+        conversation=thread_id,
+        turn=turn_id,
+        marker=f"{tool_digest(payload)}|{file_size(transcript)}",
+        signal="PermissionRequest",
+        answer_path=transcript,
+        thread_id=thread_id,
+        turn_id=turn_id,
+        root_thread_id=thread_id,
+    )
