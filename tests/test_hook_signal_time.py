@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.shared.process.liveness import own_start_time
 from donebell.shared.statedir import StateDir
 
 TICK = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
