@@ -65,3 +65,33 @@ def test_the_gap_is_skipped_at_most_once_in_a_row(tmp_path: Path, monkeypatch: p
         role.run_pass()
     # The first pass has no predecessor; then skipped, waited, skipped, waited, skipped.
     assert len(slept) == 2
+
+
+class PromotingGatePass(FakeGatePass):
+    promoted = 1
+
+
+def test_passes_that_decide_at_their_moments_never_wait_the_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fifty tasks coming due a few ms apart: each pass at its moment promotes one, and the next
+    moment is sooner than the gap. None of them may wait the gap out."""
+    role, slept = _role(tmp_path, monkeypatch, 0.004)
+    role.gate = lambda _state, _settings, at, /: PromotingGatePass(at + 0.004)
+    for _ in range(6):
+        _until(time.monotonic() + 0.002)  # woken early (the pass's own writes): half-way to the moment
+        role.run_pass()
+    assert slept and all(s <= 0.004 for s in slept)
+
+
+def test_a_moment_inside_the_gap_is_kept_when_records_arrive_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that sees new records asks for another at once; the record due in 5 ms must not
+    wait for the gap that re-pass observes."""
+    role, slept = _role(tmp_path, monkeypatch, 0.005)
+    (role.state.root / "pending" / f"{'a' * 64}.json").write_text("{}")  # arrived, not judged by the fake gate
+    result = role.run_pass()
+    assert result.next_in == 0.0
+    role.run_pass()
+    assert len(slept) == 1 and slept[0] <= 0.005

@@ -192,3 +192,15 @@ def test_merged_evidence_makes_a_waiting_candidate_due_at_once(world: CodexWorld
     world.append(SIMPLE_THREAD, recs[-1:])
     world.submit(SIMPLE_THREAD, SIMPLE_TURN, source="codex-notify")
     assert run_gate_pass(state, fast_settings(), now + 2).promoted == 1
+
+
+def test_a_wait_is_never_scheduled_before_its_moment(state: StateDir) -> None:
+    """The time of the next probe is rounded up: a probe woken before a quiet window ends finds it
+    not over yet, and the pass after it waits out the delivery role's pass gap."""
+    snapshot = _pending(state)
+    now = 1_800_000_000.0001
+    wait = Verdict.wait("quiet-window", "rollout changed 0.9996s ago", kind="busy", retry_in=0.0004)
+    applied, _ = apply(state, snapshot, wait, now, retry_max=60, recheck=lambda r: wait)
+    saved = state.read("pending", snapshot["key"])
+    assert applied == "waiting" and saved is not None
+    assert saved["probe"]["next_probe_at"] >= now + 0.0004

@@ -72,7 +72,8 @@ class DeliveryRole(Role):
         self._gate_remote: list[dict[str, Any]] = []  # the gate's remote-root probe workers (docs/gate.md)
         self._last_pass_end = 0.0
         self._timer_at: float | None = None  # monotonic time the last pass asked to be woken at
-        self._gap_skipped = False
+        self._earliest_due: float | None = None  # wall time the last pass found the next record due
+        self._fruitless_cut = False  # the last pass came early for its timer and decided nothing
         self._unseen_streak = 0
         self._health: dict[str, Any] = {}
 
@@ -135,21 +136,40 @@ class DeliveryRole(Role):
     # --- one pass ------------------------------------------------------------------------
 
     def run_pass(self) -> PassResult:
-        gap = MIN_PASS_GAP_SECONDS - (time.monotonic() - self._last_pass_end)
-        # A pass at the time the last one scheduled (a quiet window's end) is no wake-up loop:
-        # the gap would only delay the notification. Skipped once in a row, so it still caps a loop.
-        timed = self._timer_at is not None and time.monotonic() >= self._timer_at and not self._gap_skipped
-        self._gap_skipped = gap > 0 and timed
-        if gap > 0 and not timed:
-            time.sleep(gap)
+        cut = self._wait_out_gap()
         self._timer_at = None
         try:
             result = self.pass_at(now())
         finally:
             self._last_pass_end = time.monotonic()
-        if result.next_in:  # a wait the gate or the outbox chose, not a re-pass at once
-            self._timer_at = self._last_pass_end + result.next_in
+        decided = sum(result.counters.get(name, 0) for name in ("promoted", "suppressed", "sent"))
+        self._fruitless_cut = cut and decided == 0
+        # The moment the next record comes due, even when the pass asks for another at once (new
+        # records arrived meanwhile): that re-pass waits out the gap, the due one must not.
+        due = self._earliest_due
+        self._timer_at = None if due is None else self._last_pass_end + max(0.0, due - now())
         return result
+
+    def _wait_out_gap(self) -> bool:
+        """Sleep what is left of the gap since the last pass, but no later than the moment the last
+        pass scheduled (a quiet window's end); True when that moment cut the gap short.
+
+        Under a stream of wake-ups (the passes' own writes, other tasks' files) waiting the gap
+        out would delay every due notification by up to a gap and a pass. A gate that keeps
+        scheduling passes that decide nothing is still capped: after a cut pass that promoted,
+        suppressed and sent nothing, the next pass waits the whole gap.
+        """
+        mono = time.monotonic()
+        gap_end = self._last_pass_end + MIN_PASS_GAP_SECONDS
+        timer = self._timer_at
+        if gap_end <= mono:
+            return False
+        if timer is None or timer >= gap_end or self._fruitless_cut:
+            time.sleep(gap_end - mono)
+            return False
+        if timer > mono:
+            time.sleep(timer - mono)
+        return True
 
     def pass_at(self, at: float) -> PassResult:
         """One gate pass, then every due outbox record; ``at`` is the wall clock of the pass."""
@@ -172,6 +192,7 @@ class DeliveryRole(Role):
         # schedule a wake-up (the heartbeat re-reads the config) nor keep a bounded run alive.
         dues = [t for t in (gate_due, summary.next_due) if t is not None]
         earliest = min(dues) if dues else None
+        self._earliest_due = earliest
         busy = summary.more or self._arrived_during_pass(gate_waiting, summary.left)
         next_in = 0.0 if busy else (None if earliest is None else max(0.0, earliest - after))
         idle = not busy and (earliest is None or earliest - after > IDLE_HORIZON_SECONDS)
