@@ -15,7 +15,6 @@ are the pending copies removed. Two flushes for a batch instead of four per prom
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -217,10 +216,9 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
     delay = next_probe_delay(current, verdict, retry_max=retry_max)
     decided["probe"] = {
         **decided["probe"],
-        # Rounded up to the ms: a probe woken a fraction of a millisecond before a quiet window
-        # ends finds it not over yet, and the one after it waits out the delivery role's pass gap.
-        # (The microsecond below it absorbs float noise, far under any wake-up's own lateness.)
-        "next_probe_at": math.ceil((now + delay) * 1000 - 0.001) / 1000,
+        # Not rounded: a probe woken a fraction of a millisecond before a quiet window ends finds
+        # it not over yet, and the one after it waits out the delivery role's pass gap.
+        "next_probe_at": now + delay,
         "wait_kind": verdict.wait_kind,
         "watch": [str(p) for p in verdict.watch][:32],
     }
