@@ -7,11 +7,8 @@ Standard library only: the hook path imports this module.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
-if TYPE_CHECKING:
-    from typing import Literal
-
-    Provider = Literal["codex", "claude"]
+#: A registered agent's name (``workers/agents/registry.py``; this layer sits below it).
+Provider = str
 
 try:  # CPython's built-in SHA-256: importing hashlib would load OpenSSL (~2 ms of hook start-up)
     from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
@@ -73,14 +70,3 @@ def transcript_index_key(path: str) -> str:
 def _hex_digest(text: str) -> str:
     digest: str = _sha256(text.encode("utf-8")).hexdigest()
     return digest
-
-
-if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """``Provider`` for runtime imports of the alias (typing is loaded on first access)."""
-        if name == "Provider":
-            from typing import Literal
-
-            return Literal["codex", "claude"]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

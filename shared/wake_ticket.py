@@ -33,8 +33,11 @@ PREFIX = "dbw1"
 KEY_FILE = ("wake", "ticket-key.json")
 #: A reply longer than this is not a ticket (ours are ~300 bytes): refused before any parsing.
 MAX_TICKET_CHARS = 2048
-PROVIDERS = ("codex", "claude")
 _CLAIM_TYPES: dict[str, type] = {"v": int, "h": str, "p": str, "c": str, "u": str, "a": int, "n": str, "e": int}
+
+
+def _agent_name(name: str) -> bool:
+    return 0 < len(name) <= 32 and name.isascii() and name.isalnum() and name.islower()
 
 
 class TicketRefused(Exception):
@@ -126,7 +129,9 @@ def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
         raise TicketRefused("other-host")  # a host sharing the reply topic: not ours to judge
     if not hmac.compare_digest(mac, _mac(key, f"{parts[0]}.{parts[1]}")):
         raise TicketRefused("bad-signature")
-    if claims["v"] != 1 or claims["p"] not in PROVIDERS or not claims["c"] or not claims["u"]:
+    # The agent is named as the registry names it (``workers/agents/registry.py``, a layer above
+    # this one): here only its shape; the wake role refuses a name no agent is registered under.
+    if claims["v"] != 1 or not _agent_name(claims["p"]) or not claims["c"] or not claims["u"]:
         raise TicketRefused("malformed", "unsupported claims")
     if claims["e"] <= (now() if at is None else at):
         raise TicketRefused("expired", nonce=claims["n"])

@@ -32,8 +32,9 @@ def _checks_in_code() -> set[str]:
     for path in (ROOT / "supervisor").rglob("*.py"):  # doctor/, install/, commands/ too
         text = path.read_text(encoding="utf-8")
         found.update(re.findall(r'Check\(\s*"([a-z_]+)"', text))
-        for table in re.findall(r"^CHECK_NAMES[^=]*= \{([^}]*)\}", text, re.M):  # names built from a table
-            found.update(re.findall(r':\s*"([a-z_]+)"', table))
+    from donebell.supervisor.doctor.agents import CHECK_NAMES  # one per registered agent
+
+    found.update(CHECK_NAMES.values())
     return found
 
 

@@ -11,6 +11,7 @@ checked-in files) is never imported at run time.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import donebell.shared
@@ -170,6 +171,31 @@ def test_the_role_check_sees_a_hidden_agent_import() -> None:
 
 #: Import circles allowed to stay: none (issue 25). A circle is two modules that each need the
 #: other to load, which makes either one's import order, and so its start-up, depend on the other.
+#: Role modules that may still name an agent in a string literal, each with its reason.
+ROLE_AGENT_LITERALS: dict[str, str] = {
+    "workers/scanners/rollout_tail.py": "the remote scanner: a watch root is a Codex home (see above)",
+    "workers/scanners/remote_root_summary.py": "the remote scanner: a watch root is a Codex home (see above)",
+}
+REPO = Path(__file__).resolve().parents[1]
+_AGENT_LITERAL = re.compile(r"""["'](codex|claude)["']""")
+
+
+def test_roles_name_no_agent_in_their_logic() -> None:
+    """No role module outside ``workers/agents/`` decides by an agent's name (``provider ==
+    "claude"``, a per-agent table): it asks the record's agent through the registry (issue 25)."""
+    found = []
+    for path in sorted((REPO / "workers").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel.startswith("workers/agents/") or rel in ROLE_AGENT_LITERALS:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _AGENT_LITERAL.search(line):
+                found.append(f"{rel}:{number}: {line.strip()}")
+    assert found == [], "\n".join(found)
+    stale = [rel for rel in ROLE_AGENT_LITERALS if not _AGENT_LITERAL.search((REPO / rel).read_text(encoding="utf-8"))]
+    assert stale == [], f"exceptions no longer needed: {stale}"
+
+
 ALLOWED_CIRCLES: list[set[str]] = []
 
 

@@ -13,11 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-#: agent -> (what its id is called, the command that resumes it).
-RESUME = {
-    "codex": ("Codex thread", "codex resume {id}"),
-    "claude": ("Claude Code session", "claude --resume {id}"),
-}
+from donebell.workers.agents.registry import agent
 
 
 def clock(ts: object) -> str:
@@ -43,11 +39,11 @@ def resume_lines(items: list[dict[str, Any]]) -> list[str]:
     """The full id of every thread or session among ``items``, with the command that resumes it."""
     seen: dict[str, str] = {}
     for item in items:
-        provider = str(item.get("provider") or "")
-        ident = item.get("thread_id") if provider == "codex" else item.get("session_id")
-        if provider in RESUME and isinstance(ident, str) and ident and ident not in seen:
-            name, command = RESUME[provider]
-            seen[ident] = f"  {name} {ident}  (resume: `{command.format(id=ident)}`)"
+        found = agent(item.get("provider"))
+        ident = found.conversation_of(item)[0] if found is not None else None
+        if found is not None and ident and ident not in seen:
+            command = found.RESUME_COMMAND.format(id=ident)
+            seen[ident] = f"  {found.CONVERSATION_NOUN} {ident}  (resume: `{command}`)"
     return list(seen.values())
 
 
@@ -55,10 +51,12 @@ def title(item: dict[str, Any]) -> str:
     """What the record is, in words a user knows."""
     if item.get("test"):
         return "test notification (`donebell test`)"
+    found = agent(item.get("provider"))
+    turn = found.conversation_of(item)[1] if found is not None else None
+    if found is not None and turn:
+        return f"{found.TURN_LABEL} {short(turn)}"
     if item.get("turn_id"):
-        return f"{'Codex ' if item.get('provider') == 'codex' else ''}turn {short(item['turn_id'])}"
-    if item.get("prompt_id"):
-        return f"Claude prompt {short(item['prompt_id'])}"
+        return f"turn {short(item['turn_id'])}"
     if item.get("members"):
         return f"digest of {len(item['members'])} task(s)"
     return f"{item.get('provider') or 'record'} {short(item.get('key'))}"

@@ -6,7 +6,8 @@ the tested releases, when one is outside the tested range: an agent update can c
 (Claude Code 2.1.332 started killing print-mode StopFailure hooks). A version between two tested
 releases counts as inside the range.
 
-:data:`TESTED` is the one table to extend after a release passes the e2e suite
+:data:`TESTED` is built from each agent's own ``PROGRAM`` and ``TESTED_RELEASES`` (its
+``agent.py``), the list to extend after a release passes the e2e suite
 (``DONEBELL_E2E_AGENTS=newest``, ``tests/support/agent_pins.json``; a unit test keeps them in step).
 """
 
@@ -18,11 +19,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from donebell.supervisor.runner import Runner
+from donebell.workers.agents.registry import agent, names
 
 #: agent -> (program on PATH, releases the e2e suite passed on, oldest first).
 TESTED: dict[str, tuple[str, tuple[str, ...]]] = {
-    "codex": ("codex", ("0.163.0", "0.168.0", "0.171.0")),
-    "claude": ("claude", ("2.1.197", "2.1.332")),
+    name: (found.PROGRAM, found.TESTED_RELEASES) for name in names() if (found := agent(name)) is not None
 }
 #: Seconds one ``--version`` may take (a cold Claude binary needs well under one).
 VERSION_TIMEOUT = 5.0

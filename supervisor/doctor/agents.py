@@ -7,7 +7,7 @@ from donebell.supervisor.doctor.local import OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.runner import Runner
 
 #: agent -> the name of its doctor check (tests/test_docs_match_code.py reads this table).
-CHECK_NAMES: dict[str, str] = {"codex": "codex_version", "claude": "claude_version"}
+CHECK_NAMES: dict[str, str] = {name: f"{name}_version" for name in agent_versions.TESTED}
 
 
 def agent_version_checks(runner: Runner) -> list[Check]:

@@ -10,7 +10,12 @@ An agent is one module (``workers/agents/<name>/agent.py``) registered by name i
   title up where the files live;
 * :class:`Scanning`: the local scanner runs each agent's :class:`LocalScan` (none is fine);
 * :class:`Upkeep`: the maintenance role lets the agent expire what only it writes;
-* :class:`Wake`: the wake role finds a thread's record, reads its turns and starts the next one.
+* :class:`Wake`: the wake role finds a thread's record, reads its turns and starts the next one;
+* :class:`Records`: every role that groups, keys or names the agent's records (the gate's
+  coalescing, the reply ticket's ids, ``explain``), and the push's link to the task;
+* :class:`Policies`: the delivery policies' evidence (task time, desk return, a "needs you"
+  request answered at the terminal);
+* :class:`Versions`: the releases the e2e suite passed on, for ``doctor``.
 
 What the roles pass in and get back are their own types (``HookContext``, ``GateContext``,
 ``Verdict``, the settings view): an agent imports the roles' types, a role never imports an agent
@@ -133,5 +138,71 @@ class Wake(Protocol):
         ...
 
 
-class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Wake, Protocol):
+class Records(Protocol):
+    """How the agent's records name a conversation and a turn."""
+
+    @property
+    def CONVERSATION_NOUN(self) -> str:
+        """What a person calls the agent's conversation ("Codex thread")."""
+        ...
+
+    @property
+    def TURN_LABEL(self) -> str:
+        """What ``explain`` calls one of its turns ("Codex turn")."""
+        ...
+
+    @property
+    def RESUME_COMMAND(self) -> str:
+        """The agent's own command that reopens a conversation, ``{id}`` for its id."""
+        ...
+
+    def conversation_of(self, record: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(conversation id, turn id) as the record's event key was made from, or None for either."""
+        ...
+
+    def coalescing_root(self, record: dict[str, Any]) -> str:
+        """The group whose candidates coalesce into one push (a root thread, a session)."""
+        ...
+
+    def task_link(self, record: dict[str, Any]) -> str | None:
+        """A web link to the task (the push's click and "Open task"), or None."""
+        ...
+
+
+class Policies(Protocol):
+    """The delivery policies' evidence, read from the state directory or the agent's own files."""
+
+    @property
+    def ANSWER_MARKERS(self) -> tuple[bytes, ...]:
+        """Bytes the agent writes to a request's file only once the request was answered."""
+        ...
+
+    def task_seconds(self, record: dict[str, Any], state: StateDir) -> float | None:
+        """How long the task took by the agent's own timestamps (``min_task_seconds``), or None."""
+        ...
+
+    def user_returned(self, state: StateDir, record: dict[str, Any]) -> str | None:
+        """Why the user is believed back at the desk in this conversation (desk grace), or None."""
+        ...
+
+    def answered_at_terminal(self, state: StateDir, record: dict[str, Any]) -> str | None:
+        """The agent's own sign, beyond ``ANSWER_MARKERS``, that a "needs you" request was answered."""
+        ...
+
+
+class Versions(Protocol):
+    """What ``doctor`` checks the installed agent against."""
+
+    @property
+    def PROGRAM(self) -> str:
+        """The agent's command on PATH (asked ``--version``)."""
+        ...
+
+    @property
+    def TESTED_RELEASES(self) -> tuple[str, ...]:
+        """Releases the e2e suite passed on, oldest first (``tests/support/agent_pins.json``)."""
+        ...
+
+
+class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Wake, Records, Policies, Versions, Protocol):
     """Everything the roles ask of one agent."""

@@ -65,7 +65,7 @@ def render_needs_you(record: dict[str, Any], settings: SettingsLike, title_looku
         "message": cut_utf8(SEP.join(parts), MESSAGE_MAX_BYTES),
         "tags": tags,
         "priority": NEEDS_PRIORITY,
-        "sequence_id": _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"]),
+        "sequence_id": _text(record.get("sequence_id")) or sequence_id(provider or "record", record["key"]),
     }
 
 

@@ -51,8 +51,6 @@ BODY_MAX_BYTES = 7600
 SEP = " · "
 FAILED_TAG = "x"
 STOPPED_TAG = "stop_sign"
-TASK_URL = "https://chatgpt.com/codex/tasks/{}"
-_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 TitleLookup = Callable[[dict[str, Any]], str | None]
 
@@ -92,8 +90,8 @@ def render(
         payload["priority"] = settings.priority
     if settings.markdown and message:
         payload["markdown"] = True
-    _add_links(payload, record, settings, is_codex=provider == "codex")
-    payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "codex", record["key"])
+    _add_links(payload, record, settings)
+    payload["sequence_id"] = _text(record.get("sequence_id")) or sequence_id(provider or "record", record["key"])
     return _fit(payload, body)
 
 
@@ -137,9 +135,10 @@ def _context_parts(record: dict[str, Any], settings: SettingsLike, project: str,
     return parts
 
 
-def _add_links(payload: dict[str, Any], record: dict[str, Any], settings: SettingsLike, *, is_codex: bool) -> None:
-    """The Codex task link (click, "Open task" button), then the reply-to-continue buttons."""
-    url = task_url(record) if is_codex else None
+def _add_links(payload: dict[str, Any], record: dict[str, Any], settings: SettingsLike) -> None:
+    """The agent's link to the task (click, "Open task" button), then the reply-to-continue buttons."""
+    found = agent(record.get("provider"))
+    url = found.task_link(record) if found is not None else None
     if url and settings.include_task_link:
         payload["click"] = url
     if url and settings.include_task_link and settings.include_task_link_action:
@@ -231,12 +230,6 @@ def host_tag(record: dict[str, Any], settings: SettingsLike) -> str | None:
 
 def short_host_name() -> str:
     return socket.gethostname().split(".")[0] or "localhost"
-
-
-def task_url(record: dict[str, Any]) -> str | None:
-    """The Codex cloud task link, only for a canonical (lowercase, hyphenated) UUID thread id."""
-    thread = _text(record.get("thread_id"))
-    return TASK_URL.format(thread) if _CANONICAL_UUID.match(thread) else None
 
 
 def stats_parts(record: dict[str, Any]) -> list[str]:

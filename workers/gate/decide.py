@@ -2,7 +2,8 @@
 
 Order of checks common to every provider and mode (the provider gates add theirs):
 
-1. a known subagent candidate never notifies on its own -> suppressed ``subagent``;
+1. a candidate its agent classified as a subagent's at capture (``classification``) never
+   notifies on its own -> suppressed ``subagent``;
 2. ``idle_detection_mode: off`` promotes every other accepted candidate at once (verdict ``off``);
 3. otherwise the record's agent decides (``Gate.evaluate`` of ``workers/agents/<provider>/agent.py``,
    found through the registry).
@@ -25,7 +26,7 @@ GATE_ERROR_RETRY_SECONDS = 30.0
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     """Decide what to do with one pending candidate now."""
     provider = record.get("provider")
-    if provider == "codex" and record.get("classification") == "subagent":
+    if record.get("classification") == "subagent":
         captured = Verdict.suppress("subagent", "candidate classified as a subagent at capture")
         return decided(CAPTURED_SUBAGENT, captured)
     if ctx.settings.idle_detection_mode == "off":

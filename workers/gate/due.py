@@ -13,6 +13,7 @@ from typing import Any
 from donebell.shared.ingest import finish_reopen
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers import pass_control
+from donebell.workers.agents.registry import agent
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.remote import RootSpec, remote_root
 
@@ -26,11 +27,10 @@ MAX_ROOTS_PER_PASS = 500
 
 
 def root_of(record: dict[str, Any]) -> str:
-    """The coalescing group: the Codex root thread, or the Claude session."""
-    if record.get("provider") == "claude":
-        return f"claude:{record.get('session_id') or record['key']}"
-    root = record.get("root_thread_id") or record.get("thread_id") or record["key"]
-    return f"codex:{root}"
+    """The coalescing group, as the record's agent names it (a Codex root thread, a Claude
+    session); a record of an unregistered agent is a group of its own."""
+    found = agent(record.get("provider"))
+    return found.coalescing_root(record) if found is not None else f"{record.get('provider')}:{record['key']}"
 
 
 def shape_problem(record: dict[str, Any]) -> str | None:

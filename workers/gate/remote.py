@@ -107,7 +107,7 @@ def offline_verdict(
     ``unverifiable`` and balanced assumes the check passed. A subagent classified at capture
     needs no evidence and is suppressed at once, as in ``decide.evaluate``.
     """
-    if record.get("provider") == "codex" and record.get("classification") == "subagent":
+    if record.get("classification") == "subagent":
         captured = Verdict.suppress("subagent", "candidate classified as a subagent at capture")
         return decided(CAPTURED_SUBAGENT, captured)
     deadline = first_seen(record, now) + settings.idle_probe_grace_seconds
@@ -123,7 +123,7 @@ def offline_verdict(
     assumed = Verdict.promote(
         "balanced",
         f"assumed after grace: {reason}: {evidence}",
-        fields={"root_thread_id": root_thread} if record.get("provider") == "codex" else {},
+        fields={"root_thread_id": root_thread} if root_thread else {},
         fingerprint=("offline", reason),
     )
     return decided(REMOTE_STEP, assumed)

@@ -65,7 +65,7 @@ def _judged(ctx: GateContext, record: dict[str, Any], settings: Any) -> dict[str
     """One record's decision and, for a promotion, its second fresh snapshot, as sent on the wire."""
     first = safe_evaluate(record, ctx)
     second = safe_evaluate(record, ctx.fresh()) if first.action == "promote" else None
-    if second is not None and second.action == "promote" and record.get("provider") == "codex":
+    if second is not None and second.action == "promote":
         if getattr(settings, "include_thread_title", False):
             title = _title(record)
             if title:

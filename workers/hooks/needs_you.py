@@ -59,7 +59,7 @@ def write_request(
 ) -> str | None:
     """Create the outbox record unless its key exists anywhere; returns the key if it was created."""
     state = ctx.state
-    key = event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{marker}")  # type: ignore[arg-type]
+    key = event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{marker}")
     source = f"{provider}-{signal.lower()}"
     with state.mutation_lock(key):
         where = state.locate(key)

@@ -16,7 +16,8 @@ from typing import Any
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.statedir import StateDir, open_state_dir
 from donebell.shared.text.secret_text import public_url
-from donebell.shared.wake_ticket import PROVIDERS, TicketKey, issue, load_key
+from donebell.shared.wake_ticket import TicketKey, issue, load_key
+from donebell.workers.agents.registry import agent
 
 MAX_ACTIONS = 3  # ntfy refuses more
 
@@ -46,16 +47,16 @@ def wake_actions(
 def answerable(record: dict[str, Any]) -> tuple[str, str, str] | None:
     """``(provider, conversation id, turn id)`` of a local root task this host can continue."""
     provider = record.get("provider")
-    if provider not in PROVIDERS or record.get("test") is True:
+    found = agent(provider)
+    if found is None or record.get("test") is True:
         return None
     sources = record.get("sources")
     if record.get("source") == "remote-scanner" or (isinstance(sources, list) and "remote-scanner" in sources):
         return None  # a thread of another machine's Codex home: not startable here
-    conv = record.get("thread_id") if provider == "codex" else record.get("session_id")
-    turn = record.get("turn_id") if provider == "codex" else record.get("prompt_id")
-    if not isinstance(conv, str) or not conv or not isinstance(turn, str) or not turn:
+    conv, turn = found.conversation_of(record)
+    if not conv or not turn:
         return None
-    return str(provider), conv, turn
+    return found.NAME, conv, turn
 
 
 def _button(

@@ -35,8 +35,7 @@ PATH_LIMIT = 4096
 def hook(event: str, ctx: HookContext, args: list[str]) -> None:
     """``donebell hook toy-done``: the toy says a turn ended; the gate checks its log before any push."""
     payload = decode_object(read_stream(sys.stdin.buffer))
-    provider: Any = NAME  # keys.Provider names the built-in agents only (a type, not a check)
-    key, weak = identity(provider, text_field(payload, "session"), text_field(payload, "turn"))
+    key, weak = identity(NAME, text_field(payload, "session"), text_field(payload, "turn"))
     candidate = new_candidate(
         key=key,
         provider=NAME,
@@ -104,3 +103,36 @@ def daemon_socket() -> str | None:
 
 def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
     raise DaemonError("the toy has no daemon", unreachable=True)
+
+
+CONVERSATION_NOUN = "Toy session"
+TURN_LABEL = "Toy turn"
+RESUME_COMMAND = "toy --resume {id}"
+PROGRAM = "toy"
+TESTED_RELEASES = ("1.0.0",)
+ANSWER_MARKERS: tuple[bytes, ...] = ()  # the toy never asks for permission
+
+
+def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    session, turn = record.get("session_id"), record.get("turn_id")
+    return (session if isinstance(session, str) else None, turn if isinstance(turn, str) else None)
+
+
+def coalescing_root(record: dict[str, Any]) -> str:
+    return f"toy:{record.get('session_id') or record['key']}"
+
+
+def task_link(record: dict[str, Any]) -> str | None:
+    return None
+
+
+def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
+    return None  # the toy records no times: min_task_seconds never holds its pushes
+
+
+def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
+    return None
+
+
+def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
+    return None

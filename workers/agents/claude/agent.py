@@ -94,3 +94,50 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
     from donebell.workers.agents.claude import wake
 
     return wake.start_turn_in_daemon(socket_path, conversation_id, prompt)
+
+
+# --- Records, Policies, Versions --------------------------------------------------------------
+
+CONVERSATION_NOUN = "Claude Code session"
+TURN_LABEL = "Claude prompt"
+RESUME_COMMAND = "claude --resume {id}"
+PROGRAM = "claude"
+#: Releases the e2e suite passed on, oldest first (a unit test keeps them in step with the pins).
+TESTED_RELEASES = ("2.1.197", "2.1.332")
+#: A tool result follows an answered permission prompt: the call ran, or was refused.
+ANSWER_MARKERS = (b'"type":"tool_result"',)
+
+
+def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(session id, prompt id)."""
+    session, prompt = record.get("session_id"), record.get("prompt_id")
+    return (session if isinstance(session, str) else None, prompt if isinstance(prompt, str) else None)
+
+
+def coalescing_root(record: dict[str, Any]) -> str:
+    """The session: its prompts coalesce."""
+    return f"claude:{record.get('session_id') or record['key']}"
+
+
+def task_link(record: dict[str, Any]) -> str | None:
+    """Claude Code has no web page for a local session."""
+    return None
+
+
+def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
+    from donebell.workers.agents.claude import policy_evidence
+
+    return policy_evidence.task_seconds(record, state)
+
+
+def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
+    from donebell.workers.agents.claude import policy_evidence
+
+    return policy_evidence.user_returned(state, record)
+
+
+def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
+    """A new prompt in the session."""
+    from donebell.workers.agents.claude import policy_evidence
+
+    return policy_evidence.answered_at_terminal(state, record)

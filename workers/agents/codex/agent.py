@@ -96,3 +96,57 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
     from donebell.workers.agents.codex import wake
 
     return wake.start_turn_in_daemon(socket_path, conversation_id, prompt)
+
+
+# --- Records, Policies, Versions --------------------------------------------------------------
+
+CONVERSATION_NOUN = "Codex thread"
+TURN_LABEL = "Codex turn"
+RESUME_COMMAND = "codex resume {id}"
+PROGRAM = "codex"
+#: Releases the e2e suite passed on, oldest first (a unit test keeps them in step with the pins).
+TESTED_RELEASES = ("0.163.0", "0.168.0", "0.171.0")
+#: Records Codex writes to a rollout only once a blocked call was answered (allowed, declined or
+#: reviewed), or the turn went on: a call's output, a command's end, a turn's end or abort, a new
+#: user message.
+ANSWER_MARKERS = (
+    b'"function_call_output"',
+    b'"exec_command_end"',
+    b'"task_complete"',
+    b'"turn_aborted"',
+    b'"user_message"',
+)
+
+
+def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(thread id, turn id)."""
+    thread, turn = record.get("thread_id"), record.get("turn_id")
+    return (thread if isinstance(thread, str) else None, turn if isinstance(turn, str) else None)
+
+
+def coalescing_root(record: dict[str, Any]) -> str:
+    """The root thread: a subagent's candidates coalesce with their root's."""
+    return f"codex:{record.get('root_thread_id') or record.get('thread_id') or record['key']}"
+
+
+def task_link(record: dict[str, Any]) -> str | None:
+    from donebell.workers.agents.codex.task_link import task_url
+
+    return task_url(record)
+
+
+def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
+    from donebell.workers.agents.codex import policy_evidence
+
+    return policy_evidence.task_seconds(record, state)
+
+
+def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
+    from donebell.workers.agents.codex import policy_evidence
+
+    return policy_evidence.user_returned(state, record)
+
+
+def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
+    """Nothing beyond the rollout's own records (``ANSWER_MARKERS``)."""
+    return None

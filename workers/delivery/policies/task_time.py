@@ -1,109 +1,18 @@
 """How long a root task took, from the agent's own timestamps (``min_task_seconds``).
 
-* Codex: ``stats.duration_ms`` the gate filled at promotion (the turn's ``task_complete``
-  ``duration_ms`` plus those of its goal-continuation turns), else the record's own
-  ``duration_ms``, else ``completed_at - started_at``.
-* Claude: from the transcript, the timestamp of the prompt's user record (``promptId``) to the
-  newest timestamped record of that prompt; without the transcript, the session record's time of
-  that prompt (UserPromptSubmit) to the candidate's capture.
-
-None when the evidence does not say: the task then notifies (a policy never guesses silence).
+Each agent reads its own (``Policies.task_seconds``; what Codex and Claude Code read is in their
+``policy_evidence`` modules). None when the evidence does not say, or the record's agent is not
+registered: the task then notifies (a policy never guesses silence).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from datetime import datetime
 from typing import Any
 
-from donebell.shared.keys import claude_session_key
-from donebell.shared.statedir import InvalidRecord, StateDir
-
-#: A transcript larger than this is read from its tail only (the prompt is then usually inside).
-TRANSCRIPT_CAP = 16 << 20
+from donebell.shared.statedir import StateDir
+from donebell.workers.agents.registry import agent
 
 
 def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
-    if record.get("provider") == "claude":
-        return _claude_seconds(record, state)
-    stats = record.get("stats")
-    for value in (stats.get("duration_ms") if isinstance(stats, dict) else None, record.get("duration_ms")):
-        if (ms := _number(value)) is not None:
-            return ms / 1000.0
-    started, completed = _number(record.get("started_at")), _number(record.get("completed_at"))
-    if started is not None and completed is not None and completed >= started:
-        return completed - started
-    return None
-
-
-def _claude_seconds(record: dict[str, Any], state: StateDir) -> float | None:
-    prompt_id = record.get("prompt_id")
-    if not isinstance(prompt_id, str) or not prompt_id:
-        return None
-    span = _transcript_span(record.get("transcript_path"), prompt_id)
-    if span is not None:
-        return span
-    session_id = record.get("session_id")
-    if not isinstance(session_id, str):
-        return None
-    try:
-        session = state.read("claude", claude_session_key(session_id))
-    except InvalidRecord:
-        return None
-    started, ended = _number((session or {}).get("updated_at")), _number(record.get("created_at"))
-    if session and session.get("prompt_id") == prompt_id and started is not None and ended is not None:
-        return max(0.0, ended - started)
-    return None
-
-
-def _transcript_span(path: object, prompt_id: str) -> float | None:
-    """Seconds from the prompt's user record to the last timestamped record before the next prompt."""
-    if not isinstance(path, str) or not path:
-        return None
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - TRANSCRIPT_CAP))
-            data = f.read(TRANSCRIPT_CAP)
-    except OSError:
-        return None
-    needle = prompt_id.encode()
-    start: float | None = None
-    last: float | None = None
-    for line in data.splitlines():
-        if start is None and needle not in line:
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(obj, dict):
-            continue
-        stamp = _iso(obj.get("timestamp"))
-        if start is None:
-            if obj.get("type") == "user" and obj.get("promptId") == prompt_id and stamp is not None:
-                start = last = stamp
-            continue
-        other = obj.get("promptId")
-        if obj.get("type") == "user" and isinstance(other, str) and other != prompt_id:
-            break  # the next prompt began
-        if stamp is not None and last is not None and stamp > last:
-            last = stamp
-    return None if start is None or last is None else last - start
-
-
-def _iso(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def _number(value: object) -> float | None:
-    """A finite-looking number as float, else None (bools and NaN are not numbers here)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-        return float(value)
-    return None
+    found = agent(record.get("provider"))
+    return found.task_seconds(record, state) if found is not None else None
