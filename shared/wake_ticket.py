@@ -5,7 +5,9 @@ A ticket is the body an ntfy ``http`` action POSTs to the reply topic::
     dbw1.<base64url(claims JSON)>.<base64url(HMAC-SHA256(key, "dbw1.<claims>"))>
 
 Its claims name this host, the provider, the thread (Codex) or session (Claude), the turn it
-answers, the button's index, a 128-bit nonce and an expiry. Everything in it is readable by
+answers, the button's index, a 128-bit nonce and an expiry. An answer ticket (``v: 2``, the
+Allow / Deny buttons of a permission prompt, docs/approvals.md) names instead of a button the
+request (its needs-you record's key), the digest of the exact tool call, and the decision. Everything in it is readable by
 whoever can read the notification topic; it authorizes exactly one turn, once (the wake role
 claims the nonce). The prompt a button sends lives only in the local config.
 
@@ -34,6 +36,11 @@ KEY_FILE = ("wake", "ticket-key.json")
 #: A reply longer than this is not a ticket (ours are ~300 bytes): refused before any parsing.
 MAX_TICKET_CHARS = 2048
 _CLAIM_TYPES: dict[str, type] = {"v": int, "h": str, "p": str, "c": str, "u": str, "a": int, "n": str, "e": int}
+_ANSWER_CLAIM_TYPES: dict[str, type] = {
+    **{name: kind for name, kind in _CLAIM_TYPES.items() if name != "a"},
+    **{"r": str, "d": str, "x": str},
+}
+DECISIONS = ("allow", "deny")
 
 
 def _agent_name(name: str) -> bool:
@@ -57,9 +64,12 @@ class Ticket:
     provider: str
     conversation_id: str  # Codex thread id or Claude session id
     turn_id: str  # the turn the notification reported (Codex turn id, Claude prompt id)
-    action: int
+    action: int  # the Continue button's index; -1 for an answer ticket
     nonce: str
     expires_at: int
+    request: str | None = None  # answer tickets: the needs-you record's key
+    digest: str | None = None  # answer tickets: the digest of the exact tool call
+    decision: str | None = None  # answer tickets: "allow" or "deny"
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,27 @@ def issue(
     return f"{signed}.{_b64(_mac(key, signed))}", ticket
 
 
+def issue_answer(
+    key: TicketKey,
+    *,
+    provider: str,
+    conversation_id: str,
+    turn_id: str,
+    request: str,
+    digest: str,
+    decision: str,
+    expires_at: float,
+) -> tuple[str, Ticket]:
+    """A fresh answer ticket (an Allow or Deny button) for one request, valid until ``expires_at``."""
+    assert decision in DECISIONS, decision
+    nonce, expiry = os.urandom(16).hex(), int(expires_at)
+    ticket = Ticket(key.host_id, provider, conversation_id, turn_id, -1, nonce, expiry, request, digest, decision)
+    claims = {"v": 2, "h": key.host_id, "p": provider, "c": conversation_id, "u": turn_id}
+    claims.update({"r": request, "d": digest, "x": decision, "n": nonce, "e": expiry})
+    signed = f"{PREFIX}.{_b64(json.dumps(claims, separators=(',', ':')).encode('utf-8'))}"
+    return f"{signed}.{_b64(_mac(key, signed))}", ticket
+
+
 def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
     """The claims of ``text``, or :class:`TicketRefused` with ``malformed``, ``other-host``,
     ``bad-signature`` or ``expired`` (checked in that order; the MAC in constant time)."""
@@ -120,9 +151,10 @@ def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
         mac = _unb64(parts[2])
     except (ValueError, UnicodeDecodeError):
         raise TicketRefused("malformed", "undecodable") from None
-    if not isinstance(claims, dict) or set(claims) != set(_CLAIM_TYPES):
+    types = _ANSWER_CLAIM_TYPES if isinstance(claims, dict) and claims.get("v") == 2 else _CLAIM_TYPES
+    if not isinstance(claims, dict) or set(claims) != set(types):
         raise TicketRefused("malformed", "unexpected claims")
-    for name, kind in _CLAIM_TYPES.items():
+    for name, kind in types.items():
         if type(claims[name]) is not kind:
             raise TicketRefused("malformed", f"claim {name!r} has the wrong type")
     if claims["h"] != key.host_id:
@@ -131,10 +163,15 @@ def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
         raise TicketRefused("bad-signature")
     # The agent is named as the registry names it (``workers/agents/registry.py``, a layer above
     # this one): here only its shape; the wake role refuses a name no agent is registered under.
-    if claims["v"] != 1 or not _agent_name(claims["p"]) or not claims["c"] or not claims["u"]:
+    if claims["v"] not in (1, 2) or not _agent_name(claims["p"]) or not claims["c"] or not claims["u"]:
         raise TicketRefused("malformed", "unsupported claims")
+    if claims["v"] == 2 and (claims["x"] not in DECISIONS or not claims["r"] or not claims["d"]):
+        raise TicketRefused("malformed", "unsupported answer")
     if claims["e"] <= (now() if at is None else at):
         raise TicketRefused("expired", nonce=claims["n"])
+    if claims["v"] == 2:
+        answer = (claims["r"], claims["d"], claims["x"])
+        return Ticket(claims["h"], claims["p"], claims["c"], claims["u"], -1, claims["n"], claims["e"], *answer)
     return Ticket(claims["h"], claims["p"], claims["c"], claims["u"], claims["a"], claims["n"], claims["e"])
 
 

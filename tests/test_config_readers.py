@@ -48,6 +48,15 @@ VALUES: list[tuple[str, Any, str | None]] = [
     ("chain_notify", "notify-send", "notify-send"),
     ("chain_notify", [1], "[1]"),
     ("chain_notify", [], "[]"),
+    ("approvals_enabled", "on", "on"),
+    ("approvals_enabled", "sometimes", "sometimes"),
+    ("wake_enabled", 1, "1"),
+    ("wake_enabled", [], "[]"),
+    ("approval_wait_seconds", 30, "30"),
+    ("approval_wait_seconds", "90.5", "90.5"),
+    ("approval_wait_seconds", 4, "4"),
+    ("approval_wait_seconds", 541, "541"),
+    ("approval_wait_seconds", "soon", "soon"),
 ]
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install.managed import CODEX_PERMISSION_ARGS, donebell_executable
+from donebell.supervisor.install.managed import CODEX_PERMISSION_ARGS, PERMISSION_HOOK_TIMEOUT, donebell_executable
 from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 from test_install import env, install, uninstall
 
@@ -26,7 +26,7 @@ def test_install_registers_the_needs_you_hooks(env: dict[str, Path]) -> None:
     settings = json.loads((env["claude"] / "settings.json").read_text())
     [group] = [g for g in settings["hooks"]["PermissionRequest"] if EXE in g["hooks"][0]["command"]]
     assert group["hooks"][0]["command"] == f"{EXE} hook claude" and "matcher" not in group
-    assert "async" not in group["hooks"][0] and group["hooks"][0]["timeout"] == 30
+    assert "async" not in group["hooks"][0] and group["hooks"][0]["timeout"] == PERMISSION_HOOK_TIMEOUT
     matcher = settings["hooks"]["Notification"][-1]["matcher"].split("|")
     assert matcher == ["idle_prompt", "agent_completed", "permission_prompt", "elicitation_dialog", "agent_needs_input"]
     hooks = json.loads((env["codex"] / "hooks.json").read_text())
@@ -36,7 +36,7 @@ def test_install_registers_the_needs_you_hooks(env: dict[str, Path]) -> None:
                 {
                     "type": "command",
                     "command": f"{EXE} hook codex-permission",
-                    "timeout": 30,
+                    "timeout": PERMISSION_HOOK_TIMEOUT,
                     "statusMessage": "donebell: notify when the task needs you",
                 }
             ]

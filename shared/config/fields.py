@@ -69,6 +69,8 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("wake_codex_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_claude_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_allow_unauthenticated", "bool", False),
+    FieldSpec("approvals_enabled", "bool", False),
+    FieldSpec("approval_wait_seconds", "float", 120.0, ge=5, le=540),
     FieldSpec("host_tag", "bool", False),
     FieldSpec("desk_grace_seconds", "float", 0.0, ge=0, le=315360000),
     FieldSpec("desk_grace_failures", "bool", False),

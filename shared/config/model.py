@@ -59,6 +59,11 @@ MAX_DAYS = MAX_SECONDS // 86400
 MAX_COUNT = 1_000_000
 
 
+#: The longest ``approval_wait_seconds``: the installed PermissionRequest hooks' timeout
+#: (``supervisor/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
+APPROVAL_WAIT_MAX = 540
+
+
 class Settings(BaseSettings):
     """Every configuration key, its default, and what it means (the docs are generated from this)."""
 
@@ -152,6 +157,16 @@ class Settings(BaseSettings):
     wake_claude_args: list[str] = Field(default_factory=list, description="Extra args of `claude -p --resume`.")
     wake_allow_unauthenticated: bool = Field(
         False, description="Allow wake_enabled on a server without an access token (doctor warns)."
+    )
+    # Allow / Deny from the phone (docs/approvals.md): opt-in, needs reply to continue's setup.
+    approvals_enabled: bool = Field(
+        False, description="Add signed Allow/Deny buttons to a permission prompt's push; the hook waits for the tap."
+    )
+    approval_wait_seconds: float = Field(
+        120.0,
+        ge=5,
+        le=APPROVAL_WAIT_MAX,
+        description="How long a PermissionRequest hook waits for Allow/Deny (the installed hook timeout is longer).",
     )
     host_tag: bool = Field(False, description="Add the machine name (origin) as an ntfy tag, to filter many machines.")
     desk_grace_seconds: float = Field(

@@ -93,6 +93,7 @@ __all__ = [
 # --- the directory ----------------------------------------------------------------------
 
 if TYPE_CHECKING:
+    from donebell.shared.statedir._answers import AnswerBox
     from donebell.shared.statedir._batch import GroupCommit
     from donebell.shared.statedir._roles import RoleLock
     from donebell.shared.statedir._wake import WakeQueue
@@ -184,6 +185,13 @@ class StateDir(RecordStore):
         from donebell.shared.statedir._wake import WakeQueue
 
         return WakeQueue(self)
+
+    def answer_box(self) -> AnswerBox:
+        """The answers to permission prompts, ``wake/answers/`` (``_answers``; the wake role and a
+        waiting PermissionRequest hook)."""
+        from donebell.shared.statedir._answers import AnswerBox
+
+        return AnswerBox(self)
 
     # health ------------------------------------------------------------------------------
 

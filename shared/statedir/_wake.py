@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 REPLIES = "wake/replies"
 CLAIMS = "wake/claims"
 #: Statuses after which nothing more happens to a record.
-FINAL = frozenset({"confirmed", "refused", "failed", "unconfirmed"})
+FINAL = frozenset({"confirmed", "refused", "failed", "unconfirmed", "answered"})
 HISTORY_MAX = 40
 
 

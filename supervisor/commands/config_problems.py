@@ -22,4 +22,8 @@ def blocking_problems(settings: Settings) -> list[str]:
         problem = config_problem(settings)
         if problem:
             problems.append(f"{problem} (see docs/wake.md)")
+    if settings.approvals_enabled and not settings.wake_enabled:
+        from donebell.workers.wake.policy import approvals_problem
+
+        problems.append(f"{approvals_problem(settings)} (see docs/approvals.md)")
     return problems

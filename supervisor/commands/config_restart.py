@@ -47,6 +47,7 @@ RESTART_KEYS: dict[str, str] = {
             "wake_codex_args",
             "wake_claude_args",
             "wake_allow_unauthenticated",
+            "approvals_enabled",
             "server",
             "topic",
             "token",

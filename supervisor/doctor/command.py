@@ -45,6 +45,10 @@ def run_checks(runner: Runner) -> list[Check]:
         from donebell.supervisor.doctor.wake import check_wake
 
         checks.append(check_wake(settings))
+    if settings is not None and settings.approvals_enabled:
+        from donebell.supervisor.doctor.approvals import check_approvals
+
+        checks.append(check_approvals(settings))
     if not any(c.details.get("wired") for c in agents):
         checks.append(
             Check(

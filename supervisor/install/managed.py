@@ -35,6 +35,10 @@ CODEX_NOTIFY_ARGS = ("hook", "codex-notify")
 CLAUDE_ARGS = ("hook", "claude")
 #: Seconds the agent waits for a hook; donebell's hooks return in tens of milliseconds.
 HOOK_TIMEOUT = 30
+#: The PermissionRequest hooks may wait for the phone (``approval_wait_seconds``, at most
+#: ``APPROVAL_WAIT_MAX``): their timeout is longer than any allowed wait, so a hook is never killed
+#: before the answer, and changing the wait needs no reinstall (nor Codex's re-trust).
+PERMISSION_HOOK_TIMEOUT = 600  # tests/test_approvals.py: longer than APPROVAL_WAIT_MAX
 
 
 class ExecutableNotFound(Exception):
@@ -152,7 +156,12 @@ def codex_permission_group(executable: str) -> dict[str, Any]:
     """The Codex hooks.json PermissionRequest group donebell owns (no matcher: every tool). The
     hook prints nothing, Codex's "no decision", so its own approval path always decides."""
     command = shell_command(executable, *CODEX_PERMISSION_ARGS)
-    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": CODEX_PERMISSION_LABEL}
+    handler = {
+        "type": "command",
+        "command": command,
+        "timeout": PERMISSION_HOOK_TIMEOUT,
+        "statusMessage": CODEX_PERMISSION_LABEL,
+    }
     return {"hooks": [handler]}
 
 
@@ -192,7 +201,7 @@ def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, A
         handler.update(command=executable, args=list(CLAUDE_ARGS))
     else:
         handler["command"] = shell_command(executable, *CLAUDE_ARGS)
-    handler["timeout"] = HOOK_TIMEOUT
+    handler["timeout"] = PERMISSION_HOOK_TIMEOUT if event == "PermissionRequest" else HOOK_TIMEOUT
     if options.get("async"):
         handler["async"] = True
     group: dict[str, Any] = {}

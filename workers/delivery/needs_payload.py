@@ -8,7 +8,9 @@ still lowers it to 1), the task's title as for a done task, and the message::
 
 The command text (``request_text``) is in the record only if ``include_message`` was on when the
 hook ran, and shown only while it is on *now*, redacted again and cut to ``max_message_chars``, as
-a done task's final message is. No buttons: answering from the phone is a later step (docs/approvals.md).
+a done task's final message is. With ``approvals_enabled``, a permission prompt whose hook waits
+for the phone (``approval_until`` still ahead) gets the two buttons ``Allow`` and ``Deny``
+(``workers/wake/actions.py``).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def render_needs_you(record: dict[str, Any], settings: SettingsLike, title_looku
         parts.append(f"subagent {_line(_text(record.get('agent_type'))) or _line(_text(record['agent_id']))}")
     parts.extend(p for p in _context_parts(record, settings, project, task_title) if p)
     tags = [NEEDS_TAG] + ([tag] if (tag := host_tag(record, settings)) else [])
-    return {
+    payload: dict[str, Any] = {
         "topic": settings.topic,
         "title": cut_utf8(cut_chars(title, TITLE_MAX_CHARS), TITLE_MAX_BYTES),
         "message": cut_utf8(SEP.join(parts), MESSAGE_MAX_BYTES),
@@ -67,6 +69,13 @@ def render_needs_you(record: dict[str, Any], settings: SettingsLike, title_looku
         "priority": NEEDS_PRIORITY,
         "sequence_id": _text(record.get("sequence_id")) or sequence_id(provider or "record", record["key"]),
     }
+    if settings.approvals_enabled:
+        from donebell.workers.wake.actions import approval_actions
+
+        buttons = approval_actions(record, settings)
+        if buttons:
+            payload["actions"] = buttons
+    return payload
 
 
 def _line(text: str) -> str:

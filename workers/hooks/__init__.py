@@ -78,9 +78,23 @@ def main(argv: list[str]) -> int:
     finally:
         # What the agent expects on stdout, always (Codex reads ``{}`` from its Stop hook as "no
         # decision"); nothing for a command no agent knows.
-        _emit(agent.HOOK_OUTPUT.get(event, "") if agent is not None else "")
-        _release_signals(ctx)
+        output = agent.HOOK_OUTPUT.get(event, "") if agent is not None else ""
+        if ctx.after is None:
+            _emit(output)
+            _release_signals(ctx)
+        else:  # waiting for the phone: the agent may stop the hook meanwhile, as any other
+            _release_signals(ctx)
+            _emit(_after(ctx) or output)
     return 0
+
+
+def _after(ctx: HookContext) -> str | None:
+    assert ctx.after is not None
+    try:
+        return ctx.after()
+    except Exception as exc:  # noqa: BLE001 - an answer that cannot be read is no answer
+        ctx.log("error", "hook internal error while waiting", error=f"{type(exc).__name__}: {exc}"[:300])
+        return None
 
 
 def commands() -> dict[str, str]:

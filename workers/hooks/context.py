@@ -15,10 +15,19 @@ from donebell.shared.statedir import StateDir, open_state_dir
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 #: The config keys a hook reads (their defaults and types come from the field table).
-HOOK_KEYS = ("enable_claude_code", "include_message", "chain_notify", "origin")
+HOOK_KEYS = (
+    "enable_claude_code",
+    "include_message",
+    "chain_notify",
+    "origin",
+    "approvals_enabled",
+    "wake_enabled",
+    "approval_wait_seconds",
+)
 #: Longest final-message text stored in a candidate (the rendered message is 3,500 bytes at most).
 STORED_MESSAGE_LIMIT = 4000
 #: How much of it a hook reads: redaction runs before the cut to STORED_MESSAGE_LIMIT, so a key
@@ -37,6 +46,9 @@ class HookContext:
         self._config: dict[str, Any] | None = None
         #: Keys whose configured value the loaders refuse (read as the default), with the reason.
         self.refused_config: dict[str, str] = {}
+        #: Run once the signal is durable and the hook's signals are released: what the hook then
+        #: prints instead of its usual output (a PermissionRequest waiting for the phone), or None.
+        self.after: Callable[[], str | None] | None = None
 
     @property
     def state(self) -> StateDir:

@@ -14,7 +14,10 @@ with the agent's marker of the request; a repeated payload gives the same key, f
 the pipeline: nothing new.
 
 The hook prints nothing (no opinion: the agent's own dialog or policy decides) and never touches
-the network: it writes one file and may start a delivery worker, like every other hook.
+the network: it writes one file and may start a delivery worker, like every other hook. With
+``approvals_enabled`` a PermissionRequest's record also carries the digest of the exact call and
+the end of the hook's wait (``approval_until``: the Allow / Deny tickets expire then), and the
+hook then waits for the phone's answer (``approval_wait.py``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ def write_request(
     state = ctx.state
     key = event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{marker}")
     source = f"{provider}-{signal.lower()}"
+    if signal == "PermissionRequest":
+        _wait_for_the_phone(ctx, payload, key, ids)
     with state.mutation_lock(key):
         where = state.locate(key)
         if where is None:
@@ -71,6 +76,28 @@ def write_request(
     ctx.log("info", "needs-you recorded", key=key, provider=provider, signal=signal, marker=marker[:120])
     kick_and_log(ctx)
     return key
+
+
+def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids: dict[str, Any]) -> None:
+    """With approvals on: the record names the call and the wait's end, and the hook will wait.
+
+    A repeat of a request already recorded waits until that record's end (its buttons' expiry).
+    """
+    from donebell.workers.hooks import approval_wait  # only for a PermissionRequest
+
+    wait = approval_wait.approval_wait(ctx)
+    if wait <= 0:
+        return
+    until = now() + wait
+    try:
+        folder = ctx.state.locate(key)
+        earlier = ctx.state.read(folder, key) if folder is not None else None
+    except Exception:  # noqa: BLE001 - a damaged earlier record: this request's own wait
+        earlier = None
+    if earlier is not None and isinstance(earlier.get("approval_until"), (int, float)):
+        until = float(earlier["approval_until"])
+    ids.update(approval_until=until, tool_digest=tool_digest(payload))
+    ctx.after = lambda: approval_wait.await_answer(ctx, key, until)
 
 
 def _record(

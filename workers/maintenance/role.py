@@ -124,6 +124,8 @@ class MaintenanceRole(Role):
         if os.path.isdir(self.state.path("wake")):  # reply to continue: only once the wake role ran
             keep = max(s.sent_retention_days * DAY, s.wake_ticket_ttl_seconds) + DAY
             counters["expired_wakes"] = self.state.wake_queue().expire(at - keep)
+        if os.path.isdir(self.state.path("wake", "answers")):  # answers outlive their request's wait
+            counters["expired_answers"] = self.state.answer_box().expire(at - s.sent_retention_days * DAY - DAY)
         counters.update(CursorRetention(self.state, at, s.sent_retention_days).run())
         for name in names():  # what only an agent writes (Claude's session records)
             found = agent(name)

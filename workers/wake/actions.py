@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
-from donebell.shared.statedir import StateDir, open_state_dir
+from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.text.secret_text import public_url
-from donebell.shared.wake_ticket import TicketKey, issue, load_key
+from donebell.shared.wake_ticket import TicketKey, issue, issue_answer, load_key
 from donebell.workers.agents.registry import agent
 
 MAX_ACTIONS = 3  # ntfy refuses more
@@ -71,9 +71,14 @@ def _button(
         action=index,
         ttl_seconds=settings.wake_ticket_ttl_seconds,
     )
+    return _http_action(settings, entry.get("label", "Continue")[:40], body)
+
+
+def _http_action(settings: SettingsLike, label: str, body: str) -> dict[str, Any]:
+    """An ntfy ``http`` button POSTing ``body`` (a ticket) to the reply topic."""
     action: dict[str, Any] = {
         "action": "http",
-        "label": entry.get("label", "Continue")[:40],
+        "label": label,
         "url": f"{public_url(settings.server)}/{settings.wake_topic}",
         "method": "POST",
         "body": body,
@@ -82,3 +87,45 @@ def _button(
     if settings.wake_token:
         action["headers"] = {"Authorization": f"Bearer {settings.wake_token.get_secret_value()}"}
     return action
+
+
+#: The permission prompt's two buttons, labelled exactly so (docs/approvals.md).
+APPROVAL_BUTTONS = (("Allow", "allow"), ("Deny", "deny"))
+
+
+def approval_actions(
+    record: dict[str, Any], settings: SettingsLike, *, state: StateDir | None = None
+) -> list[dict[str, Any]]:
+    """``Allow`` and ``Deny`` for a permission prompt whose hook still waits, or none.
+
+    Each carries a single-use answer ticket bound to this host, the agent, the conversation and
+    turn, the request (its record's key) and the digest of the exact call, expiring when the hook
+    stops waiting (``approval_until``): a tap after that could answer nothing.
+    """
+    from donebell.workers.wake.policy import approvals_problem
+
+    until, digest = record.get("approval_until"), record.get("tool_digest")
+    found = agent(record.get("provider"))
+    if not isinstance(until, (int, float)) or until <= now() or not isinstance(digest, str) or found is None:
+        return []
+    conv, turn = found.conversation_of(record)
+    if not conv or approvals_problem(settings) is not None:
+        return []
+    try:
+        key = load_key(state or open_state_dir())
+    except Exception:  # noqa: BLE001 - a broken key costs the buttons, never the notification
+        return []
+    buttons = []
+    for label, decision in APPROVAL_BUTTONS:
+        body, _ = issue_answer(
+            key,
+            provider=found.NAME,
+            conversation_id=conv,
+            turn_id=turn or "-",
+            request=record["key"],
+            digest=digest,
+            decision=decision,
+            expires_at=until,
+        )
+        buttons.append(_http_action(settings, label, body))
+    return buttons

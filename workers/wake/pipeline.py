@@ -118,6 +118,8 @@ class WakePipeline:
             "expires_at": ticket.expires_at,
             "message_time": message.get("time"),
         }
+        if ticket.decision is not None:  # Allow / Deny of a permission prompt (answers.py)
+            fields.update(request=ticket.request, digest=ticket.digest, decision=ticket.decision)
         record, new = self.queue.receive(message_id, fields)
         if new:
             self.count("received")
@@ -126,6 +128,11 @@ class WakePipeline:
         return record
 
     def _verify(self, record: dict[str, Any]) -> None:
+        if record.get("decision") is not None:
+            from donebell.workers.wake.answers import handle_answer
+
+            handle_answer(self, record)
+            return
         provider, conv, turn = record["provider"], record["conversation_id"], record["turn_id"]
         if not self.queue.claim(f"nonce-{record['nonce']}", record["key"]):
             self._refuse(record, "replay")
@@ -291,6 +298,10 @@ class WakePipeline:
         self.queue.advance(record, "retry", reason=why, next_attempt_at=now() + delay)
         self.log.info("wake %s: attempt %d failed (%s); retry in %gs", record["message_id"], attempt, why, delay)
         return delay
+
+    def refuse(self, record: dict[str, Any], reason: str) -> None:
+        """Durably mark ``record`` refused with ``reason`` (counted and logged)."""
+        self._refuse(record, reason)
 
     def _refuse(self, record: dict[str, Any], reason: str) -> None:
         self.queue.advance(record, "refused", reason=reason)

@@ -6,6 +6,17 @@ from donebell.shared.config.view import SettingsLike
 from donebell.shared.text.secret_text import url_passwords
 
 
+def approvals_problem(settings: SettingsLike) -> str | None:
+    """Why Allow / Deny from the phone cannot run with ``settings`` (None: it can). The answers
+    come back like replies to continue, so they need that set up: the wake role, its reply topic,
+    and a server with access control."""
+    if not settings.approvals_enabled:
+        return "approvals_enabled is false"
+    if not settings.wake_enabled:
+        return "approvals_enabled needs wake_enabled (the wake role receives the answers on wake_topic)"
+    return config_problem(settings)
+
+
 def config_problem(settings: SettingsLike) -> str | None:
     """Why wake cannot run with ``settings`` (None: it can)."""
     if not settings.wake_enabled:

@@ -1,0 +1,101 @@
+"""A PermissionRequest hook waits for the phone's Allow or Deny (``approvals_enabled``).
+
+Only when approvals are on and the wake role is running (its health file is fresh: without it no
+tap can arrive, so waiting would only hold the agent's own dialog). The hook waits up to
+``approval_wait_seconds`` after the request, reading ``wake/answers/<request key>.json`` (the
+wake role writes it from a verified ticket; a local file, never the network) and checking every
+half second whether the prompt was answered at the terminal (the agent went on: the same
+evidence as the needs-you desk grace). When it stops waiting without an answer it closes the
+request by the same exclusive create, so a later tap is refused as ``already-answered``.
+
+What it prints, docs/approvals.md: exactly ``hookEventName`` and ``decision.behavior`` (plus
+``message`` for a deny), the one shape every measured Claude Code and Codex release obeys;
+nothing on a timeout, an error or a closed request, so the agent's own dialog decides. Never an
+allow by default.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from donebell.workers.hooks.context import HookContext
+
+TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+#: How often the answer file is looked for: the share of tap -> unblocked the hook adds.
+POLL_SECONDS = 0.05
+#: How often the terminal is checked for an answer given there.
+DESK_EVERY_SECONDS = 0.5
+DENY_MESSAGE = "Denied from the phone (donebell)."
+
+
+def approval_wait(ctx: HookContext) -> float:
+    """Seconds this PermissionRequest may wait for the phone (0: do not wait)."""
+    config = ctx.config
+    if config["approvals_enabled"] is not True or config["wake_enabled"] is not True:
+        return 0.0
+    from donebell.shared import health  # psutil: only with approvals on
+
+    wake = ctx.state.read_health("wake")
+    if wake is None or not health.alive(wake) or health.is_stale(wake, time.time()):
+        ctx.log("warning", "approvals_enabled but the wake role is not running: not waiting for the phone")
+        return 0.0
+    wait = config["approval_wait_seconds"]
+    return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
+
+
+def await_answer(ctx: HookContext, key: str, until: float) -> str | None:
+    """The agent's answer from the phone's decision for ``key``, or None (print nothing)."""
+    box = ctx.state.answer_box()
+    reason, next_desk = "timeout", 0.0
+    while True:
+        found = box.read(key)
+        if found is not None:
+            return _output(ctx, key, found)
+        at = time.time()
+        if at >= until:
+            break
+        if at >= next_desk:
+            desk = answered_at_terminal(ctx, key)
+            if desk is not None:
+                reason = f"answered at the terminal: {desk}"
+                break
+            next_desk = at + DESK_EVERY_SECONDS
+        time.sleep(min(POLL_SECONDS, until - at))
+    found, ours = box.answer(key, "closed", reason=reason)
+    if not ours:  # a tap landed in the same instant: it came first
+        return _output(ctx, key, found)
+    ctx.log("info", "approval: stopped waiting; the agent's own dialog decides", key=key, reason=reason[:200])
+    return None
+
+
+def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
+    """Why the request is believed answered at the terminal, or None (the needs-you evidence)."""
+    state = ctx.state
+    folder = state.locate(key)
+    if folder in ("suppressed", "dead"):
+        return f"its notification is in {folder}/"
+    if folder is None:
+        return None
+    try:
+        record = state.read(folder, key)
+    except Exception:  # noqa: BLE001 - unreadable evidence is no answer
+        return None
+    from donebell.workers.delivery.policies.needs_answered import needs_answered
+
+    return needs_answered(state, record) if record is not None else None
+
+
+def _output(ctx: HookContext, key: str, answer: dict[str, Any]) -> str | None:
+    decision = answer.get("decision")
+    if decision not in ("allow", "deny"):
+        return None
+    ctx.log("info", f"approval: {decision} from the phone", key=key, message_id=answer.get("message_id"))
+    behaviour: dict[str, Any] = {"behavior": decision}
+    if decision == "deny":
+        behaviour["message"] = DENY_MESSAGE
+    out = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behaviour}}
+    return json.dumps(out, separators=(",", ":")) + "\n"
