@@ -126,6 +126,13 @@ _RECEIPT_FIELDS = (
     "promoted_at",  # with candidate_created_at below: `explain` tells a finished task's story in time order
     "notice",
     "agent_id",
+    # a needs-you request's evidence, still read once it was sent: the desk check of a waiting
+    # PermissionRequest hook and of a tapped Allow / Deny (docs/approvals.md)
+    "tool_digest",
+    "approval_until",
+    "answer_path",
+    "answer_offset",
+    "claude_epoch",
 )
 
 

@@ -69,7 +69,8 @@ def _turn_finished(state: StateDir, record: dict[str, Any], found: Agent) -> str
         other = state.read(folder, key)
     except InvalidRecord:
         return None
-    born, asked = (other or {}).get("created_at"), record.get("created_at")
+    # A receipt (sent/) keeps the request's own creation as candidate_created_at.
+    born, asked = (other or {}).get("created_at"), record.get("candidate_created_at", record.get("created_at"))
     if isinstance(born, (int, float)) and isinstance(asked, (int, float)) and born >= asked:
         return f"the turn went on to finish ({folder}/)"
     return None
