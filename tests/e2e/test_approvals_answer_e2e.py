@@ -56,8 +56,9 @@ def needs_you(product: Product, deadline: float = 40.0) -> dict[str, Any]:
 
 
 def button(message: dict[str, Any], label: str) -> dict[str, Any]:
-    [found] = [a for a in message.get("actions") or [] if a.get("label") == label]
-    return found
+    found: list[dict[str, Any]] = [a for a in message.get("actions") or [] if a.get("label") == label]
+    assert len(found) == 1, message
+    return found[0]
 
 
 def replies(product: Product) -> list[dict[str, Any]]:
