@@ -18,6 +18,7 @@ from donebell.shared.process.liveness import current_process_identity
 from donebell.shared.statedir import now
 from donebell.shared.wake_ticket import TicketKey, issue_answer, load_key, verify
 from donebell.supervisor.install.managed import PERMISSION_HOOK_TIMEOUT, claude_group, codex_permission_group
+from donebell.workers.wake.history import render_wakes
 from donebell.workers.wake.pipeline import WakePipeline
 from support.hooks_harness import HookEnv
 from support.policy_kit import policy_env
@@ -116,6 +117,7 @@ def test_allow_tapped_prints_the_one_shape_every_agent_obeys(phone: Phone) -> No
     request = phone.request()
     reply = phone.tap(phone.ticket(request, "allow"))
     assert reply is not None and reply["status"] == "answered"
+    assert render_wakes([reply])[0].startswith("• allow from the phone tap1")  # explain's audit line
     assert json.loads(_printed(proc)) == ALLOW
 
 

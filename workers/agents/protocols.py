@@ -137,6 +137,15 @@ class Wake(Protocol):
         """Ask that daemon for one turn; its id, or :class:`~donebell.workers.wake.thread_view.DaemonError`."""
         ...
 
+    def live_inbox(self, conversation_id: str) -> str | None:
+        """The inbox of the conversation's session while it is still open (the reply goes into it
+        instead of a new process), or None."""
+        ...
+
+    def post_to_inbox(self, inbox: str, prompt: str) -> None:
+        """Deliver ``prompt`` into that session as one user message; ``DaemonError`` if it cannot."""
+        ...
+
 
 class Records(Protocol):
     """How the agent's records name a conversation and a turn."""

@@ -13,27 +13,12 @@ prints it.
 
 from __future__ import annotations
 
-import logging
-from typing import Any, Protocol
+from typing import Any
 
-from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU
-from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.shared.statedir._wake import WakeQueue
+from donebell.shared.statedir import InvalidRecord
 from donebell.workers.agents import registry
-
-
-class WakePipeline(Protocol):
-    """What of the wake pipeline (``pipeline.py``, which calls in here) an answer uses."""
-
-    state: StateDir
-    settings: SettingsLike
-    log: logging.Logger
-    queue: WakeQueue
-
-    def refuse(self, record: dict[str, Any], reason: str) -> None: ...
-
-    def count(self, name: str) -> None: ...
+from donebell.workers.wake.pipeline_like import WakePipeline
 
 
 def handle_answer(pipe: WakePipeline, record: dict[str, Any]) -> None:

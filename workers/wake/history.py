@@ -17,11 +17,14 @@ def wake_history(state: StateDir, ident: str) -> list[dict[str, Any]]:
 def render_wakes(records: list[dict[str, Any]]) -> list[str]:
     lines = []
     for record in records:
-        head = f"• wake {record.get('message_id')} for turn {str(record.get('turn_id') or '?')[:8]}: {record.get('status')}"
+        what = f"{record['decision']} from the phone" if record.get("decision") else "wake"
+        head = f"• {what} {record.get('message_id')} for turn {str(record.get('turn_id') or '?')[:8]}: {record.get('status')}"
         if record.get("reason"):
             head += f" ({record['reason']})"
         if record.get("new_turn"):
             head += f"; new turn {str(record['new_turn'])[:8]}"
+        if record.get("delivery"):  # delivered into the open session, held, expired or resumed
+            head += f" [{record['delivery']}]"
         lines.append(head)
         for step in record.get("history") or []:
             at = step.get("at")

@@ -34,7 +34,7 @@ from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
 from donebell.workers.agents import registry
-from donebell.workers.wake import agents
+from donebell.workers.wake import agents, live_session
 from donebell.workers.wake.thread_view import DaemonError
 
 BUSY_WAIT_SECONDS = 30 * 60.0
@@ -72,6 +72,7 @@ class WakePipeline:
         self.junk = JunkLimiter(log)
         self.counters: dict[str, int] = {}
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.confirm_seconds = CONFIRM_SECONDS
 
     def count(self, name: str) -> None:
         self.counters[name] = self.counters.get(name, 0) + 1
@@ -212,6 +213,9 @@ class WakePipeline:
             self._refuse(record, "unknown-action")
             return None
         prompt = self.settings.wake_actions[record["action"]]["prompt"]
+        delivered = live_session.start_in_session(self, record, view, prompt)
+        if delivered is not False:  # into the open session (live_session.py)
+            return delivered
         agent = registry.agent(provider)
         socket_path = agent.daemon_socket() if agent is not None else None
         if socket_path is not None:
@@ -269,11 +273,14 @@ class WakePipeline:
     def _check_requested(self, record: dict[str, Any]) -> float | None:
         view = self._view(record)
         if view is not None and view.turns > int(record.get("baseline_turns") or 0):
-            self.queue.advance(record, "confirmed", confirmed_at=now(), new_turn=view.latest_turn)
+            delivery = live_session.confirmed_delivery(record)
+            self.queue.advance(record, "confirmed", confirmed_at=now(), new_turn=view.latest_turn, delivery=delivery)
             self.count("confirmed")
             self._procs.pop(record["key"], None)
             self.log.info("wake %s: confirmed, new turn %s", record["message_id"], view.latest_turn)
             return None
+        if record.get("via") == "inbox":
+            return live_session.unconfirmed_inbox(self, record)
         proc = self._procs.get(record["key"])
         if proc is not None and proc.poll() is not None:
             self._procs.pop(record["key"], None)
@@ -282,7 +289,7 @@ class WakePipeline:
                 return self._check_requested(record)
             busy = agents.busy_refusal(self.queue.spawn_log(record["key"]))
             return self._attempt_failed(record, "busy" if busy else f"exit {proc.returncode}")
-        if now() - float(record.get("requested_at") or 0) > CONFIRM_SECONDS:
+        if now() - float(record.get("requested_at") or 0) > self.confirm_seconds:
             # Accepted or not, it may still run: never a second request for this ticket.
             self.queue.advance(record, "unconfirmed", reason="no new turn seen")
             self.count("unconfirmed")

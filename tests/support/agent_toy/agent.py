@@ -105,6 +105,14 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
     raise DaemonError("the toy has no daemon", unreachable=True)
 
 
+def live_inbox(conversation_id: str) -> str | None:
+    return None
+
+
+def post_to_inbox(inbox: str, prompt: str) -> None:
+    raise DaemonError("the toy has no inbox", unreachable=True)
+
+
 CONVERSATION_NOUN = "Toy session"
 TURN_LABEL = "Toy turn"
 RESUME_COMMAND = "toy --resume {id}"

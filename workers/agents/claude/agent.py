@@ -96,6 +96,19 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
     return wake.start_turn_in_daemon(socket_path, conversation_id, prompt)
 
 
+def live_inbox(conversation_id: str) -> str | None:
+    """The open interactive session's messaging socket (cross-session messaging)."""
+    from donebell.workers.agents.claude import inbox
+
+    return inbox.live_inbox(conversation_id)
+
+
+def post_to_inbox(inbox: str, prompt: str) -> None:
+    from donebell.workers.agents.claude.inbox import post_to_inbox as post
+
+    post(inbox, prompt)
+
+
 # --- Records, Policies, Versions --------------------------------------------------------------
 
 CONVERSATION_NOUN = "Claude Code session"

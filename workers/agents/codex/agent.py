@@ -98,6 +98,17 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
     return wake.start_turn_in_daemon(socket_path, conversation_id, prompt)
 
 
+def live_inbox(conversation_id: str) -> str | None:
+    """Codex's way into a running thread is its app-server daemon (``daemon_socket``)."""
+    return None
+
+
+def post_to_inbox(inbox: str, prompt: str) -> None:
+    from donebell.workers.wake.thread_view import DaemonError
+
+    raise DaemonError("Codex has no session inbox: its app-server starts the turn", unreachable=True)
+
+
 # --- Records, Policies, Versions --------------------------------------------------------------
 
 CONVERSATION_NOUN = "Codex thread"
