@@ -20,7 +20,9 @@ from donebell.shared.wake_ticket import TicketKey, issue_answer, load_key, verif
 from donebell.supervisor.install.managed import PERMISSION_HOOK_TIMEOUT, claude_group, codex_permission_group
 from donebell.workers.wake.history import render_wakes
 from donebell.workers.wake.pipeline import WakePipeline
+from donebell.workers.wake.subscription import clear_card
 from support.hooks_harness import HookEnv
+from support.ntfy_standin import NtfyStandin
 from support.policy_kit import policy_env
 from test_needs_you import TRANSCRIPT, recorded
 
@@ -227,3 +229,25 @@ def test_install_lets_the_hooks_wait_longer_than_any_allowed_wait() -> None:
         == PERMISSION_HOOK_TIMEOUT
     )
     assert claude_group("Stop", "/x/donebell", exec_form=True)["hooks"][0]["timeout"] == 30
+
+
+def test_a_tap_after_the_desk_answered_clears_the_card(phone: Phone, srv: NtfyStandin) -> None:
+    """The desk won: the late tap is refused, and the push that still offers the buttons is
+    dismissed on the phone (ntfy 2.16's clear, by its sequence_id; the stand-in models it)."""
+    proc = phone.ask()
+    request = phone.request()
+    with phone.transcript.open("ab") as f:
+        f.write(phone.answer_line)
+    assert _printed(proc, timeout=10) == b""
+    pipe = WakePipeline(phone.state, phone.env.settings(), logging.getLogger("test-approvals"))
+    pipe.clear_card = lambda sid: clear_card(srv.url, "donebell-tests", sid, {}, 5.0)
+    late = pipe.receive({"id": "late", "message": phone.ticket(request, "allow"), "time": int(time.time())})
+    assert late is not None and (late["reason"], late["card"]) == ("already-answered", "cleared")
+    [event] = [e for e in srv.events("donebell-tests") if e.get("event") == "message_clear"]
+    assert event["sequence_id"] == request["sequence_id"]
+
+
+def test_a_server_that_cannot_clear_is_said_so(phone: Phone) -> None:
+    from donebell.workers.wake.subscription import clear_card as clear
+
+    assert clear("http://127.0.0.1:9", "donebell-tests", "codex-abc", {}, 2.0).startswith("not cleared:")

@@ -186,7 +186,7 @@ def test_claude_tui_tap_allow_runs_the_call(tmp_path: Path) -> None:
 
 def test_claude_tui_desk_first_refuses_the_phones_late_allow(tmp_path: Path) -> None:
     """The dialog refused at the terminal while the hook waits: the phone's Allow, tapped
-    afterwards, is refused as already answered and runs nothing."""
+    afterwards, is refused as already answered, runs nothing, and the card is cleared."""
     with (
         FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
         claude_product(tmp_path, server, config=approvals()) as (product, home),
@@ -203,7 +203,9 @@ def test_claude_tui_desk_first_refuses_the_phones_late_allow(tmp_path: Path) -> 
             aa.wait_until(lambda: _refused_at_desk(home), 20, "the desk's refusal in the transcript", tui.screen_text)
             tap(button(message, "Allow"))
             late = wait_reply(product, "refused")
-            assert late["reason"] == "already-answered", late
+            assert (late["reason"], late.get("card")) == ("already-answered", "cleared"), late
+            cleared = [e for e in product.standin.events(product.topic) if e.get("event") == "message_clear"]
+            assert [e["sequence_id"] for e in cleared] == [message["sequence_id"]], cleared
             time.sleep(2.0)
             assert not (home.workdir / aa.MARKER).exists(), tui.screen_text()[-2000:]
             assert all("approval-ran" not in t for t in claude_tool_results(server))

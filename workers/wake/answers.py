@@ -40,16 +40,28 @@ def handle_answer(pipe: WakePipeline, record: dict[str, Any]) -> None:
     desk = _answered_at_terminal(pipe, needs, folder)
     if desk is not None:
         box.answer(request, "closed", reason=f"answered at the terminal: {desk}"[:200])
-        pipe.refuse(record, "already-answered")
+        _refuse_answered(pipe, record, needs)
         return
     decision = str(record["decision"])
     answer, ours = box.answer(request, decision, message_id=record["message_id"], provider=record["provider"])
     if not ours:
-        pipe.refuse(record, "already-answered")
+        _refuse_answered(pipe, record, needs)
         return
     pipe.queue.advance(record, "answered", answered_at=answer["created_at"])
     pipe.count(f"answered-{decision}")
     pipe.log.info("wake reply %s answered the permission prompt: %s", record["message_id"], decision)
+
+
+def _refuse_answered(pipe: WakePipeline, record: dict[str, Any], needs: dict[str, Any]) -> None:
+    """Refused ``already-answered``; the card that still offers the buttons is cleared on the
+    phone where the server can (ntfy 2.16+), and what it said is kept with the refusal."""
+    sequence_id = needs.get("sequence_id")
+    card = None
+    if pipe.clear_card is not None and isinstance(sequence_id, str) and sequence_id:
+        card = pipe.clear_card(sequence_id)
+    pipe.queue.advance(record, "refused", reason="already-answered", **({"card": card} if card else {}))
+    pipe.count("refused-already-answered")
+    pipe.log.warning("wake reply %s refused: already-answered (card: %s)", record["message_id"], card or "kept")
 
 
 def _request(pipe: WakePipeline, request: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
@@ -73,6 +74,7 @@ class WakePipeline:
         self.counters: dict[str, int] = {}
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self.confirm_seconds = CONFIRM_SECONDS
+        self.clear_card: Callable[[str], str] | None = None  # set by the role (answers.py)
 
     def count(self, name: str) -> None:
         self.counters[name] = self.counters.get(name, 0) + 1

@@ -5,6 +5,7 @@ modules need not import the pipeline that calls them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from donebell.shared.config.view import SettingsLike
@@ -21,6 +22,9 @@ class WakePipeline(Protocol):
     queue: WakeQueue
 
     confirm_seconds: float
+    #: Dismisses a sent push on the phone by its ``sequence_id`` (``PUT /<topic>/<sid>/clear``,
+    #: ntfy 2.16+): what the server said, or None when there is no server to ask (a bounded run).
+    clear_card: Callable[[str], str] | None
 
     def refuse(self, record: dict[str, Any], reason: str) -> None: ...
 

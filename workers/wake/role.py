@@ -25,7 +25,7 @@ from donebell.workers.delivery.ntfy_client import ConfigProblem, account_auth, c
 from donebell.workers.role import EXIT_CONFIG, PassResult, Role
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
-from donebell.workers.wake.subscription import Subscriber, poll, topic_url
+from donebell.workers.wake.subscription import Subscriber, clear_card, poll, topic_url
 
 PASS_WAIT = 9.0  # longest block of one pass on the inbox: health is written per pass, stale after 30 s
 BATCH_MAX = 200  # messages handled per pass before open records get their turn
@@ -52,6 +52,7 @@ class WakeRole(Role):
         self.open: dict[str, dict[str, Any]] = {r["key"]: r for r in self.queue.open_records()}
         self.headers = {"Authorization": auth.header} if auth else {}
         self.url = topic_url(public_url(self.settings.server), self.settings.wake_topic)
+        self.pipeline.clear_card = self._clear_card
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=256)
         self.subscription_state = "polling" if self.bounded() else "connecting"
         self.subscriber: Subscriber | None = None
@@ -79,6 +80,11 @@ class WakeRole(Role):
                     pass  # a full inbox does not block get()
 
             signal.signal(sig, handler)
+
+    def _clear_card(self, sequence_id: str) -> str:
+        """Dismiss a push of the notification topic, with the account delivery sends with."""
+        server, topic = public_url(self.settings.server), self.settings.topic
+        return clear_card(server, topic, sequence_id, self.headers, self.settings.timeout_seconds)
 
     def run_pass(self) -> PassResult:
         due = self._step_open()

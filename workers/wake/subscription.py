@@ -130,3 +130,18 @@ class Subscriber(threading.Thread):
                         if isinstance(event.get("id"), str):
                             self.last_id = event["id"]
         raise httpx.ReadError("the server closed the subscription")
+
+
+def clear_card(server: str, topic: str, sequence_id: str, headers: dict[str, str], timeout: float) -> str:
+    """``PUT <server>/<topic>/<sequence_id>/clear`` (ntfy 2.16+ dismisses that notification on
+    every subscribed phone): ``cleared``, or why not, in words for the reply's record."""
+    url = f"{server}/{topic}/{sequence_id}/clear"
+    try:
+        resp = httpx.put(url, headers=headers, timeout=timeout, trust_env=False)
+    except httpx.HTTPError as exc:
+        return f"not cleared: {type(exc).__name__}"
+    if resp.status_code == 200:
+        return "cleared"
+    if resp.status_code == 404:
+        return "not cleared: the server cannot (ntfy before 2.16)"
+    return f"not cleared: HTTP {resp.status_code}"
