@@ -43,18 +43,12 @@ def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
 
 
 def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
-    session_id = record.get("session_id")
-    if not isinstance(session_id, str) or not session_id:
-        return None
-    try:
-        session = state.read("claude", claude_session_key(session_id))
-    except InvalidRecord:
-        return None
+    session = _session(state, record)
     if session is None:
         return None
-    epoch, current = record.get("claude_epoch"), session.get("epoch")
-    if isinstance(epoch, int) and isinstance(current, int) and epoch > 0 and current > epoch:
-        return f"a new prompt in the session (epoch {current} > {epoch})"
+    newer, epoch = _newer_prompt(record, session), record.get("claude_epoch")
+    if newer is not None and isinstance(epoch, int) and epoch > 0:  # epoch 0: no prompt seen yet
+        return newer
     updated, promoted = session.get("updated_at"), record.get("promoted_at")
     if (
         session.get("prompt_id") not in (None, record.get("prompt_id"))
@@ -67,14 +61,23 @@ def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
 
 
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
+    session = _session(state, record)
+    return _newer_prompt(record, session) if session is not None else None
+
+
+def _session(state: StateDir, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The Claude session record (``claude/``) of ``record``'s session; None if none or damaged."""
     session_id = record.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return None
     try:
-        session = state.read("claude", claude_session_key(session_id))
+        return state.read("claude", claude_session_key(session_id))
     except InvalidRecord:
         return None
-    epoch, current = record.get("claude_epoch"), (session or {}).get("epoch")
+
+
+def _newer_prompt(record: dict[str, Any], session: dict[str, Any]) -> str | None:
+    epoch, current = record.get("claude_epoch"), session.get("epoch")
     if isinstance(epoch, int) and isinstance(current, int) and current > epoch:
         return f"a new prompt in the session (epoch {current} > {epoch})"
     return None
