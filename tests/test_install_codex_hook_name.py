@@ -6,6 +6,7 @@ hooks; the review list shows each handler's ``statusMessage`` as its name, "Unna
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import io
 import json
@@ -15,10 +16,12 @@ import re
 import select
 import signal
 import struct
+import subprocess
 import termios
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from donebell.supervisor.install.command import main_install
 from donebell.supervisor.install.managed import CODEX_HOOK_LABEL, CODEX_PERMISSION_LABEL
@@ -86,6 +89,14 @@ def _drive_tui(
     return _screen_text(raw)
 
 
+def _kill_processes_of(codex_home: Path) -> None:
+    """Every process still running from this Codex home (the daemon's helper survives its stop)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(str(codex_home) in part for part in proc.info["cmdline"] or []):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("event", "label"), [("Stop", CODEX_HOOK_LABEL), ("PermissionRequest", CODEX_PERMISSION_LABEL)]
@@ -122,7 +133,11 @@ def test_codex_hooks_list_shows_the_donebell_name(
     doc["hooks"] = {event: doc["hooks"][event]}
     hooks_json.write_text(json.dumps(doc))
     section = f"{event} hooks"
-    screen = _drive_tui(codex, env, work, until="Timeout", section=section)
+    try:
+        screen = _drive_tui(codex, env, work, until="Timeout", section=section)
+    finally:  # the TUI runs on an app-server daemon of its own, which outlives the TUI's SIGKILL
+        subprocess.run([str(codex), "app-server", "daemon", "stop"], env=env, capture_output=True, timeout=60)
+        _kill_processes_of(paths["codex"])
     review = screen.split(section, 1)[-1]
     assert section in screen, screen[-2000:]
     assert label in review and "Unnamed hook" not in review, review[:2000]
