@@ -166,7 +166,8 @@ def test_codex_timeout_forged_and_tampered_taps_allow_nothing(tmp_path: Path) ->
 # ---- Claude: the interactive TUI (both versions) --------------------------------------------
 
 
-def test_claude_tui_tap_allow_runs_the_call(tmp_path: Path) -> None:
+@pytest.mark.parametrize("answer", ["Allow", "Deny"])
+def test_claude_tui_tap_answers_the_prompt(tmp_path: Path, answer: str) -> None:
     with (
         FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
         claude_product(tmp_path, server, config=approvals()) as (product, home),
@@ -175,13 +176,15 @@ def test_claude_tui_tap_allow_runs_the_call(tmp_path: Path) -> None:
         tui = aa.start_claude_tui_asking(home)
         try:
             message = needs_you(product)
-            tap(button(message, "Allow"))
-            aa.wait_until(lambda: (home.workdir / aa.MARKER).exists(), 30, "the allowed call", tui.screen_text)
-            told = lambda: any("approval-ran" in t for t in claude_tool_results(server))  # noqa: E731
-            aa.wait_until(told, 30, "the call's result sent to the model", tui.screen_text)
-            assert wait_reply(product, "answered")["decision"] == "allow"
+            tap(button(message, answer))
+            expected = "approval-ran" if answer == "Allow" else "Denied from the phone (donebell)."
+            told = lambda: any(expected in t for t in claude_tool_results(server))  # noqa: E731
+            aa.wait_until(told, 30, "the call's outcome sent to the model", tui.screen_text)
+            assert (home.workdir / aa.MARKER).exists() is (answer == "Allow"), tui.screen_text()[-2000:]
+            assert wait_reply(product, "answered")["decision"] == answer.lower()
         finally:
             aa.close_tui(tui)
+        assert (home.workdir / aa.MARKER).exists() is (answer == "Allow")
 
 
 def test_claude_tui_desk_first_refuses_the_phones_late_allow(tmp_path: Path) -> None:
