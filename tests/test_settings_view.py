@@ -63,6 +63,7 @@ SPECIAL_VALID: dict[str, tuple[Any, Any]] = {
     "quiet_hours": ("22:00-07:30", "22:00-07:30"),
     "quiet_hours_tz": ("Europe/Berlin", "Europe/Berlin"),
     "quiet_hours_mode": ("silent", "silent"),
+    "approval_wait_seconds": (60, "60"),  # 5..540: the generic 4 is below the floor
 }
 SPECIAL_INVALID: dict[str, tuple[Any, Any]] = {
     "server": ("ftp://x", "ftp://x"),
