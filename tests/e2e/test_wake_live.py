@@ -3,8 +3,10 @@
 An interactive Claude Code session finishes a turn and stays open; its done push's Continue is
 tapped as the ntfy app does; the wake role delivers the configured prompt into that very session
 (its cross-session messaging inbox) instead of starting `claude -p --resume` beside it: the same
-TUI process runs exactly one more turn, and exactly one later notification comes. Where the
-session is gone, or the agent has no inbox, the reply resumes as before and says so.
+TUI process runs exactly one more turn, and exactly one later notification comes. A Codex thread
+open in the interactive TUI (held by the app-server daemon the TUI runs on) gets the reply as a
+queued message, `codex queue --thread … --message … --resume`: the same. Where the session is
+gone, the reply resumes as before and says so.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import pytest
 from support import npm_clis
 from support.fake_messages import FakeMessages
 from support.fake_messages import Text as ClaudeText
+from support.fake_responses import FakeResponses, Text
 
 from e2e import approval_agents as aa
-from e2e.harness import ClaudeHome, run_claude
-from e2e.test_wake import continue_button, tap, wake_product, wake_records
-from e2e.tui import ClaudeTui
+from e2e.harness import ClaudeHome, CodexHome, run_claude
+from e2e.test_wake import PROMPT, codex_turns, continue_button, tap, wake_product, wake_records
+from e2e.tui import ClaudeTui, CodexTui
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
@@ -73,3 +76,39 @@ def test_claude_reply_resumes_when_the_session_is_closed(tmp_path: Path) -> None
         product.wait_until(lambda: len(product.messages()) >= 2, 90, "the second notification")
         [record] = wake_records(product)
         assert (record["status"], record.get("via"), record.get("delivery")) == ("confirmed", "exec", "resumed")
+
+
+def test_codex_reply_is_queued_into_the_thread_open_in_the_tui(tmp_path: Path) -> None:
+    """The Codex TUI stays open on its thread; the Continue tap is queued into that thread
+    (`codex queue … --resume`) and runs there: one more turn in the same rollout, shown in the same
+    TUI, and one later notification."""
+    script = {"root": [Text("FAKE-FINAL: first")]}
+    with (
+        FakeResponses(script, fallback=Text("FAKE-FINAL: the queued turn")) as server,
+        wake_product(tmp_path, server, "codex") as (product, home),
+    ):
+        assert isinstance(home, CodexHome)
+        trust = f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n'
+        with (home.codex_home / "config.toml").open("a") as config:
+            config.write(trust)  # no "do you trust this folder" dialog
+        tui = CodexTui.start_codex(
+            home, "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "start"
+        )
+        try:
+            [first] = product.expect_matching(1, deadline=90)
+            tap(continue_button(first))
+            product.wait_until(lambda: len(product.messages()) >= 2, 90, "the second notification")
+            product.wait_until(lambda: wake_records(product)[0]["status"] != "requested", 30, "the confirmation")
+            [record] = wake_records(product)
+            assert (record["status"], record.get("via"), record.get("delivery")) == ("confirmed", "inbox", "delivered")
+            assert "FAKE-FINAL: the queued turn" in product.messages()[1]["message"]
+            assert [t["last_agent_message"] for t in codex_turns(home)] == [
+                "FAKE-FINAL: first",
+                "FAKE-FINAL: the queued turn",
+            ]
+            assert len(home.root_rollouts()) == 1, "the same thread, not a new one"
+            aa.wait_until(lambda: PROMPT in tui.screen_text(), 20, "the reply in the TUI", tui.screen_text)
+            assert tui.proc.poll() is None  # the TUI's own session ran it
+            product.expect_matching(2, settle=3.0)  # one turn, one notification
+        finally:
+            tui.close()

@@ -99,14 +99,16 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
 
 
 def live_inbox(conversation_id: str) -> str | None:
-    """Codex's way into a running thread is its app-server daemon (``daemon_socket``)."""
-    return None
+    """The thread, while the app-server daemon holds it open (a TUI on it): its queue is the inbox."""
+    from donebell.workers.agents.codex import queue
+
+    return queue.live_thread(conversation_id)
 
 
 def post_to_inbox(inbox: str, prompt: str) -> None:
-    from donebell.workers.wake.thread_view import DaemonError
+    from donebell.workers.agents.codex import queue
 
-    raise DaemonError("Codex has no session inbox: its app-server starts the turn", unreachable=True)
+    queue.queue_message(inbox, prompt)
 
 
 # --- Records, Policies, Versions --------------------------------------------------------------

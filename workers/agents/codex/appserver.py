@@ -154,9 +154,8 @@ def thread_status(conn: _Connection, thread_id: str) -> str:
     return str(status.get("type") if isinstance(status, dict) else status)
 
 
-def start_turn(path: str, thread_id: str, prompt: str, timeout: float = TIMEOUT) -> str:
-    """Start one turn; its id. :class:`AppServerError` (``accepted`` False) if none was started,
-    ``busy: …`` in the message when the thread is running a turn."""
+def _open(path: str, timeout: float) -> _Connection:
+    """A connection past ``initialize`` / ``initialized``; ``unreachable`` when nothing listens."""
     try:
         conn = _Connection(path, timeout)
     except OSError as exc:
@@ -164,6 +163,17 @@ def start_turn(path: str, thread_id: str, prompt: str, timeout: float = TIMEOUT)
     try:
         conn.request("initialize", {"clientInfo": {"name": "donebell-wake", "version": "1"}})
         conn.send({"jsonrpc": "2.0", "method": "initialized"})
+    except (OSError, ValueError, AppServerError) as exc:
+        conn.close()
+        raise AppServerError(f"initialize: {exc}") from None
+    return conn
+
+
+def start_turn(path: str, thread_id: str, prompt: str, timeout: float = TIMEOUT) -> str:
+    """Start one turn; its id. :class:`AppServerError` (``accepted`` False) if none was started,
+    ``busy: …`` in the message when the thread is running a turn."""
+    conn = _open(path, timeout)
+    try:
         status = thread_status(conn, thread_id)
         if status == "active":
             raise AppServerError("busy: the thread is in a turn")

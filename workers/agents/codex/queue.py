@@ -1,0 +1,113 @@
+"""Reply to continue into a Codex thread that is still open: ``codex queue``.
+
+Measured on Codex 0.171 (docs/wake.md, "Into the live session"):
+
+* The process that has a thread open (the interactive TUI, or the app-server daemon a TUI runs
+  on) holds ``$CODEX_HOME/thread-writer-locks/<thread-id>.lock`` with an exclusive ``flock`` for
+  as long as it is open; that lock is why ``codex exec resume`` beside it fails with "already has
+  an active writer". A held lock is the thread's live session.
+* ``codex queue --thread <id> --message <text>`` stores the message in
+  ``$CODEX_HOME/queue_1.sqlite`` and prints ``Queued message <id> for thread <id>.``; the open
+  TUI takes it and runs it as one turn, shown as the user's message. With the daemon up,
+  ``--resume`` asks the daemon to run it. A resume that fails is only a warning (exit 0): the
+  message stays queued and joins the thread's next turn (``codex exec resume`` takes it into its
+  turn, measured), so it is never sent a second time. A thread the CLI does not know exits 1
+  with nothing queued.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+
+from donebell.shared.paths import codex_home_str
+from donebell.workers.agents.codex import appserver
+from donebell.workers.wake.thread_view import SAFE_ID, DaemonError
+
+QUEUE_SECONDS = 60.0
+
+
+def live_thread(thread_id: str) -> str | None:
+    """The thread itself (its queue is Codex's inbox) while a process holds it open, else None."""
+    if not SAFE_ID.match(thread_id):
+        return None
+    path = os.path.join(codex_home_str(), "thread-writer-locks", f"{thread_id}.lock")
+    return thread_id if writer_holds(path) else None
+
+
+def writer_holds(path: str) -> bool:
+    """Whether some process holds the writer lock at ``path``. Read from ``/proc/locks`` where it
+    exists, so donebell never holds the lock itself, not even for a moment (an agent taking it
+    then would fail); elsewhere by a shared, non-blocking try that is released at once."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            table = f.read()
+    except OSError:
+        return _held_by_try(path)
+    where = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->":  # a waiter, not a holder
+            continue
+        parts = fields[5].split(":")
+        try:
+            if len(parts) == 3 and (int(parts[0], 16), int(parts[1], 16), int(parts[2])) == where:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _held_by_try(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases a lock it took
+    return False
+
+
+def queue_message(thread_id: str, prompt: str) -> None:
+    """Queue ``prompt`` for the open thread. :class:`DaemonError`: ``unreachable`` when nothing
+    was queued (the resume way may go); otherwise the message is queued and may still run."""
+    binary = shutil.which("codex")
+    if binary is None:
+        raise DaemonError("codex is not on PATH", unreachable=True)
+    argv = [binary, "queue", "--thread", thread_id, "--message", prompt]
+    if appserver.control_socket() is not None:
+        argv.append("--resume")  # the daemon holds the thread: it runs what is queued when asked
+    try:
+        run = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=QUEUE_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise DaemonError(f"codex queue gave no answer within {QUEUE_SECONDS:g} s") from None
+    except OSError as exc:
+        raise DaemonError(f"codex queue: {exc.strerror or exc}", unreachable=True) from None
+    said = f"{run.stdout}\n{run.stderr}"
+    if "Queued message" not in run.stdout:
+        raise DaemonError(f"codex queue exit {run.returncode}: {_reason(said)}", unreachable=True)
+    if "could not resume" in said.lower():
+        raise DaemonError(f"queued, but the daemon did not resume the thread: {_reason(said)}")
+
+
+def _reason(text: str) -> str:
+    """The line that says why (Codex's ``Error: …`` or its warning), not its stack trace."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("Error") or "could not resume" in line.lower():
+            return line[:200]
+    return lines[0][:200] if lines else "no output"
