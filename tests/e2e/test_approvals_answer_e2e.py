@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from donebell.shared.wake_ticket import TicketKey, issue_answer
 from support.fake_messages import FakeMessages
-from support.fake_responses import FakeResponses
+from support.fake_responses import FakeResponses, Text, exec_command
 
 from e2e import approval_agents as aa
 from e2e.agent_proc import start_agent
@@ -161,6 +161,47 @@ def test_codex_timeout_forged_and_tampered_taps_allow_nothing(tmp_path: Path) ->
         assert late["reason"] in ("expired", "already-answered"), late  # its ticket ended with the wait
         assert not (home.workdir / aa.MARKER).exists()
         assert [r for r in replies(product) if r.get("status") == "answered"] == []
+
+
+def test_codex_another_requests_allow_answers_nothing(tmp_path: Path) -> None:
+    """Two escalated calls in one turn: the first is denied from the phone; while the second one
+    waits, the first push's Allow (validly signed, never used) is tapped: it is refused, the second
+    command does not run, and the second wait ends on its own (Codex's own review decides)."""
+    first, second = "touch marker-a.txt && echo a-ran", "touch marker-b.txt && echo b-ran"
+    script = {
+        "root": [
+            exec_command(first, sandbox_permissions="require_escalated", justification="Make marker A"),
+            exec_command(second, sandbox_permissions="require_escalated", justification="Make marker B"),
+            Text(aa.CODEX_FINAL),
+        ]
+    }
+    with (
+        FakeResponses(script) as server,
+        codex_product(tmp_path, server, config=approvals(wait=8)) as (product, home),
+    ):
+        assert isinstance(home, CodexHome)
+        agent = start_agent(aa.codex_asking_argv("needs approval twice"), cwd=home.workdir, env=home.env)
+        push_a = needs_you(product)
+        tap(button(push_a, "Deny"))
+        assert wait_reply(product, "answered")["decision"] == "deny"
+
+        def second_push() -> bool:
+            return len([m for m in product.messages() if (m.get("tags") or [""])[0] == "raising_hand"]) >= 2
+
+        product.wait_until(second_push, 40, "the second request's needs-you push")
+        tap(button(push_a, "Allow"))  # request A's ticket, while request B waits
+        refused = wait_reply(product, "refused")
+        assert refused["reason"] in ("already-answered", "unknown-request"), refused
+        [answered] = [r for r in replies(product) if r.get("status") == "answered"]
+        assert refused["request"] == answered["request"], (refused, answered)  # A's ticket, refused
+        run = agent.wait(90)
+        assert not run.timed_out, run.describe()
+        assert not (home.workdir / "marker-a.txt").exists() and not (home.workdir / "marker-b.txt").exists()
+        waits = log_entries(
+            product, hook="codex-permission", msg="approval: stopped waiting; the agent's own dialog decides"
+        )
+        assert [e["reason"] for e in waits] == ["timeout"], waits  # B ended on its own, not on A's ticket
+        assert [r["decision"] for r in replies(product) if r.get("status") == "answered"] == ["deny"]
 
 
 # ---- Claude: the interactive TUI (both versions) --------------------------------------------
