@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,9 @@ class Env:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # Ctrl-C as from a terminal: a suite started in the background (`pytest … &`) inherits
+            # SIGINT ignored, and so would the command, so a test's SIGINT would do nothing.
+            preexec_fn=_sigint_as_from_a_terminal,
         )
 
     def all_state_text(self) -> str:
@@ -118,3 +122,7 @@ def outbox_record(
 def wire_bodies(srv: Any) -> list[dict[str, Any]]:
     """The JSON bodies the stand-in received, in order."""
     return [r.parsed for r in srv.requests if isinstance(r.parsed, dict)]
+
+
+def _sigint_as_from_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
