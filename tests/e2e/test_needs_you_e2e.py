@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from donebell.workers.agents.codex import rollout_asks
 from support import npm_clis
 from support.fake_messages import FakeMessages, bash
 from support.fake_messages import Text as ClaudeText
@@ -27,7 +28,7 @@ from e2e.harness import ClaudeHome, CodexHome
 from e2e.notes import FAST_CONFIG
 from e2e.product import Product
 from e2e.product_scenarios import claude_product, codex_product, log_entries
-from e2e.tui import ClaudeTui
+from e2e.tui import ClaudeTui, CodexTui
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
@@ -56,6 +57,67 @@ def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) 
         assert not (home.workdir / "approval-marker.txt").exists()  # the hook never allows
         [entry] = log_entries(product, hook="codex-permission")
         assert entry["msg"] == "needs-you recorded", product.diagnostics()
+        product.assert_healthy()
+
+
+def test_codex_tui_approval_dialog_without_a_hook_is_read_from_the_rollout(tmp_path: Path) -> None:
+    """The Codex TUI waits on its approval dialog with no PermissionRequest hook to run (hooks.json
+    gone, as for a hook never trusted): the local scanner reads the escalated call in the rollout,
+    and once the rollout stayed quiet one needs-you push comes; nothing runs, nothing more comes."""
+    script = {
+        "root": [
+            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
+            Text("FAKE-FINAL: approval scenario finished."),
+        ]
+    }
+    with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        assert isinstance(home, CodexHome)
+        (home.codex_home / "hooks.json").unlink()
+        with (home.codex_home / "config.toml").open("a") as config:
+            config.write(f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n')
+        tui = CodexTui.start_codex(home, "-a", "on-request", "start")
+        try:
+            started = time.monotonic()
+            [note] = product.expect_matching(1, deadline=90)
+            waited = time.monotonic() - started
+            assert (note.get("tags") or [""])[0] == "raising_hand", note
+            assert note["message"].startswith(f"needs your permission: Bash · {WHY} · "), note
+            assert COMMAND in note["message"]  # FAST_CONFIG has include_message on
+            assert waited >= rollout_asks.ASK_QUIET_SECONDS, waited  # not before the quiet window
+            [entry] = log_entries(product, msg="needs-you recorded")
+            assert entry["signal"] == "rollout", entry
+            product.expect_matching(1, settle=3.0)
+            assert not (home.workdir / "approval-marker.txt").exists()
+        finally:
+            tui.close()
+        product.assert_healthy()
+
+
+def test_codex_tui_approval_dialog_with_the_hook_is_one_push(tmp_path: Path) -> None:
+    """The same dialog with donebell's PermissionRequest hook running too (trust bypassed for this
+    run): the hook records it at once; the scanner, once the rollout stayed quiet, finds the hook's
+    record and writes none: one push, not two."""
+    script = {
+        "root": [
+            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
+            Text("FAKE-FINAL: approval scenario finished."),
+        ]
+    }
+    with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        assert isinstance(home, CodexHome)
+        with (home.codex_home / "config.toml").open("a") as config:
+            config.write(f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n')
+        tui = CodexTui.start_codex(home, "--dangerously-bypass-hook-trust", "-a", "on-request", "start")
+        try:
+            [note] = product.expect_matching(1, deadline=60)
+            assert (note.get("tags") or [""])[0] == "raising_hand", note
+            product.expect_matching(1, settle=rollout_asks.ASK_QUIET_SECONDS + 5.0)  # past the scanner's look
+            [entry] = log_entries(product, msg="needs-you recorded")
+            assert entry.get("hook") == "codex-permission", entry
+            [seen] = log_entries(product, msg="needs-you: the hook recorded this call already")
+            assert seen["key"] == entry["key"], (seen, entry)  # the scanner looked, and found the hook's
+        finally:
+            tui.close()
         product.assert_healthy()
 
 

@@ -158,9 +158,10 @@ class CodexTui(ClaudeTui):
         os.close(self.master)
         self._reader.join(5)
         codex = str(npm_clis.codex_binary())
-        subprocess.run(
-            [codex, "app-server", "daemon", "stop"], env=self.home.env, capture_output=True, timeout=60, check=False
-        )
+        with contextlib.suppress(subprocess.TimeoutExpired):  # it can hang; what is left is killed below
+            subprocess.run(
+                [codex, "app-server", "daemon", "stop"], env=self.home.env, capture_output=True, timeout=20, check=False
+            )
         for proc in psutil.process_iter(["cmdline"]):  # the daemon's helper outlives its stop
             if any(str(self.home.codex_home) in part for part in proc.info["cmdline"] or []):
                 with contextlib.suppress(psutil.Error):

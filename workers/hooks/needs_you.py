@@ -36,12 +36,15 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
+    from donebell.shared.statedir import StateDir
+
 #: What each signal says the task waits for (the notification's first words).
 WANTS = {
     "PermissionRequest": "permission",
     "permission_prompt": "permission",
     "elicitation_dialog": "question",
     "agent_needs_input": "input",
+    "rollout": "permission",  # a Codex call the rollout shows waiting (workers/agents/codex/rollout_asks.py)
 }
 PATH_LIMIT = 4096
 NAME_LIMIT = 80
@@ -66,10 +69,18 @@ def write_request(
     source = f"{provider}-{signal.lower()}"
     if signal == "PermissionRequest":
         _wait_for_the_phone(ctx, payload, key, ids)
-    with state.mutation_lock(key):
-        where = state.locate(key)
-        if where is None:
-            state.create("outbox", _record(ctx, payload, key, provider, source, signal, answer_path, ids))
+    record = needs_record(
+        payload,
+        key,
+        provider,
+        source,
+        signal,
+        answer_path,
+        ids,
+        origin=ctx.origin,
+        request=ctx.excerpt(request_text(payload)),
+    )
+    where = create_unless_known(state, record)
     if where is not None:
         ctx.log("info", "needs-you: the same request again, nothing new", key=key, where=where, signal=signal)
         return None
@@ -100,8 +111,17 @@ def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids
     ctx.after = lambda: approval_wait.await_answer(ctx, key, until)
 
 
-def _record(
-    ctx: HookContext,
+def create_unless_known(state: StateDir, record: dict[str, Any]) -> str | None:
+    """Create the record in ``outbox/`` unless its key exists anywhere: the folder it was found in."""
+    key = record["key"]
+    with state.mutation_lock(key):
+        where = state.locate(key)
+        if where is None:
+            state.create("outbox", record)
+    return where
+
+
+def needs_record(
     payload: dict[str, Any],
     key: str,
     provider: str,
@@ -109,7 +129,12 @@ def _record(
     signal: str,
     answer_path: str | None,
     ids: dict[str, Any],
+    *,
+    origin: str | None,
+    request: str | None,
 ) -> dict[str, Any]:
+    """The outbox record of one request. ``request`` is the request text as it may be stored
+    (None unless ``include_message``, then redacted)."""
     at = now()
     record = base("outbox", key, provider)
     tool = text_field(payload, "tool_name", NAME_LIMIT)
@@ -123,14 +148,14 @@ def _record(
         outcome=None,
         tool=tool,
         summary=summary_of(payload),
-        request_text=ctx.excerpt(request_text(payload)),
+        request_text=request,
         agent_id=text_field(payload, "agent_id"),
         agent_type=text_field(payload, "agent_type", NAME_LIMIT),
         cwd=text_field(payload, "cwd", PATH_LIMIT),
         transcript_path=text_field(payload, "transcript_path", PATH_LIMIT),
         answer_path=answer_path,
         answer_offset=file_size(answer_path),
-        origin=ctx.origin,
+        origin=origin,
         revision=1,
         updated_at=at,
         promoted_at=at,  # the desk grace counts from the moment the agent asked

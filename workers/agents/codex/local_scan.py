@@ -79,8 +79,12 @@ class CodexLocalScan:
         if status not in ("ok", "not-checked", "missing") and self.engine.opts.codex_home.is_dir():
             degraded = f"thread index {status}: discovering from the hot folders only"
         retry_at = self.engine.index_retry_at
+        waits = [max(0.0, retry_at - time.monotonic())] if retry_at else []
+        ask_at = self.engine.tailer.next_ask_at  # a call waiting quietly: look again when it is due
+        if ask_at is not None:
+            waits.append(max(0.0, ask_at - now()))
         return PassResult(
-            next_in=max(0.0, retry_at - time.monotonic()) if retry_at else None,
+            next_in=min(waits) if waits else None,
             idle=True,
             counters=dict(report.counters),
             degraded=degraded,

@@ -2,10 +2,8 @@
 
 Measured on Codex 0.171 (docs/wake.md, "Into the live session"):
 
-* The process that has a thread open (the interactive TUI, or the app-server daemon a TUI runs
-  on) holds ``$CODEX_HOME/thread-writer-locks/<thread-id>.lock`` with an exclusive ``flock`` for
-  as long as it is open; that lock is why ``codex exec resume`` beside it fails with "already has
-  an active writer". A held lock is the thread's live session.
+* The process that has a thread open holds its writer lock (``writer_lock.py``): a held lock is
+  the thread's live session.
 * ``codex queue --thread <id> --message <text>`` stores the message in
   ``$CODEX_HOME/queue_1.sqlite`` and prints ``Queued message <id> for thread <id>.``; the open
   TUI takes it and runs it as one turn, shown as the user's message. With the daemon up,
@@ -17,13 +15,13 @@ Measured on Codex 0.171 (docs/wake.md, "Into the live session"):
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
 
 from donebell.shared.paths import codex_home_str
 from donebell.workers.agents.codex import appserver
+from donebell.workers.agents.codex.writer_lock import writer_holds
 from donebell.workers.wake.thread_view import SAFE_ID, DaemonError
 
 QUEUE_SECONDS = 60.0
@@ -35,49 +33,6 @@ def live_thread(thread_id: str) -> str | None:
         return None
     path = os.path.join(codex_home_str(), "thread-writer-locks", f"{thread_id}.lock")
     return thread_id if writer_holds(path) else None
-
-
-def writer_holds(path: str) -> bool:
-    """Whether some process holds the writer lock at ``path``. Read from ``/proc/locks`` where it
-    exists, so donebell never holds the lock itself, not even for a moment (an agent taking it
-    then would fail); elsewhere by a shared, non-blocking try that is released at once."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as f:
-            table = f.read()
-    except OSError:
-        return _held_by_try(path)
-    where = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    for line in table.splitlines():
-        fields = line.split()
-        if len(fields) < 6 or fields[1] == "->":  # a waiter, not a holder
-            continue
-        parts = fields[5].split(":")
-        try:
-            if len(parts) == 3 and (int(parts[0], 16), int(parts[1], 16), int(parts[2])) == where:
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def _held_by_try(path: str) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)  # closing releases a lock it took
-    return False
 
 
 def queue_message(thread_id: str, prompt: str) -> None:

@@ -142,6 +142,7 @@ class ScanEngine:
     def scan(self, *, full: bool) -> ScanReport:
         report = ScanReport()
         started = time.monotonic()
+        self.tailer.next_ask_at = None
         walked = self._discover(full, report)
         for w in list(self.watched.values()):
             self.tailer.visit(w, report, persist_new=True)

@@ -16,6 +16,7 @@ from typing import IO
 
 import orjson
 from donebell.shared.statedir import StateDir, StateDirReplaced, now
+from donebell.workers.agents.codex import rollout_asks
 from donebell.workers.agents.codex.discovery import thread_id_from_name
 from donebell.workers.agents.codex.identity import classify_threads_source, parse_session_meta, read_first_line
 from donebell.workers.agents.codex.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
@@ -55,8 +56,16 @@ class RolloutFileTailer:
         self.state, self.store, self.ctx = state, store, ctx
         self.source = source  # "scanner" | "remote-scanner", for the log lines
         self.replay_seconds = replay_seconds
+        # Calls waiting on the user (rollout_asks.py): this machine's rollouts only.
+        self.watch_asks = source == "scanner"
+        self.next_ask_at: float | None = None  # the earliest open call not yet due, this pass
 
     def visit(self, w: Watched, report: ScanReport, *, persist_new: bool) -> None:
+        self._visit(w, report, persist_new)
+        if self.watch_asks and w.cursor is not None and w.last_error is None:
+            self._check_ask(w.cursor)  # an unchanged file too: a waiting call writes nothing more
+
+    def _visit(self, w: Watched, report: ScanReport, persist_new: bool) -> None:
         try:
             st = FileStat.of(w.path)
             if st is None:
@@ -78,6 +87,17 @@ class RolloutFileTailer:
             w.last_error = kind
             return
         w.last_error = None
+
+    def _check_ask(self, cur: Cursor) -> None:
+        """Record the file's open call once it is due; else remember when it will be."""
+        due = rollout_asks.due_at(cur)
+        if due is None:
+            return
+        if due > now():
+            self.next_ask_at = due if self.next_ask_at is None else min(self.next_ask_at, due)
+            return
+        rollout_asks.record_ask(self.state, cur, self.ctx)
+        self.store.save(cur)  # the call is done either way: never a second record
 
     def _start(self, path: str, st: FileStat, f: IO[bytes]) -> Cursor:
         """A cursor for a file seen for the first time (or replaced/truncated): replay or end."""
@@ -190,6 +210,8 @@ class RolloutFileTailer:
             self._invalid(cur, tracker, start, "not a JSON object", report)
             return
         term = tracker.feed(rec, start, end)
+        if self.watch_asks:
+            rollout_asks.feed(cur, rec, start, end)
         if term is not None and cur.replay_floor and term.completed_at and term.completed_at < cur.replay_floor:
             report.counters["terminal_historical"] += 1
         elif term is not None:

@@ -1,0 +1,161 @@
+"""A Codex call waiting on the user's approval, as far as the rollout shows it (no hook needed).
+
+Codex's ``PermissionRequest`` hook runs only once trusted; the local scanner reads every rollout.
+Measured on Codex 0.171 (docs/approvals.md, "What is built"): while an approval dialog waits, the
+rollout's last records are the call itself (``response_item`` ``function_call`` ``exec_command``
+whose arguments ask ``sandbox_permissions: "require_escalated"``, with its ``justification``) and a
+``token_usage_record``; nothing more is written until it is answered. The turn's ``turn_context``
+says who answers: ``approval_policy`` and ``approvals_reviewer`` (``user`` in the TUI;
+``auto_review`` under ``exec --approve-for-me``, where a model answers within a second).
+
+That is evidence, not proof: a call allowed by a rule runs without asking and looks the same until
+it ends. So a call counts as a request only when all of these hold:
+
+* its turn's reviewer is the user and its policy can ask (``on-request``, ``on-failure``,
+  ``untrusted``); a turn whose ``turn_context`` was not read (the cursor started at the file's
+  end) never counts: no push rather than a wrong one;
+* it has no ``function_call_output`` and its turn has not ended;
+* the rollout has been quiet for :data:`ASK_QUIET_SECONDS` since (most allowed commands end sooner;
+  one that runs longer is pushed, like a command allowed at the desk, docs/approvals.md);
+* a process still has the thread open (it holds the thread's writer lock, ``writer_lock.py``): a call
+  left open by a Codex that exited, or met again in a replayed old rollout, waits for nobody;
+* the hook did not record the same request: the hook's key names the call's digest and the
+  rollout's size when it ran, which is one of the line ends since the call (all are tried).
+
+Then one needs-you record is written with the key the hook would have used at the rollout's
+current size, and the delivery role's policies (desk grace, answered at the desk) decide as for
+the hook's. The state lives in the cursor's turn (``ask``), so a restart neither loses nor repeats it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+from donebell.shared.keys import event_key
+from donebell.shared.records import NEEDS_YOU
+from donebell.shared.statedir import StateDir, now
+from donebell.workers.agents.codex.rollout_evidence import SourceContext
+from donebell.workers.agents.codex.writer_lock import writer_holds
+from donebell.workers.hooks.context import STORED_MESSAGE_LIMIT
+from donebell.workers.hooks.needs_you import create_unless_known, needs_record, request_text, tool_digest
+from donebell.workers.scanners.rollout_tail import Cursor
+
+#: How long the rollout must stay quiet after an escalated call before it counts as a request.
+ASK_QUIET_SECONDS = 10.0
+ASKING_POLICIES = ("on-request", "on-failure", "untrusted")
+ENDS_KEPT = 32
+ARGUMENTS_LIMIT = 64 << 10
+
+
+def feed(cur: Cursor, rec: dict[str, Any], start: int, end: int) -> None:
+    """Note what one rollout record says about a call waiting on the user (cursor turn state)."""
+    kind, payload = rec.get("type"), rec.get("payload")
+    if not isinstance(payload, dict):
+        return
+    open_turn = _open_ask_turn(cur)
+    if kind == "turn_context":
+        turn = cur.turns.get(str(payload.get("turn_id")))
+        if turn is not None:
+            policy, reviewer = payload.get("approval_policy"), payload.get("approvals_reviewer")
+            turn["asks_user"] = policy in ASKING_POLICIES and reviewer == "user"
+    elif kind == "response_item" and payload.get("type") == "function_call":
+        _escalated_call(cur, payload, start, end)
+        return
+    elif kind == "response_item" and payload.get("type") == "function_call_output":
+        if open_turn is not None and open_turn["ask"].get("call_id") == payload.get("call_id"):
+            del open_turn["ask"]
+            return
+    elif kind == "event_msg" and payload.get("type") in ("task_complete", "turn_aborted", "task_started"):
+        for turn in cur.turns.values():
+            turn.pop("ask", None)
+        return
+    if open_turn is not None and not open_turn["ask"].get("done"):
+        ask = open_turn["ask"]  # replaced, not changed: a cursor's copy shares the turn's values
+        open_turn["ask"] = {**ask, "ends": [*ask["ends"], end][-ENDS_KEPT:], "last_at": now()}
+
+
+def _escalated_call(cur: Cursor, payload: dict[str, Any], start: int, end: int) -> None:
+    raw = payload.get("arguments")
+    if payload.get("name") != "exec_command" or not isinstance(raw, str) or len(raw) > ARGUMENTS_LIMIT:
+        return
+    try:
+        args = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(args, dict) or args.get("sandbox_permissions") != "require_escalated":
+        return
+    command, why = args.get("cmd"), args.get("justification")
+    meta = payload.get("internal_chat_message_metadata_passthrough")
+    turn_id = (meta.get("turn_id") if isinstance(meta, dict) else None) or cur.current_turn
+    turn = cur.turns.get(str(turn_id))
+    if turn is None or not isinstance(command, str):
+        return
+    turn["ask"] = {
+        "turn_id": turn_id,
+        "call_id": payload.get("call_id"),
+        "command": command,
+        "why": why if isinstance(why, str) else None,
+        "start": start,
+        "ends": [end],
+        "last_at": now(),
+    }
+
+
+def _open_ask_turn(cur: Cursor) -> dict[str, Any] | None:
+    turn = cur.turns.get(str(cur.current_turn))
+    return turn if turn is not None and isinstance(turn.get("ask"), dict) else None
+
+
+def due_at(cur: Cursor) -> float | None:
+    """When the cursor's open call counts as a request (epoch seconds), or None: nothing to do."""
+    turn = _open_ask_turn(cur)
+    if turn is None or turn["ask"].get("done") or turn.get("asks_user") is not True:
+        return None
+    return float(turn["ask"]["last_at"]) + ASK_QUIET_SECONDS
+
+
+def record_ask(state: StateDir, cur: Cursor, ctx: SourceContext) -> str:
+    """Write the needs-you record of the cursor's due call (or find the hook's): what happened."""
+    turn = _open_ask_turn(cur)
+    assert turn is not None
+    ask, meta = turn["ask"], cur.meta or {}
+    thread_id = meta.get("thread_id") or cur.thread_id
+    turn["ask"] = ask = {**ask, "done": True}
+    if not thread_id:
+        return "no-thread"
+    if not writer_holds(os.path.join(ctx.codex_home, "thread-writer-locks", f"{thread_id}.lock")):
+        # No process has the thread open (Codex exited, or an old call met again): nobody waits.
+        state.log("info", "needs-you: a call left open in a thread nobody has open; no push", thread_id=thread_id)
+        return "closed"
+    tool_input = {"command": ask["command"]}
+    if ask.get("why"):
+        tool_input["description"] = ask["why"]
+    payload = {"tool_name": "Bash", "tool_input": tool_input, "cwd": meta.get("cwd"), "transcript_path": cur.path}
+    digest, turn_id = tool_digest(payload), str(ask["turn_id"])
+
+    def key_at(size: int) -> str:
+        return event_key("codex", thread_id, f"{NEEDS_YOU}|{turn_id}|{digest}|{size}")
+
+    hooks = [key for key in map(key_at, [ask["start"], *ask["ends"]]) if state.locate(key)]
+    if hooks:
+        state.log("info", "needs-you: the hook recorded this call already", key=hooks[0], thread_id=thread_id)
+        return "hook"
+    root = meta.get("root_thread_id") if meta.get("classification") == "child" else None
+    ids = {"thread_id": thread_id, "turn_id": turn_id, "root_thread_id": root or thread_id}
+    excerpt = None
+    if ctx.include_message:
+        from donebell.shared.text.redaction import redact
+
+        excerpt = redact(request_text(payload) or "")[:STORED_MESSAGE_LIMIT] or None
+    size = ask["ends"][-1]
+    record = needs_record(
+        payload, key_at(size), "codex", "codex-rollout", "rollout", cur.path, ids, origin=ctx.origin, request=excerpt
+    )
+    record["answer_offset"] = size  # the desk grace reads what the agent writes after the call
+    found = create_unless_known(state, record)
+    if found is not None:
+        return "known"
+    state.log("info", "needs-you recorded", key=record["key"], provider="codex", signal="rollout", thread_id=thread_id)
+    return "recorded"
