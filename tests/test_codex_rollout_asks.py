@@ -179,3 +179,28 @@ def test_the_remote_scanner_reads_no_dialogs(codex: Codex) -> None:
     codex.write(LINES)
     codex.scan()
     assert codex.needs() == []
+
+
+def test_a_failed_write_is_tried_again_not_a_crash(codex: Codex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk when the record is written (injected: the state directory cannot be filled
+    here): one warning, the scan goes on, and the next pass records it once."""
+    real = rollout_asks.create_unless_known
+    calls: list[str] = []
+
+    def full_disk_once(state: StateDir, record: dict[str, Any]) -> str | None:
+        calls.append(record["key"])
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return real(state, record)
+
+    monkeypatch.setattr(rollout_asks, "create_unless_known", full_disk_once)
+    codex.open_thread()
+    codex.write(LINES)
+    codex.scan()
+    assert codex.needs() == []
+    log = [json.loads(line) for line in (codex.hooks.state_dir / "notify.log").read_text().splitlines()]
+    warnings = [e for e in log if e.get("msg") == "needs-you from the rollout not recorded"]
+    assert len(warnings) == 1 and "No space left" in warnings[0]["error"], warnings
+    codex.scan()
+    codex.scan()
+    assert len(codex.needs()) == 1 and len(calls) == 2

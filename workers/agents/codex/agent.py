@@ -99,7 +99,7 @@ def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) ->
 
 
 def live_inbox(conversation_id: str) -> str | None:
-    """The thread, while the app-server daemon holds it open (a TUI on it): its queue is the inbox."""
+    """The thread, while a process has it open (its writer lock is held): its queue is the inbox."""
     from donebell.workers.agents.codex import queue
 
     return queue.live_thread(conversation_id)

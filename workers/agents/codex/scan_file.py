@@ -59,6 +59,7 @@ class RolloutFileTailer:
         # Calls waiting on the user (rollout_asks.py): this machine's rollouts only.
         self.watch_asks = source == "scanner"
         self.next_ask_at: float | None = None  # the earliest open call not yet due, this pass
+        self._ask_error: str | None = None  # logged once, not once per pass
 
     def visit(self, w: Watched, report: ScanReport, *, persist_new: bool) -> None:
         self._visit(w, report, persist_new)
@@ -96,8 +97,19 @@ class RolloutFileTailer:
         if due > now():
             self.next_ask_at = due if self.next_ask_at is None else min(self.next_ask_at, due)
             return
-        rollout_asks.record_ask(self.state, cur, self.ctx)
-        self.store.save(cur)  # the call is done either way: never a second record
+        try:
+            rollout_asks.record_ask(self.state, cur, self.ctx)
+            self.store.save(cur)  # the call is done either way: never a second record
+        except StateDirReplaced:
+            raise  # not this file's fault: the role stops (workers/role.py)
+        except Exception as exc:  # noqa: BLE001 - e.g. a full disk: looked at again next pass, never a crash loop
+            error = f"{type(exc).__name__}: {exc}"[:200]
+            if error != self._ask_error:
+                self.state.log("warning", "needs-you from the rollout not recorded", path=cur.path, error=error)
+            self._ask_error = error
+            cur.turns[str(cur.current_turn)].get("ask", {}).pop("done", None)  # not done: try again
+            return
+        self._ask_error = None
 
     def _start(self, path: str, st: FileStat, f: IO[bytes]) -> Cursor:
         """A cursor for a file seen for the first time (or replaced/truncated): replay or end."""
