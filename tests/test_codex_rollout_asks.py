@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.codex import rollout_asks
+from donebell.workers.hooks.needs_you import create_unless_known
 from support.hooks_harness import HookEnv
 from support.scanner_kit import engine, today_folder
 
@@ -184,7 +185,7 @@ def test_the_remote_scanner_reads_no_dialogs(codex: Codex) -> None:
 def test_a_failed_write_is_tried_again_not_a_crash(codex: Codex, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk when the record is written (injected: the state directory cannot be filled
     here): one warning, the scan goes on, and the next pass records it once."""
-    real = rollout_asks.create_unless_known
+    real = create_unless_known
     calls: list[str] = []
 
     def full_disk_once(state: StateDir, record: dict[str, Any]) -> str | None:
