@@ -25,18 +25,9 @@ import psutil
 import pytest
 from donebell.supervisor.install.command import main_install
 from donebell.supervisor.install.managed import CODEX_HOOK_LABEL, CODEX_PERMISSION_LABEL
+from e2e.tui import CodexTui
 from support import npm_clis
 from support.install_env import RecordingRunner, isolate
-
-#: Answers to the terminal queries the TUI waits for (cursor position, modes, attributes, colours).
-_ANSWERS = (
-    (b"\x1b[6n", b"\x1b[1;1R"),
-    (b"$p", b"\x1b[?1007;2$y"),
-    (b"\x1b[c", b"\x1b[?62;22c"),
-    (b"\x1b[?u", b"\x1b[?0u"),
-    (b"]10;?", b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\"),
-    (b"]11;?", b"\x1b]11;rgb:0000/0000/0000\x1b\\"),
-)
 
 
 def _screen_text(raw: bytes) -> str:
@@ -65,7 +56,7 @@ def _drive_tui(
                 except OSError:
                     break
                 raw += chunk
-                for query, answer in _ANSWERS:
+                for query, answer in CodexTui.ANSWERS:
                     if query in chunk:
                         os.write(fd, answer)
             text = _screen_text(raw)

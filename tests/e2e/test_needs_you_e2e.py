@@ -20,10 +20,10 @@ from donebell.workers.agents.codex import rollout_asks
 from support import npm_clis
 from support.fake_messages import FakeMessages, bash
 from support.fake_messages import Text as ClaudeText
-from support.fake_responses import FakeResponses, Text, exec_command
+from support.fake_responses import FakeResponses
 
 from e2e.agent_proc import start_agent
-from e2e.approval_agents import close_tui, codex_asking_argv
+from e2e.approval_agents import close_tui, codex_asking_argv, codex_asking_script
 from e2e.harness import ClaudeHome, CodexHome
 from e2e.notes import FAST_CONFIG
 from e2e.product import Product
@@ -37,12 +37,7 @@ WHY = "Create the approval marker file"
 
 
 def test_codex_permission_request_gives_one_needs_you_then_done(tmp_path: Path) -> None:
-    script = {
-        "root": [
-            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
-            Text("FAKE-FINAL: approval scenario finished."),
-        ]
-    }
+    script = codex_asking_script(COMMAND, WHY)
     with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
         assert isinstance(home, CodexHome)
         run = start_agent(codex_asking_argv("needs approval"), cwd=home.workdir, env=home.env).wait(90)
@@ -64,17 +59,10 @@ def test_codex_tui_approval_dialog_without_a_hook_is_read_from_the_rollout(tmp_p
     """The Codex TUI waits on its approval dialog with no PermissionRequest hook to run (hooks.json
     gone, as for a hook never trusted): the local scanner reads the escalated call in the rollout,
     and once the rollout stayed quiet one needs-you push comes; nothing runs, nothing more comes."""
-    script = {
-        "root": [
-            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
-            Text("FAKE-FINAL: approval scenario finished."),
-        ]
-    }
+    script = codex_asking_script(COMMAND, WHY)
     with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
         assert isinstance(home, CodexHome)
         (home.codex_home / "hooks.json").unlink()
-        with (home.codex_home / "config.toml").open("a") as config:
-            config.write(f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n')
         tui = CodexTui.start_codex(home, "-a", "on-request", "start")
         try:
             started = time.monotonic()
@@ -97,16 +85,9 @@ def test_codex_tui_approval_dialog_with_the_hook_is_one_push(tmp_path: Path) -> 
     """The same dialog with donebell's PermissionRequest hook running too (trust bypassed for this
     run): the hook records it at once; the scanner, once the rollout stayed quiet, finds the hook's
     record and writes none: one push, not two."""
-    script = {
-        "root": [
-            exec_command(COMMAND, sandbox_permissions="require_escalated", justification=WHY),
-            Text("FAKE-FINAL: approval scenario finished."),
-        ]
-    }
+    script = codex_asking_script(COMMAND, WHY)
     with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
         assert isinstance(home, CodexHome)
-        with (home.codex_home / "config.toml").open("a") as config:
-            config.write(f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n')
         tui = CodexTui.start_codex(home, "--dangerously-bypass-hook-trust", "-a", "on-request", "start")
         try:
             [note] = product.expect_matching(1, deadline=60)

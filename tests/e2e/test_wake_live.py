@@ -88,9 +88,6 @@ def test_codex_reply_is_queued_into_the_thread_open_in_the_tui(tmp_path: Path) -
         wake_product(tmp_path, server, "codex") as (product, home),
     ):
         assert isinstance(home, CodexHome)
-        trust = f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n'
-        with (home.codex_home / "config.toml").open("a") as config:
-            config.write(trust)  # no "do you trust this folder" dialog
         tui = CodexTui.start_codex(
             home, "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "start"
         )

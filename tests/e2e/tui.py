@@ -121,6 +121,7 @@ class CodexTui(ClaudeTui):
     """``codex [PROMPT]`` on a pty that is its controlling terminal. The TUI runs its threads on an
     app-server daemon it starts in ``CODEX_HOME``; ``close`` stops that daemon and its helper too."""
 
+    #: Answers to the terminal queries the TUI waits for (cursor position, modes, attributes, colours).
     ANSWERS = (
         (b"\x1b[6n", b"\x1b[1;1R"),
         (b"$p", b"\x1b[?1007;2$y"),
@@ -133,6 +134,9 @@ class CodexTui(ClaudeTui):
 
     @classmethod
     def start_codex(cls, home: CodexHome, *args: str) -> CodexTui:
+        """``codex *args`` in the home's work folder, marked trusted (no "trust this folder?" dialog)."""
+        with (home.codex_home / "config.toml").open("a") as config:
+            config.write(f'[projects."{home.workdir}"]\ntrust_level = "trusted"\n')
         master, slave = os.openpty()
         os.set_blocking(master, True)
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 140, 0, 0))
