@@ -21,6 +21,7 @@ from support.fake_responses import FakeResponses, Text
 
 from e2e import approval_agents as aa
 from e2e.harness import ClaudeHome, CodexHome, run_claude
+from e2e.product import Product
 from e2e.test_wake import PROMPT, codex_turns, continue_button, tap, wake_product, wake_records
 from e2e.tui import ClaudeTui, CodexTui
 
@@ -39,6 +40,17 @@ def _inbox_skip() -> None:
         )
 
 
+def continue_into_the_open_session(product: Product, deadline: float) -> None:
+    """Tap the first push's Continue; the second push comes, and the reply's record says it went
+    into the open session (``via: inbox``) and was ``delivered``."""
+    [first] = product.expect_matching(1, deadline=deadline)
+    tap(continue_button(first))
+    product.wait_until(lambda: len(product.messages()) >= 2, deadline, "the second notification")
+    product.wait_until(lambda: wake_records(product)[0]["status"] != "requested", 30, "the confirmation")
+    [record] = wake_records(product)
+    assert (record["status"], record.get("via"), record.get("delivery")) == ("confirmed", "inbox", "delivered")
+
+
 def test_claude_reply_goes_into_the_open_session(tmp_path: Path) -> None:
     _inbox_skip()
     script = {"main": [ClaudeText("FIRST-ANSWER"), ClaudeText("SECOND-ANSWER")]}
@@ -51,12 +63,7 @@ def test_claude_reply_goes_into_the_open_session(tmp_path: Path) -> None:
         try:
             tui.wait_quiet()
             tui.type("start")
-            [first] = product.expect_matching(1, deadline=60)
-            tap(continue_button(first))
-            product.wait_until(lambda: len(product.messages()) >= 2, 60, "the second notification")
-            product.wait_until(lambda: wake_records(product)[0]["status"] != "requested", 30, "the confirmation")
-            [record] = wake_records(product)
-            assert (record["status"], record.get("via"), record.get("delivery")) == ("confirmed", "inbox", "delivered")
+            continue_into_the_open_session(product, deadline=60)
             aa.wait_until(lambda: "SECOND-ANSWER" in tui.screen_text(), 20, "the turn in the TUI", tui.screen_text)
             assert tui.proc.poll() is None  # the same session process ran it
             main_requests = [r for r in server.requests if "FIRST-ANSWER" in str(r.body) or "start" in str(r.body)]
@@ -92,12 +99,7 @@ def test_codex_reply_is_queued_into_the_thread_open_in_the_tui(tmp_path: Path) -
             home, "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "start"
         )
         try:
-            [first] = product.expect_matching(1, deadline=90)
-            tap(continue_button(first))
-            product.wait_until(lambda: len(product.messages()) >= 2, 90, "the second notification")
-            product.wait_until(lambda: wake_records(product)[0]["status"] != "requested", 30, "the confirmation")
-            [record] = wake_records(product)
-            assert (record["status"], record.get("via"), record.get("delivery")) == ("confirmed", "inbox", "delivered")
+            continue_into_the_open_session(product, deadline=90)
             assert "FAKE-FINAL: the queued turn" in product.messages()[1]["message"]
             assert [t["last_agent_message"] for t in codex_turns(home)] == [
                 "FAKE-FINAL: first",
