@@ -163,6 +163,26 @@ def test_unusable_index_degrades_to_hot_folders(state: StateDir, tmp_path: Path,
     assert report.counters["terminal_created"] == 1 and not report.counters["file_errors"]
 
 
+def test_an_index_read_while_codex_created_it_is_read_again_once_it_changed(state: StateDir, tmp_path: Path) -> None:
+    """Codex's first TUI run: the scanner read ``state_5.sqlite`` before its ``threads`` table
+    existed (unknown-schema, the role degraded); the light pass after Codex wrote it reads it again
+    instead of waiting for the next full pass (an e2e run stayed degraded that long)."""
+    home = tmp_path / "codex"
+    home.mkdir(exist_ok=True)
+    db = sqlite3.connect(home / "state_5.sqlite")
+    db.execute("CREATE TABLE migrating (version INTEGER)")
+    db.commit()
+    scanner = engine(state, home)
+    scanner.scan(full=True)
+    assert scanner.index_result.status == "unknown-schema"
+    assert scanner.scan(full=False).counters["index_queries"] == 0  # unchanged: not asked again
+    db.close()
+    make_index(home, [])  # Codex's migrations ran
+    scanner._index_query_mono -= 10  # past the throttle interval (2 s) without sleeping
+    assert scanner.scan(full=False).counters["index_queries"] == 1
+    assert scanner.index_result.status == "ok"
+
+
 def test_unchanged_index_is_not_queried_again(state: StateDir, tmp_path: Path) -> None:
     """An index whose file and WAL did not change is not re-queried on the next full pass."""
     home = tmp_path / "codex"

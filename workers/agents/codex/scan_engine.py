@@ -34,6 +34,9 @@ from donebell.workers.scanners.rollout_tail import CursorStore
 
 INDEX_MIN_INTERVAL = 2.0  # seconds between thread-index queries triggered by database changes
 INDEX_RECHECK = 600.0  # query an unchanged index at least this often (slides the window)
+#: Index states a light pass queries again once the database changed: none costs a busy timeout
+#: (a locked one does; corrupt is retried by full passes only).
+LIGHT_RETRY = ("ok", "missing", "unknown-schema")
 
 
 @dataclass
@@ -83,11 +86,12 @@ class ScanEngine:
             due = changed or self.index_result.status != "ok" or since >= INDEX_RECHECK
         else:
             # A missing index that has just appeared (Codex's first run after install) costs no
-            # busy timeout: query it now, not a full rescan (watch_scan_seconds) later.
-            due = changed and since >= INDEX_MIN_INTERVAL and self.index_result.status in ("ok", "missing")
+            # busy timeout: query it now, not a full rescan (watch_scan_seconds) later. Nor does
+            # one read while Codex was still creating its tables (unknown-schema) and written since.
+            due = changed and since >= INDEX_MIN_INTERVAL and self.index_result.status in LIGHT_RETRY
         # A change seen inside the throttle interval is queried when it ends (the role's next pass
         # is scheduled for then): no later file event may come to wake it.
-        throttled = not full and changed and not due and self.index_result.status in ("ok", "missing")
+        throttled = not full and changed and not due and self.index_result.status in LIGHT_RETRY
         self.index_retry_at = self._index_query_mono + INDEX_MIN_INTERVAL if throttled else None
         if not due:
             return 0
