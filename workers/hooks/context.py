@@ -69,11 +69,7 @@ class HookContext:
 
     def excerpt(self, text: str | None) -> str | None:
         """``text`` as a candidate may store it: only with ``include_message``, secrets redacted."""
-        if text is None or not self.include_message:
-            return None
-        from donebell.shared.text.redaction import redact  # only when message text is kept
-
-        return redact(text)[:STORED_MESSAGE_LIMIT]
+        return stored_excerpt(text, self.include_message)
 
     @property
     def claude_enabled(self) -> bool:
@@ -94,3 +90,12 @@ class HookContext:
             sys.stderr.write(f"donebell hook {self.command}: {message} (state dir unusable: {exc})\n")
             return
         state.log(level, message, hook=self.command, **fields)
+
+
+def stored_excerpt(text: str | None, include_message: bool) -> str | None:
+    """Message text as a record may store it: None unless ``include_message``, secrets redacted, cut."""
+    if text is None or not include_message:
+        return None
+    from donebell.shared.text.redaction import redact  # only when message text is kept
+
+    return redact(text)[:STORED_MESSAGE_LIMIT]

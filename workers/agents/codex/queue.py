@@ -15,13 +15,12 @@ Measured on Codex 0.171 (docs/wake.md, "Into the live session"):
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 
 from donebell.shared.paths import codex_home_str
 from donebell.workers.agents.codex import appserver
-from donebell.workers.agents.codex.writer_lock import writer_holds
+from donebell.workers.agents.codex.writer_lock import thread_is_open
 from donebell.workers.wake.thread_view import SAFE_ID, DaemonError
 
 QUEUE_SECONDS = 60.0
@@ -31,8 +30,7 @@ def live_thread(thread_id: str) -> str | None:
     """The thread itself (its queue is Codex's inbox) while a process holds it open, else None."""
     if not SAFE_ID.match(thread_id):
         return None
-    path = os.path.join(codex_home_str(), "thread-writer-locks", f"{thread_id}.lock")
-    return thread_id if writer_holds(path) else None
+    return thread_id if thread_is_open(codex_home_str(), thread_id) else None
 
 
 def queue_message(thread_id: str, prompt: str) -> None:

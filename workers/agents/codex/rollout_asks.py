@@ -29,7 +29,6 @@ the hook's. The state lives in the cursor's turn (``ask``), so a restart neither
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import orjson
@@ -37,8 +36,8 @@ from donebell.shared.keys import event_key
 from donebell.shared.records import NEEDS_YOU
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.codex.rollout_evidence import SourceContext
-from donebell.workers.agents.codex.writer_lock import writer_holds
-from donebell.workers.hooks.context import STORED_MESSAGE_LIMIT
+from donebell.workers.agents.codex.writer_lock import thread_is_open
+from donebell.workers.hooks.context import stored_excerpt
 from donebell.workers.hooks.needs_you import create_unless_known, needs_record, request_text, tool_digest
 from donebell.workers.scanners.rollout_tail import Cursor
 
@@ -117,15 +116,21 @@ def due_at(cur: Cursor) -> float | None:
 
 
 def record_ask(state: StateDir, cur: Cursor, ctx: SourceContext) -> str:
-    """Write the needs-you record of the cursor's due call (or find the hook's): what happened."""
+    """Write the needs-you record of the cursor's due call (or find the hook's): what happened.
+    The call is marked done once there is an outcome; an error leaves it due for the next pass."""
     turn = _open_ask_turn(cur)
     assert turn is not None
-    ask, meta = turn["ask"], cur.meta or {}
+    outcome = _outcome(state, cur, turn["ask"], ctx)
+    turn["ask"] = {**turn["ask"], "done": True}
+    return outcome
+
+
+def _outcome(state: StateDir, cur: Cursor, ask: dict[str, Any], ctx: SourceContext) -> str:
+    meta = cur.meta or {}
     thread_id = meta.get("thread_id") or cur.thread_id
-    turn["ask"] = ask = {**ask, "done": True}
     if not thread_id:
         return "no-thread"
-    if not writer_holds(os.path.join(ctx.codex_home, "thread-writer-locks", f"{thread_id}.lock")):
+    if not thread_is_open(ctx.codex_home, thread_id):
         # No process has the thread open (Codex exited, or an old call met again): nobody waits.
         state.log("info", "needs-you: a call left open in a thread nobody has open; no push", thread_id=thread_id)
         return "closed"
@@ -144,18 +149,13 @@ def record_ask(state: StateDir, cur: Cursor, ctx: SourceContext) -> str:
         return "hook"
     root = meta.get("root_thread_id") if meta.get("classification") == "child" else None
     ids = {"thread_id": thread_id, "turn_id": turn_id, "root_thread_id": root or thread_id}
-    excerpt = None
-    if ctx.include_message:
-        from donebell.shared.text.redaction import redact
-
-        excerpt = redact(request_text(payload) or "")[:STORED_MESSAGE_LIMIT] or None
     size = ask["ends"][-1]
+    excerpt = stored_excerpt(request_text(payload), ctx.include_message)
     record = needs_record(
         payload, key_at(size), "codex", "codex-rollout", "rollout", cur.path, ids, origin=ctx.origin, request=excerpt
     )
     record["answer_offset"] = size  # the desk grace reads what the agent writes after the call
-    found = create_unless_known(state, record)
-    if found is not None:
+    if create_unless_known(state, record) is not None:
         return "known"
     state.log("info", "needs-you recorded", key=record["key"], provider="codex", signal="rollout", thread_id=thread_id)
     return "recorded"

@@ -107,8 +107,7 @@ class RolloutFileTailer:
             if error != self._ask_error:
                 self.state.log("warning", "needs-you from the rollout not recorded", path=cur.path, error=error)
             self._ask_error = error
-            cur.turns[str(cur.current_turn)].get("ask", {}).pop("done", None)  # not done: try again
-            return
+            return  # still due: tried again next pass
         self._ask_error = None
 
     def _start(self, path: str, st: FileStat, f: IO[bytes]) -> Cursor:

@@ -13,6 +13,11 @@ import fcntl
 import os
 
 
+def thread_is_open(codex_home: str, thread_id: str) -> bool:
+    """Whether a process has the thread open (its writer lock is held)."""
+    return writer_holds(os.path.join(codex_home, "thread-writer-locks", f"{thread_id}.lock"))
+
+
 def writer_holds(path: str) -> bool:
     """Whether some process holds the writer lock at ``path``. Read from ``/proc/locks`` where it
     exists, so donebell never holds the lock itself, not even for a moment (an agent taking it
