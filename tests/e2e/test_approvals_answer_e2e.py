@@ -10,8 +10,10 @@ after the desk answered all leave the agent's own path to decide.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from e2e.product import Product
 from e2e.product_scenarios import claude_product, codex_product, log_entries
 from e2e.test_approvals_e2e import claude_tool_results, codex_call_outcome
 from e2e.test_wake import tap
+from e2e.tui import ClaudeTui
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("agent_clis")]
 
@@ -207,8 +210,9 @@ def test_codex_another_requests_allow_answers_nothing(tmp_path: Path) -> None:
 # ---- Claude: the interactive TUI (both versions) --------------------------------------------
 
 
-@pytest.mark.parametrize("answer", ["Allow", "Deny"])
-def test_claude_tui_tap_answers_the_prompt(tmp_path: Path, answer: str) -> None:
+@contextlib.contextmanager
+def claude_tui_asking(tmp_path: Path) -> Iterator[tuple[FakeMessages, Product, ClaudeHome, ClaudeTui]]:
+    """The TUI asked for the scripted call under a product with approvals on; closed after."""
     with (
         FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
         claude_product(tmp_path, server, config=approvals()) as (product, home),
@@ -216,46 +220,44 @@ def test_claude_tui_tap_answers_the_prompt(tmp_path: Path, answer: str) -> None:
         assert isinstance(home, ClaudeHome)
         tui = aa.start_claude_tui_asking(home)
         try:
-            message = needs_you(product)
-            tap(button(message, answer))
-            expected = "approval-ran" if answer == "Allow" else "Denied from the phone (donebell)."
-            told = lambda: any(expected in t for t in claude_tool_results(server))  # noqa: E731
-            aa.wait_until(told, 30, "the call's outcome sent to the model", tui.screen_text)
-            assert (home.workdir / aa.MARKER).exists() is (answer == "Allow"), tui.screen_text()[-2000:]
-            assert wait_reply(product, "answered")["decision"] == answer.lower()
+            yield server, product, home, tui
         finally:
             aa.close_tui(tui)
-        assert (home.workdir / aa.MARKER).exists() is (answer == "Allow")
+
+
+@pytest.mark.parametrize("answer", ["Allow", "Deny"])
+def test_claude_tui_tap_answers_the_prompt(tmp_path: Path, answer: str) -> None:
+    with claude_tui_asking(tmp_path) as (server, product, home, tui):
+        message = needs_you(product)
+        tap(button(message, answer))
+        expected = "approval-ran" if answer == "Allow" else "Denied from the phone (donebell)."
+        told = lambda: any(expected in t for t in claude_tool_results(server))  # noqa: E731
+        aa.wait_until(told, 30, "the call's outcome sent to the model", tui.screen_text)
+        assert (home.workdir / aa.MARKER).exists() is (answer == "Allow"), tui.screen_text()[-2000:]
+        assert wait_reply(product, "answered")["decision"] == answer.lower()
+    assert (home.workdir / aa.MARKER).exists() is (answer == "Allow")
 
 
 def test_claude_tui_desk_first_refuses_the_phones_late_allow(tmp_path: Path) -> None:
     """The dialog refused at the terminal while the hook waits: the phone's Allow, tapped
     afterwards, is refused as already answered, runs nothing, and the card is cleared."""
-    with (
-        FakeMessages(aa.claude_asking_script(), fallback=aa.CLAUDE_FALLBACK) as server,
-        claude_product(tmp_path, server, config=approvals()) as (product, home),
-    ):
-        assert isinstance(home, ClaudeHome)
-        tui = aa.start_claude_tui_asking(home)
-        try:
-            message = needs_you(product)
-            aa.wait_until(lambda: aa.dialog_count(tui) >= 1, 30, "the dialog", lambda: tui.screen_text()[-2000:])
-            time.sleep(1.0)  # keys typed while the dialog still draws are lost
-            os.write(tui.master, b"\x1b")  # "No" at the desk
-            # Claude stops the waiting hook (SIGKILL: it cannot close the request) and writes the
-            # refusal's tool_result: the wake role reads that as the desk's answer.
-            aa.wait_until(lambda: _refused_at_desk(home), 20, "the desk's refusal in the transcript", tui.screen_text)
-            tap(button(message, "Allow"))
-            late = wait_reply(product, "refused")
-            assert (late["reason"], late.get("card")) == ("already-answered", "cleared"), late
-            cleared = [e for e in product.standin.events(product.topic) if e.get("event") == "message_clear"]
-            assert [e["sequence_id"] for e in cleared] == [message["sequence_id"]], cleared
-            time.sleep(2.0)
-            assert not (home.workdir / aa.MARKER).exists(), tui.screen_text()[-2000:]
-            assert all("approval-ran" not in t for t in claude_tool_results(server))
-        finally:
-            aa.close_tui(tui)
-        assert not (home.workdir / aa.MARKER).exists()
+    with claude_tui_asking(tmp_path) as (server, product, home, tui):
+        message = needs_you(product)
+        aa.wait_until(lambda: aa.dialog_count(tui) >= 1, 30, "the dialog", lambda: tui.screen_text()[-2000:])
+        time.sleep(1.0)  # keys typed while the dialog still draws are lost
+        os.write(tui.master, b"\x1b")  # "No" at the desk
+        # Claude stops the waiting hook (SIGKILL: it cannot close the request) and writes the
+        # refusal's tool_result: the wake role reads that as the desk's answer.
+        aa.wait_until(lambda: _refused_at_desk(home), 20, "the desk's refusal in the transcript", tui.screen_text)
+        tap(button(message, "Allow"))
+        late = wait_reply(product, "refused")
+        assert (late["reason"], late.get("card")) == ("already-answered", "cleared"), late
+        cleared = [e for e in product.standin.events(product.topic) if e.get("event") == "message_clear"]
+        assert [e["sequence_id"] for e in cleared] == [message["sequence_id"]], cleared
+        time.sleep(2.0)
+        assert not (home.workdir / aa.MARKER).exists(), tui.screen_text()[-2000:]
+        assert all("approval-ran" not in t for t in claude_tool_results(server))
+    assert not (home.workdir / aa.MARKER).exists()
 
 
 def _refused_at_desk(home: ClaudeHome) -> bool:
