@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from donebell.shared import paths
-from donebell.shared.config import raw_file, rules, schema
+from donebell.shared.config import raw_file, rules, schema, secret_text
 from donebell.shared.paths import config_path
-from donebell.shared.text import secret_text
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 

@@ -21,8 +21,8 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from donebell.shared import paths
+from donebell.shared.config import secret_text
 from donebell.shared.statedir import StateDir
-from donebell.shared.text import secret_text
 from donebell.supervisor.doctor import local as doctor_local
 from donebell.supervisor.doctor import runtime as doctor_runtime
 from donebell.supervisor.doctor.chain_notify import check_chain_notify

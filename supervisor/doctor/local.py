@@ -13,8 +13,8 @@ from typing import Any
 
 from donebell.shared import paths, state_dir_check
 from donebell.shared.config import model
+from donebell.shared.config.secret_text import public_url as _public_url
 from donebell.shared.statedir import FOLDERS
-from donebell.shared.text.secret_text import public_url as _public_url
 from donebell.supervisor.install.codex import REVIEW_STEP, codex_hooks_problem
 from donebell.supervisor.install.managed import (
     CLAUDE_ARGS,

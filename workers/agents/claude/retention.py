@@ -13,7 +13,7 @@ happens under the record's mutation lock after a re-read, so a hook that just re
 from __future__ import annotations
 
 from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.workers.maintenance.cursor_retention import _updated_at
+from donebell.workers.kit.jsonl_tail import cursor_updated_at
 
 DAY = 86400.0
 SESSION_MAX_AGE_DAYS = 30.0
@@ -47,7 +47,7 @@ def expire_claude_sessions(state: StateDir, at: float) -> dict[str, int]:
                 state.dead_letter_invalid(FOLDER, f"{key}.json", f"claude session record: {exc}")
             invalid += 1
             continue
-        stamp = _updated_at(rec) if rec else None
+        stamp = cursor_updated_at(rec) if rec else None
         if rec is None or (stamp is not None and stamp >= cutoff):
             continue
         if in_use is None:
@@ -59,7 +59,7 @@ def expire_claude_sessions(state: StateDir, at: float) -> dict[str, int]:
                 again = state.read(FOLDER, key)
             except InvalidRecord:
                 continue
-            again_stamp = _updated_at(again) if again else None
+            again_stamp = cursor_updated_at(again) if again else None
             if again is not None and (again_stamp is None or again_stamp < cutoff) and state.remove(FOLDER, key):
                 expired += 1
     return {"expired_claude_sessions": expired, "claude_invalid": invalid}

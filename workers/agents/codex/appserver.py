@@ -22,7 +22,7 @@ import struct
 from typing import Any
 
 from donebell.shared.paths import codex_home_str
-from donebell.workers.wake.thread_view import DaemonError
+from donebell.workers.kit.thread_view import DaemonError
 
 TIMEOUT = 10.0
 FRAME_MAX = 16 << 20

@@ -274,3 +274,12 @@ class CursorStore:
 def close_quietly(f: IO[bytes]) -> None:
     with contextlib.suppress(OSError):
         f.close()
+
+
+def cursor_updated_at(rec: dict[str, Any]) -> float | None:
+    """When a cursor record was last written (else created), for retention."""
+    for key in ("updated_at", "created_at"):
+        value = rec.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None

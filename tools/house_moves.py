@@ -1,0 +1,195 @@
+"""Rewrite the old module paths of issue 35 (the house step) to the new ones, in any checkout.
+
+``python tools/house_moves.py [ROOT]`` (default: the current directory) rewrites, in every
+``.py``, ``.md``, ``.toml``, ``.cfg``, ``.txt``, ``.json`` and ``.sh`` file under ROOT (``.git``
+and virtual environments skipped):
+
+* dotted module paths (``donebell.workers.hooks.context`` -> ``donebell.workers.kit.hook_context``),
+  wherever they stand: imports, ``monkeypatch`` targets, strings, docs;
+* ``from donebell.<package> import <module>`` of a moved module (aliased when the name changed,
+  so the code that uses the name stays as it is);
+* names that moved between modules (:data:`NAME_MOVES`): ``from old import Name`` is split so
+  each name comes from where it now lives;
+* file paths (``workers/hooks/context.py``, also without the top folder: ``hooks/context.py``).
+
+It is idempotent: a tree already rewritten is left as it is. It prints each file it changed.
+Branches written against the old layout are merged by running it on the branch, committing,
+then merging (or: merge, then run it on the result and commit the fix-up).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+#: old module -> new module (every module of the tree that moved; packages too).
+MODULE_MOVES: dict[str, str] = {
+    # the kit: role-neutral pieces agents and roles share (imports shared/ only)
+    "donebell.workers.hooks.context": "donebell.workers.kit.hook_context",
+    "donebell.workers.hooks.stdin": "donebell.workers.kit.hook_input",
+    "donebell.workers.hooks.needs_you": "donebell.workers.kit.needs_you",
+    "donebell.workers.hooks.approval_wait": "donebell.workers.kit.approval_wait",
+    "donebell.workers.hooks.kick": "donebell.workers.hooks",
+    "donebell.workers.delivery.policies.needs_answered": "donebell.workers.kit.needs_answered",
+    "donebell.workers.gate.context": "donebell.workers.kit.gate_context",
+    "donebell.workers.gate.verdict": "donebell.workers.kit.verdict",
+    "donebell.workers.gate.ladder": "donebell.workers.kit.ladder",
+    "donebell.workers.gate.probe_schedule": "donebell.workers.kit.probe_schedule",
+    "donebell.workers.gate.weak_merge": "donebell.workers.kit.weak_merge",
+    "donebell.workers.scanners.rollout_tail": "donebell.workers.kit.jsonl_tail",
+    "donebell.workers.wake.thread_view": "donebell.workers.kit.thread_view",
+    "donebell.workers.agents.turn_status": "donebell.workers.kit.turn_status",
+    # Codex's previous notifier is Codex's business
+    "donebell.workers.hooks.chain": "donebell.workers.agents.codex.chain_notify",
+    # the ntfy transport, used by delivery, wake and the CLI
+    "donebell.workers.delivery.ntfy_client": "donebell.shared.ntfy.client",
+    "donebell.workers.delivery.proxy_policy": "donebell.shared.ntfy.proxy",
+    "donebell.workers.delivery.publish_access": "donebell.shared.ntfy.access",
+    "donebell.workers.delivery.retry_policy": "donebell.shared.ntfy.retry",
+    "donebell.workers.delivery.refusal_reason": "donebell.shared.ntfy.refusal",
+    "donebell.workers.delivery.attempt_deadline": "donebell.shared.ntfy.deadline",
+    "donebell.workers.wake.subscription": "donebell.shared.ntfy.subscribe",
+    # shared/config <-> shared/text was a circle: the secret rules are the configuration's
+    "donebell.shared.text.secret_text": "donebell.shared.config.secret_text",
+}
+
+#: (old module, name) -> new module: a name that moved out of a module that stays.
+NAME_MOVES: dict[tuple[str, str], str] = {
+    ("donebell.workers.role", "PassResult"): "donebell.workers.kit.pass_result",
+    ("donebell.workers.gate.commit", "first_seen"): "donebell.workers.kit.probe_schedule",
+    ("donebell.workers.agents.claude.goal_status", "parse_record"): "donebell.shared.bounded_read",
+}
+
+SUFFIXES = (".py", ".md", ".toml", ".cfg", ".txt", ".json", ".sh", ".yml", ".yaml", ".ini", ".rst")
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", "build", "dist"}
+#: This file names the old paths on purpose.
+SELF = "tools/house_moves.py"
+
+
+def _path_of(module: str, package: bool = False) -> str:
+    parts = module.split(".")[1:]
+    return "/".join(parts) + ("/__init__.py" if package else ".py")
+
+
+def _packages() -> set[str]:
+    """New targets that are packages (their file is ``__init__.py``)."""
+    return {"donebell.workers.hooks"}
+
+
+def _dotted_pattern() -> re.Pattern[str]:
+    names = sorted(MODULE_MOVES, key=len, reverse=True)
+    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in names) + r")(?![\w])")
+
+
+def _path_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+    table: dict[str, str] = {}
+    for old, new in MODULE_MOVES.items():
+        old_path, new_path = _path_of(old), _path_of(new, new in _packages())
+        table[old_path] = new_path
+        short_old, short_new = old_path.split("/", 1)[1], new_path.split("/", 1)[1]
+        if old_path.split("/")[0] == new_path.split("/")[0]:
+            table[short_old] = short_new
+    names = sorted(table, key=len, reverse=True)
+    return re.compile(r"(?<![\w./])(" + "|".join(re.escape(n) for n in names) + r")(?![\w])"), table
+
+
+_FROM_IMPORT = re.compile(
+    r"^(?P<indent>[ \t]*)from (?P<module>donebell(?:\.\w+)*) import (?P<names>\([^)]*\)|[^\n]*?)(?P<comment>[ \t]*#[^\n]*)?$",
+    re.MULTILINE,
+)
+
+
+def _split_names(raw: str) -> list[tuple[str, str | None]]:
+    inner = raw.strip()
+    if inner.startswith("("):
+        inner = inner[1:-1]
+    inner = re.sub(r"#[^\n]*", "", inner)
+    found: list[tuple[str, str | None]] = []
+    for item in inner.replace("\n", " ").split(","):
+        words = item.split()
+        if not words:
+            continue
+        found.append((words[0], words[2] if len(words) == 3 and words[1] == "as" else None))
+    return found
+
+
+def _render(indent: str, module: str, names: list[tuple[str, str | None]], comment: str) -> str:
+    text = ", ".join(name if alias is None else f"{name} as {alias}" for name, alias in names)
+    line = f"{indent}from {module} import {text}{comment}"
+    if len(line) <= 120:
+        return line
+    body = "".join(f"{indent}    {n if a is None else f'{n} as {a}'},\n" for n, a in names)
+    return f"{indent}from {module} import (\n{body}{indent}){comment}"
+
+
+def _rewrite_from(match: re.Match[str]) -> str:
+    """``from package import module`` of a moved module, and names moved between modules."""
+    indent, module, comment = match["indent"], match["module"], match["comment"] or ""
+    names = _split_names(match["names"])
+    if not names or any(name == "*" for name, _ in names):
+        return match.group(0)
+    groups: dict[str, list[tuple[str, str | None]]] = {}
+    changed = False
+    for name, alias in names:
+        target_module, target_name = module, name
+        child = f"{module}.{name}"
+        if child in MODULE_MOVES:
+            new_child = MODULE_MOVES[child]
+            target_module, target_name = new_child.rsplit(".", 1)
+            changed = True
+        elif (module, name) in NAME_MOVES:
+            target_module = NAME_MOVES[(module, name)]
+            changed = True
+        if target_name != name and alias is None:
+            alias = name
+        if alias == target_name:
+            alias = None
+        groups.setdefault(target_module, []).append((target_name, alias))
+    if not changed:
+        return match.group(0)
+    lines = [
+        _render(indent, target, group, comment if i == 0 else "") for i, (target, group) in enumerate(groups.items())
+    ]
+    return "\n".join(lines)
+
+
+def rewrite(text: str, python: bool) -> str:
+    """``text`` with every old path made new (``python``: also rewrite ``from ... import`` forms)."""
+    if python:
+        text = _FROM_IMPORT.sub(_rewrite_from, text)
+    text = _dotted_pattern().sub(lambda m: MODULE_MOVES[m.group(1)], text)
+    pattern, table = _path_pattern()
+    text = pattern.sub(lambda m: table[m.group(1)], text)
+    return text
+
+
+def files(root: Path) -> list[Path]:
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")]
+        for name in names:
+            if name.endswith(SUFFIXES):
+                found.append(Path(folder) / name)
+    return sorted(found)
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[0] if argv else ".").resolve()
+    for path in files(root):
+        if path.relative_to(root).as_posix() == SELF:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        new = rewrite(text, path.suffix == ".py")
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(path.relative_to(root).as_posix())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
