@@ -53,13 +53,30 @@ MODULE_MOVES: dict[str, str] = {
     "donebell.workers.wake.subscription": "donebell.shared.ntfy.subscribe",
     # shared/config <-> shared/text was a circle: the secret rules are the configuration's
     "donebell.shared.text.secret_text": "donebell.shared.config.secret_text",
+    # the command runner install, doctor and the agents' version checks share
+    "donebell.supervisor.runner": "donebell.shared.process.runner",
 }
 
 #: (old module, name) -> new module: a name that moved out of a module that stays.
 NAME_MOVES: dict[tuple[str, str], str] = {
+    # an agent's home is the agent's business: its package says where it lives
+    ("donebell.shared.paths", "codex_home"): "donebell.workers.agents.codex",
+    ("donebell.shared.paths", "codex_home_str"): "donebell.workers.agents.codex",
+    ("donebell.shared.paths", "codex_sqlite_home"): "donebell.workers.agents.codex",
+    ("donebell.shared.paths", "codex_sqlite_home_str"): "donebell.workers.agents.codex",
+    ("donebell.shared.paths", "claude_config_dir"): "donebell.workers.agents.claude",
+    ("donebell.shared.paths", "claude_config_dir_str"): "donebell.workers.agents.claude",
     ("donebell.workers.role", "PassResult"): "donebell.workers.kit.pass_result",
     ("donebell.workers.gate.commit", "first_seen"): "donebell.workers.kit.probe_schedule",
     ("donebell.workers.agents.claude.goal_status", "parse_record"): "donebell.shared.bounded_read",
+}
+
+#: module name used as ``<alias>.<name>`` -> (the module it names, the alias the new home gets):
+#: ``paths.codex_home()`` after ``from donebell.shared import paths`` becomes
+#: ``codex_folder.codex_home()`` with ``from donebell.workers.agents import codex as codex_folder``.
+ATTRIBUTE_ALIASES: dict[str, str] = {
+    "donebell.workers.agents.codex": "codex_folder",
+    "donebell.workers.agents.claude": "claude_folder",
 }
 
 SUFFIXES = (".py", ".md", ".toml", ".cfg", ".txt", ".json", ".sh", ".yml", ".yaml", ".ini", ".rst")
@@ -155,10 +172,32 @@ def _rewrite_from(match: re.Match[str]) -> str:
     return "\n".join(lines)
 
 
+def _rewrite_attributes(text: str) -> str:
+    """``paths.codex_home()`` (``paths`` imported from ``donebell.shared``) -> the new home's alias."""
+    for (old_module, name), new_module in NAME_MOVES.items():
+        package, _, short = old_module.rpartition(".")
+        importer = re.compile(rf"^([ \t]*)from {re.escape(package)} import {short}\b[^\n]*$", re.MULTILINE)
+        use = re.compile(rf"(?<![\w.]){short}\.{name}\b")
+        if new_module not in ATTRIBUTE_ALIASES or not use.search(text) or not importer.search(text):
+            continue
+        alias = ATTRIBUTE_ALIASES[new_module]
+        text = use.sub(f"{alias}.{name}", text)
+        parent, _, leaf = new_module.rpartition(".")
+        line = f"from {parent} import {leaf} as {alias}"
+        if line not in text:
+            match = importer.search(text)
+            assert match is not None
+            text = text[: match.end()] + f"\n{match[1]}{line}" + text[match.end() :]
+        if not re.search(rf"(?<![\w.]){short}\.", text):  # the old module is no longer used here
+            text = importer.sub("", text, count=1).replace("\n\n\n\n", "\n\n\n")
+    return text
+
+
 def rewrite(text: str, python: bool) -> str:
     """``text`` with every old path made new (``python``: also rewrite ``from ... import`` forms)."""
     if python:
         text = _FROM_IMPORT.sub(_rewrite_from, text)
+        text = _rewrite_attributes(text)
     text = _dotted_pattern().sub(lambda m: MODULE_MOVES[m.group(1)], text)
     pattern, table = _path_pattern()
     text = pattern.sub(lambda m: table[m.group(1)], text)

@@ -27,6 +27,8 @@ from donebell.supervisor.install.managed import (
     is_managed_handler,
 )
 from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.workers.agents import claude as claude_folder
+from donebell.workers.agents import codex as codex_folder
 
 OK, WARN, FAIL, UNKNOWN, SKIP = "ok", "warn", "fail", "unknown", "skip"
 
@@ -127,7 +129,7 @@ def _handlers(doc: Any, event: str, args: tuple[str, ...]) -> list[dict[str, Any
 
 
 def check_codex() -> list[Check]:
-    home = paths.codex_home()
+    home = codex_folder.codex_home()
     if not home.is_dir():
         return [Check("codex_hooks", SKIP, f"Codex not found ({home})")]
     hooks_doc, error = _read_json(home / "hooks.json")
@@ -237,7 +239,7 @@ def _codex_permission_trust(home: Path) -> list[Check]:
 
 
 def check_claude(enabled: bool) -> list[Check]:
-    home = paths.claude_config_dir()
+    home = claude_folder.claude_config_dir()
     if not home.is_dir():
         return [Check("claude_hooks", SKIP, f"Claude Code not found ({home})")]
     doc, error = _read_json(home / "settings.json")

@@ -1,6 +1,6 @@
 """Doctor checks of the running system: service, server, clock, queue and recent errors.
 
-The service manager is asked through the :class:`~donebell.supervisor.runner.Runner` seam
+The service manager is asked through the :class:`~donebell.shared.process.runner.Runner` seam
 (``systemctl --user is-active``, ``launchctl print``, ``schtasks /Query``); a missing tool is
 "unknown", never a failure. The server is asked ``GET <server>/v1/health`` with a short timeout and
 no credentials: nothing is published. Queue and errors come from ``donebell status``'s reader and
@@ -18,12 +18,12 @@ from typing import Any
 
 from donebell.shared.config import model
 from donebell.shared.config.secret_text import public_url as _public_url
+from donebell.shared.process.runner import Runner
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
 from donebell.supervisor.doctor import no_service
 from donebell.supervisor.doctor.local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager
-from donebell.supervisor.runner import Runner
 
 SERVER_TIMEOUT = 5.0
 CLOCK_SKEW_WARN = 300.0

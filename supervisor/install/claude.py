@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.shared.process.runner import Runner
 from donebell.supervisor.doctor.agent_versions import parse_version
 from donebell.supervisor.install.edits import EditError, FileChange, target_of
 from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
@@ -28,7 +29,6 @@ from donebell.supervisor.install.plans import (
     load_json,
     remember_containers,
 )
-from donebell.supervisor.runner import Runner
 
 #: First Claude Code version on which donebell verified the ``args`` exec form.
 EXEC_FORM_SINCE = (2, 1, 197)

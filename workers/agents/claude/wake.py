@@ -12,7 +12,7 @@ import glob
 import os
 import shutil
 
-from donebell.shared.paths import claude_config_dir_str
+from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError, ThreadView, json_lines
 from donebell.workers.kit.turn_status import turn_status
 

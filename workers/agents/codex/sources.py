@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.paths import codex_home as default_codex_home
+from donebell.workers.agents.codex import codex_home as default_codex_home
 from donebell.workers.agents.codex import db as codex_db
 from donebell.workers.agents.codex import identity
 from donebell.workers.agents.codex.db_view import Build, Rows, pass_databases

@@ -12,7 +12,7 @@ import glob
 import os
 import shutil
 
-from donebell.shared.paths import codex_home_str
+from donebell.workers.agents.codex import codex_home_str
 from donebell.workers.kit.thread_view import SAFE_ID, ThreadView, json_lines
 
 
