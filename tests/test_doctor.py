@@ -20,7 +20,7 @@ from donebell.shared.process.runner import Completed
 from donebell.shared.statedir import StateDir, now
 from donebell.supervisor.doctor.command import main
 from donebell.supervisor.install.command import main_install
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 TOKEN = "tk_doctorsecret0123456789"

@@ -243,7 +243,7 @@ def test_hook_path_list_names_real_modules() -> None:
     modules = set(code_modules()) | {"donebell"}
     assert [m for m in HOOK_PATH_MODULES if m not in modules] == []
     assert is_lean("donebell.shared.bounded_read") and is_lean("donebell.workers.agents.claude.hook")
-    assert not is_lean("donebell.workers.kit.turn_status") and not on_hook_path("donebell.workers.hooks_extra")
+    assert not is_lean("donebell.workers.agents.turn_status") and not on_hook_path("donebell.workers.hooks_extra")
 
 
 def test_only_the_lean_core_uses_the_start_up_tricks() -> None:

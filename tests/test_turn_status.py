@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from donebell.shared.bounded_read import TailWindow, read_tail, reverse_lines
-from donebell.workers.kit.turn_status import TAIL_BYTES, UNKNOWN, TurnStatus, status_of_lines, turn_status
+from donebell.workers.agents.turn_status import TAIL_BYTES, UNKNOWN, TurnStatus, status_of_lines, turn_status
 
 TABLE = Path(__file__).parent / "fixtures" / "turn_status_truth_table.json"
 CASES: list[dict[str, Any]] = json.loads(TABLE.read_text(encoding="utf-8"))["cases"]

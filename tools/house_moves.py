@@ -40,7 +40,6 @@ MODULE_MOVES: dict[str, str] = {
     "donebell.workers.gate.weak_merge": "donebell.workers.kit.weak_merge",
     "donebell.workers.scanners.rollout_tail": "donebell.workers.kit.jsonl_tail",
     "donebell.workers.wake.thread_view": "donebell.workers.kit.thread_view",
-    "donebell.workers.agents.turn_status": "donebell.workers.kit.turn_status",
     # Codex's previous notifier is Codex's business
     "donebell.workers.hooks.chain": "donebell.workers.agents.codex.chain_notify",
     # the ntfy transport, used by delivery, wake and the CLI
@@ -55,6 +54,22 @@ MODULE_MOVES: dict[str, str] = {
     "donebell.shared.text.secret_text": "donebell.shared.config.secret_text",
     # the command runner install, doctor and the agents' version checks share
     "donebell.supervisor.runner": "donebell.shared.process.runner",
+    # install and doctor: the agent-neutral tools into the kit, each agent's wiring into its folder
+    "donebell.supervisor.install.edits": "donebell.workers.kit.install.edits",
+    "donebell.supervisor.install.jsonedit": "donebell.workers.kit.install.jsonedit",
+    "donebell.supervisor.install.hookjson": "donebell.workers.kit.install.hookjson",
+    "donebell.supervisor.install.plans": "donebell.workers.kit.install.plans",
+    "donebell.supervisor.install.tidy": "donebell.workers.kit.install.tidy",
+    "donebell.supervisor.install.managed": "donebell.workers.kit.install.managed",
+    "donebell.supervisor.install.codex": "donebell.workers.agents.codex.install",
+    "donebell.supervisor.install.claude": "donebell.workers.agents.claude.install",
+    "donebell.supervisor.install.trust_hash": "donebell.workers.agents.codex.trust_hash",
+    "donebell.supervisor.install.chain_check": "donebell.workers.agents.codex.chain_check",
+    "donebell.supervisor.doctor.chain_notify": "donebell.workers.agents.codex.doctor",
+    # status and doctor both use these; doctor stands on the commands (supervisor/{commands,doctor,install}
+    # were a circle)
+    "donebell.supervisor.doctor.agent_versions": "donebell.supervisor.commands.agent_versions",
+    "donebell.supervisor.doctor.no_service": "donebell.supervisor.commands.no_service",
 }
 
 #: (old module, name) -> new module: a name that moved out of a module that stays.
@@ -66,6 +81,33 @@ NAME_MOVES: dict[tuple[str, str], str] = {
     ("donebell.shared.paths", "codex_sqlite_home_str"): "donebell.workers.agents.codex",
     ("donebell.shared.paths", "claude_config_dir"): "donebell.workers.agents.claude",
     ("donebell.shared.paths", "claude_config_dir_str"): "donebell.workers.agents.claude",
+    # what donebell writes into each agent's files, and the doctor's per-agent checks
+    **{
+        ("donebell.supervisor.install.managed", name): "donebell.workers.agents.codex.managed"
+        for name in (
+            "CODEX_STOP_ARGS",
+            "CODEX_PERMISSION_ARGS",
+            "CODEX_NOTIFY_ARGS",
+            "CODEX_HOOK_LABEL",
+            "CODEX_PERMISSION_LABEL",
+            "codex_stop_group",
+            "codex_permission_group",
+            "codex_notify",
+        )
+    },
+    **{
+        ("donebell.supervisor.install.managed", name): "donebell.workers.agents.claude.install"
+        for name in ("CLAUDE_ARGS", "CLAUDE_EVENTS", "claude_group")
+    },
+    **{
+        ("donebell.supervisor.doctor.local", name): "donebell.workers.kit.install.checks"
+        for name in ("Check", "OK", "WARN", "FAIL", "UNKNOWN", "SKIP")
+    },
+    ("donebell.supervisor.doctor.local", "check_codex"): "donebell.workers.agents.codex.doctor",
+    ("donebell.supervisor.doctor.local", "check_codex_trust"): "donebell.workers.agents.codex.doctor",
+    ("donebell.supervisor.doctor.local", "check_claude"): "donebell.workers.agents.claude.doctor",
+    ("donebell.supervisor.install.own_config", "KEEP"): "donebell.workers.kit.install.plans",
+    ("donebell.supervisor.doctor.agent_versions", "parse_version"): "donebell.workers.kit.install.checks",
     ("donebell.workers.role", "PassResult"): "donebell.workers.kit.pass_result",
     ("donebell.workers.gate.commit", "first_seen"): "donebell.workers.kit.probe_schedule",
     ("donebell.workers.agents.claude.goal_status", "parse_record"): "donebell.shared.bounded_read",
@@ -78,6 +120,11 @@ ATTRIBUTE_ALIASES: dict[str, str] = {
     "donebell.workers.agents.codex": "codex_folder",
     "donebell.workers.agents.claude": "claude_folder",
 }
+
+#: A name moved out of a module that itself moved is found under either of the module's names.
+NAME_MOVES.update(
+    {(MODULE_MOVES[old], name): new for (old, name), new in list(NAME_MOVES.items()) if old in MODULE_MOVES}
+)
 
 SUFFIXES = (".py", ".md", ".toml", ".cfg", ".txt", ".json", ".sh", ".yml", ".yaml", ".ini", ".rst")
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", "build", "dist"}

@@ -59,7 +59,7 @@ MAX_COUNT = 1_000_000
 
 
 #: The longest ``approval_wait_seconds``: the installed PermissionRequest hooks' timeout
-#: (``supervisor/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
+#: (``workers/kit/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
 APPROVAL_WAIT_MAX = 540
 
 

@@ -26,10 +26,10 @@ from donebell.shared.health import RESTARTING_STATES, ROLE_NAMES, alive, heartbe
 from donebell.shared.paths import state_dir_path
 from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
+from donebell.supervisor.commands import agent_versions, no_service
+from donebell.supervisor.commands.agent_versions import AgentVersion
 from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
 from donebell.supervisor.commands.holds import outbox_holds
-from donebell.supervisor.doctor import agent_versions, no_service
-from donebell.supervisor.doctor.agent_versions import AgentVersion
 
 SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3

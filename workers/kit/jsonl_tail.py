@@ -208,8 +208,9 @@ class Cursor:
         clone.meta = dict(self.meta) if self.meta is not None else None
         return clone
 
-    def to_record(self) -> dict[str, Any]:
-        rec = base("cursor", cursor_key(self.path), "codex")
+    def to_record(self, provider: str) -> dict[str, Any]:
+        """The cursor as a record of ``provider`` (the agent whose file it reads)."""
+        rec = base("cursor", cursor_key(self.path), provider)
         rec["created_at"] = self.created_at
         rec["updated_at"] = now()
         rec.update({k: v for k, v in self.__dict__.items() if k != "created_at"})
@@ -247,8 +248,8 @@ class Cursor:
 class CursorStore:
     """The cursors of one namespace (``watch/local`` or ``watch/remote/<root>``), via StateDir."""
 
-    def __init__(self, state: StateDir, folder: str) -> None:
-        self.state, self.folder = state, folder
+    def __init__(self, state: StateDir, folder: str, provider: str) -> None:
+        self.state, self.folder, self.provider = state, folder, provider
         state.ensure_folder(folder)
 
     def load(self, path: str) -> Cursor | None:
@@ -265,7 +266,7 @@ class CursorStore:
         return cur
 
     def save(self, cursor: Cursor) -> None:
-        self.state.replace(self.folder, cursor.to_record())
+        self.state.replace(self.folder, cursor.to_record(self.provider))
 
     def path_of(self, path: str) -> Path:
         return self.state.record_path(self.folder, cursor_key(path))

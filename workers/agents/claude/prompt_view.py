@@ -16,7 +16,7 @@ from typing import Any
 
 from donebell.shared.bounded_read import reverse_lines
 from donebell.workers.agents.claude.goal_status import marker_of, marker_state
-from donebell.workers.kit.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line
+from donebell.workers.agents.turn_status import UNKNOWN, TurnStatus, classify_claude, parse_line
 
 SCAN_CAP = 16 << 20
 INDEX_SLACK = 64 << 10  # read a little before the index's offset: its last line is then seen too

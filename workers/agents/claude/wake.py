@@ -2,7 +2,7 @@
 
 The transcript ``$CLAUDE_CONFIG_DIR/projects/<slug>/<session-id>.jsonl`` is the only evidence: a
 turn is a prompt (``promptId`` of the main chain's user records); it has ended when the newest
-recognized event is a completion (:func:`~donebell.workers.kit.turn_status.turn_status`).
+recognized event is a completion (:func:`~donebell.workers.agents.turn_status.turn_status`).
 ``claude -p --resume <session-id>`` starts the next turn; there is no daemon to ask.
 """
 
@@ -13,8 +13,8 @@ import os
 import shutil
 
 from donebell.workers.agents.claude import claude_config_dir_str
+from donebell.workers.agents.turn_status import turn_status
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError, ThreadView, json_lines
-from donebell.workers.kit.turn_status import turn_status
 
 
 def locate_thread(conversation_id: str) -> str | None:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.workers.kit.turn_status import CODEX_DONE, CODEX_START, is_real_codex_user_message, parse_time
+from donebell.workers.agents.turn_status import CODEX_DONE, CODEX_START, is_real_codex_user_message, parse_time
 
 #: Where the probes look: Codex writes the record type, payload type, item type and message role
 #: first (serde tags), so a line's first KiB says what it is, however long its body.
