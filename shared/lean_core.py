@@ -71,7 +71,7 @@ AGENT_MODULE = ("donebell.workers.agents.", ".agent")
 #: Packages whose every module is on the hook path.
 HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
 
-#: The remote scanner's quick run (``workers/remote_scan_child.py``): standard library and StateDir
+#: The remote scanner's quick run (``workers/scanners/remote_scan_child.py``): standard library and StateDir
 #: until a full scan is needed (``tests/test_remote_scanner_quick_runs.py`` checks its imports).
 REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
     "donebell.workers.scanners.remote_scan_child",

@@ -1,7 +1,7 @@
 """The one HTTP client that talks to ntfy: keep-alive, explicit timeouts, no redirects, no secrets out.
 
 One :class:`NtfyClient` lives as long as the delivery role, so a queue drains over one kept-alive
-connection. Redirects are never followed (a 3xx is a dead letter, see ``retry_policy``): a
+connection. Redirects are never followed (a 3xx is a dead letter, see ``retry.py``): a
 redirect could carry the credential to another host. Credentials go only into the
 ``Authorization`` header of the request and never into an error text this module returns
 (:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.config.secret_text`).
@@ -128,7 +128,7 @@ class NtfyClient:
     client's request building, cookie jar and redirect/auth machinery cost about as much CPU as
     the rest of a delivery, and none of it is wanted (no cookies, no redirects, headers set here).
     The transport still maps every network failure to the ``httpx`` exception
-    :func:`~donebell.workers.retry_policy.classify_exception` knows.
+    :func:`~donebell.shared.ntfy.retry.classify_exception` knows.
     """
 
     def __init__(self, timeout: float, *, max_connections: int = 1) -> None:

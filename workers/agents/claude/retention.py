@@ -5,7 +5,7 @@ baseline) and nothing else ever removed one, so ``claude/`` grew with every sess
 A record goes when it was not updated for :data:`SESSION_MAX_AGE_DAYS` and no ``pending/`` or
 ``outbox/`` record of that session still needs it (the gate judges a candidate's epoch against
 it). Deleting one is safe by design: a session prompted again without its record starts above
-every epoch still pending (``workers/hooks/claude_session.advance``), the same as a lost record.
+every epoch still pending (``advance`` in ``workers/agents/claude/session.py``), the same as a lost record.
 A record that does not load is dead-lettered, as the hook would do on meeting it. The removal
 happens under the record's mutation lock after a re-read, so a hook that just rewrote it wins.
 """
