@@ -32,14 +32,15 @@ def code_texts() -> list[tuple[Path, str]]:
     for folder in ("shared", "workers", "supervisor"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             source = path.read_text(encoding="utf-8")
-            parts = [ast.get_docstring(node) or "" for node in ast.walk(ast.parse(source)) if _has_doc(node)]
+            parts = [
+                ast.get_docstring(node) or "" for node in ast.walk(ast.parse(source)) if isinstance(node, _DOCUMENTED)
+            ]
             parts += [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
             found.append((path, "\n".join(parts)))
     return found
 
 
-def _has_doc(node: ast.AST) -> bool:
-    return isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def missing_paths(text: str) -> list[str]:
@@ -106,7 +107,9 @@ def test_every_file_name_a_doc_names_exists() -> None:
     """A doc's bare ```name.py``` (a table cell's short form) names a file that is still somewhere."""
     known = {p.name for folder in TOP for p in (ROOT / folder).rglob("*.py")} | {"setup.py", "conftest.py"}
     known |= {"brotli.py", "h2.py"}  # a module an attacker plants (docs/security.md), not ours
-    bad = [f"{path.relative_to(ROOT)}: {n}" for path in doc_files() for n in missing_files(path.read_text("utf-8"), known)]
+    bad = [
+        f"{path.relative_to(ROOT)}: {n}" for path in doc_files() for n in missing_files(path.read_text("utf-8"), known)
+    ]
     assert not bad, "file names in docs that no file has:\n" + "\n".join(sorted(set(bad)))
 
 

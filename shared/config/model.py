@@ -49,7 +49,6 @@ class WatchRoot(BaseModel):
     sqlite_path: str | None = None
 
 
-NonNegative = Field(ge=0)
 #: The longest duration a key may hold: ten years. A larger one (1e309 reads as infinity) used to
 #: pass the check and then overflow a date at render time, dead-lettering every notification.
 MAX_SECONDS = 10 * 365 * 86400
