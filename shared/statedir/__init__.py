@@ -35,13 +35,27 @@ import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir._base import (
+    CLAUDE,
+    DEAD,
     FOLDERS,
+    HEALTH,
+    LOCKS,
     LOG_MAX_BYTES,
     LOG_NAME,
     MUTATION_LOCK_SHARDS,
+    MUTATION_LOCKS,
+    OUTBOX,
+    PENDING,
     PIPELINE,
     RECEIPT_FOLDERS,
     SCHEMA_VERSION,
+    SENT,
+    SUPPRESSED,
+    TMP,
+    WATCH,
+    WATCH_CLAUDE,
+    WATCH_LOCAL,
+    WATCH_REMOTE,
     InvalidRecord,
     StateDirReplaced,
     StateError,
@@ -68,6 +82,20 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "CLAUDE",
+    "DEAD",
+    "HEALTH",
+    "LOCKS",
+    "MUTATION_LOCKS",
+    "OUTBOX",
+    "PENDING",
+    "SENT",
+    "SUPPRESSED",
+    "TMP",
+    "WATCH",
+    "WATCH_CLAUDE",
+    "WATCH_LOCAL",
+    "WATCH_REMOTE",
     "FOLDERS",
     "GroupCommit",
     "LOG_MAX_BYTES",
@@ -112,7 +140,7 @@ class StateDir(RecordStore):
         # A fresh key, not the file's own: the real key stays free, so a later signal for the
         # same turn can still create a good record instead of deduplicating against the wreck.
         key = _hash_name(f"{folder}/{name}/{now()}/{os.urandom(8).hex()}")
-        raw_path = self.path("dead", f"{key}.raw")
+        raw_path = self.path(DEAD, f"{key}.raw")
         _step()
         try:
             _rename(src, raw_path)
@@ -130,8 +158,8 @@ class StateDir(RecordStore):
             "from_folder": folder,
             "original_name": name[:200],
         }
-        if not self.create("dead", letter):
-            self.replace("dead", letter)
+        if not self.create(DEAD, letter):
+            self.replace(DEAD, letter)
         self.log("warning", "invalid record moved to dead/", folder=folder, key=key, reason=reason[:200])
         return key
 

@@ -12,7 +12,17 @@ import os
 import stat
 
 from donebell.shared.keys import is_event_key
-from donebell.shared.statedir import FOLDERS, LOG_NAME, MUTATION_LOCK_SHARDS, RECEIPT_FOLDERS, StateDir, StateError
+from donebell.shared.statedir import (
+    DEAD,
+    FOLDERS,
+    LOG_NAME,
+    MUTATION_LOCK_SHARDS,
+    OUTBOX,
+    PENDING,
+    RECEIPT_FOLDERS,
+    StateDir,
+    StateError,
+)
 
 
 def expire(state: StateDir, folder: str, older_than: float) -> int:
@@ -33,13 +43,13 @@ def expire(state: StateDir, folder: str, older_than: float) -> int:
         if not name.endswith(".json") or not is_event_key(name[:-5]) or st.st_mtime >= older_than:
             continue
         key = name[:-5]
-        if state.exists("pending", key) or state.exists("outbox", key):
+        if state.exists(PENDING, key) or state.exists(OUTBOX, key):
             continue
         if state._unlink(os.path.join(base, name)):
             deleted += 1
-        if folder == "dead" and state._unlink(os.path.join(base, f"{key}.raw")):
+        if folder == DEAD and state._unlink(os.path.join(base, f"{key}.raw")):
             deleted += 1
-    if folder == "dead":
+    if folder == DEAD:
         for name, st in _scan(base):
             # A rename keeps the original mtime: ctime says when it became a .raw.
             if (

@@ -26,11 +26,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from donebell.shared.bounded_read import file_sig, open_regular
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import CursorRecord
 
 MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not buffered
 READ_CHUNK = 1 << 20
@@ -208,13 +211,13 @@ class Cursor:
         clone.meta = dict(self.meta) if self.meta is not None else None
         return clone
 
-    def to_record(self, provider: str) -> dict[str, Any]:
+    def to_record(self, provider: str) -> CursorRecord:
         """The cursor as a record of ``provider`` (the agent whose file it reads)."""
         rec = base("cursor", cursor_key(self.path), provider)
         rec["created_at"] = self.created_at
         rec["updated_at"] = now()
         rec.update({k: v for k, v in self.__dict__.items() if k != "created_at"})
-        return rec
+        return cast("CursorRecord", rec)
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> Cursor:
