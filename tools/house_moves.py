@@ -70,6 +70,8 @@ MODULE_MOVES: dict[str, str] = {
     # were a circle)
     "donebell.supervisor.doctor.agent_versions": "donebell.supervisor.commands.agent_versions",
     "donebell.supervisor.doctor.no_service": "donebell.supervisor.commands.no_service",
+    # the inotify / stat-poll waker of the role loop is not "wake" (reply to continue, workers/wake/)
+    "donebell.shared.wake": "donebell.shared.waker",
 }
 
 #: (old module, name) -> new module: a name that moved out of a module that stays.

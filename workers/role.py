@@ -36,7 +36,7 @@ from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.faults import injected_fault
 from donebell.shared.health import HealthWriter
 from donebell.shared.statedir import StateDir, StateDirReplaced, now, open_state_dir
-from donebell.shared.wake import Waker
+from donebell.shared.waker import Waker
 from donebell.workers import pass_control
 from donebell.workers.kit.pass_result import PassResult
 

@@ -60,7 +60,6 @@ from donebell.shared.statedir._base import (
     StateDirReplaced,
     StateError,
     UnsafeStateDir,
-    _step,
     decode,
     encode,
     now,
@@ -71,7 +70,6 @@ from donebell.shared.statedir._files import (
     _O_NOFOLLOW,
     _O_NONBLOCK,
     MutationLock,
-    _rename,
     _replace,
     same_file_check,
 )
@@ -136,32 +134,9 @@ class StateDir(RecordStore):
         The original bytes are kept beside it as ``dead/<key>.raw`` (never deleted by retention
         before the dead letter itself) so nothing is silently lost. Returns the dead key used.
         """
-        src = self.path(folder, name)
-        # A fresh key, not the file's own: the real key stays free, so a later signal for the
-        # same turn can still create a good record instead of deduplicating against the wreck.
-        key = _hash_name(f"{folder}/{name}/{now()}/{os.urandom(8).hex()}")
-        raw_path = self.path(DEAD, f"{key}.raw")
-        _step()
-        try:
-            _rename(src, raw_path)
-        except FileNotFoundError:
-            return key
-        letter = {
-            "schema": SCHEMA_VERSION,
-            "kind": "dead-letter",
-            "key": key,
-            "provider": "unknown",
-            "created_at": now(),
-            "status": "dead",
-            "reason": "invalid-record",
-            "detail": reason[:200],
-            "from_folder": folder,
-            "original_name": name[:200],
-        }
-        if not self.create(DEAD, letter):
-            self.replace(DEAD, letter)
-        self.log("warning", "invalid record moved to dead/", folder=folder, key=key, reason=reason[:200])
-        return key
+        from donebell.shared.statedir._upkeep import dead_letter_invalid  # a rare path: off the hook's imports
+
+        return dead_letter_invalid(self, folder, name, reason)
 
     # locks -------------------------------------------------------------------------------
 
@@ -333,12 +308,6 @@ class StateDir(RecordStore):
         from donebell.shared.statedir._upkeep import sweep_mutation_locks
 
         return sweep_mutation_locks(self)
-
-
-def _hash_name(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def open_state_dir() -> StateDir:
