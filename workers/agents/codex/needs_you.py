@@ -1,14 +1,14 @@
 """Codex blocks on the user: its PermissionRequest hook (``donebell hook codex-permission``).
 
 Codex 0.171 names the thread ``session_id`` and gives the ``turn_id``; the request is the digest
-of the exact tool call and the rollout's size at that moment. The record itself is the hooks'
-(``workers/hooks/needs_you.py``).
+of the exact tool call (``request_key``, as for every agent) and the rollout's size at that
+moment. The record itself is the hooks' (``workers/hooks/needs_you.py``).
 """
 
 from __future__ import annotations
 
 from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.needs_you import PATH_LIMIT, file_size, tool_digest, write_request
+from donebell.workers.hooks.needs_you import PATH_LIMIT, file_size, write_request
 from donebell.workers.hooks.stdin import text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -30,7 +30,7 @@ def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
         provider="codex",
         conversation=thread_id,
         turn=turn_id,
-        marker=f"{tool_digest(payload)}|{file_size(transcript)}",
+        marker=str(file_size(transcript)),
         signal="PermissionRequest",
         answer_path=transcript,
         thread_id=thread_id,

@@ -177,7 +177,12 @@ def _outcome(state: StateDir, cur: Cursor, ask: dict[str, Any], ctx: SourceConte
         state.log("info", "needs-you: the hook recorded this call already", key=hooks[0], thread_id=thread_id)
         return "hook"
     root = meta.get("root_thread_id") if meta.get("classification") == "child" else None
-    ids = {"thread_id": thread_id, "turn_id": turn_id, "root_thread_id": root or thread_id}
+    ids = {
+        "thread_id": thread_id,
+        "turn_id": turn_id,
+        "root_thread_id": root or thread_id,
+        "call_id": ask.get("call_id"),
+    }
     size = ask["ends"][-1]
     excerpt = ask.get("excerpt") if ctx.include_message else None
     record = needs_record(
