@@ -149,9 +149,9 @@ def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
 
 def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
     """The request's own call's ``tool_result`` (the call ran, or was refused), or the turn's end."""
-    from donebell.workers.agents.claude import call_evidence
+    from donebell.workers.agents.claude.needs_you import answered
 
-    return call_evidence.answered(record, before, after)
+    return answered(record, before, after)
 
 
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:

@@ -4,7 +4,7 @@ A PermissionRequest is keyed by its exact call (``request_key``: the digest of t
 input) and the transcript's state (the last ``tool_use`` id in its tail and how many
 ``tool_result`` records follow it, else the file's size; a subagent's adds its ``agent_id``, as its
 calls are in its own file), and names the call's ``tool_use`` id when the transcript already shows
-it (``call_evidence.py``). The session's needs-you note remembers the open request: a
+it (``py``). The session's needs-you note remembers the open request: a
 needs-type Notification of the same prompt while it is open (:func:`open_request`: its own call
 not answered, the turn not over) is the same request, however the transcript moved meanwhile
 (Claude flushes its transcript lazily; its ``permission_prompt`` comes ~6 s after the
@@ -21,11 +21,11 @@ gets the call, the buttons' digest and wait). The record itself is the hooks'
 
 from __future__ import annotations
 
+import json
 import os
 
 from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.statedir import now
-from donebell.workers.agents.claude import call_evidence
 from donebell.workers.hooks.context import HookContext
 from donebell.workers.hooks.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, request_key, tool_digest, write_request
 from donebell.workers.hooks.stdin import text_field
@@ -99,8 +99,8 @@ def _call_of(window: bytes, payload: dict[str, Any], signal: str) -> str | None:
     whose digest is the PermissionRequest's, or (a Notification names no call) the newest call
     still without its result."""
     if signal == PERMISSION:
-        return call_evidence.identify(window, tool_digest(payload))
-    return call_evidence.newest_open_call(window)
+        return identify(window, tool_digest(payload))
+    return newest_open_call(window)
 
 
 def _claim(
@@ -147,7 +147,7 @@ def _same_call(found: dict[str, Any], asked: dict[str, Any]) -> bool:
 def open_request(session: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
     """The session's last needs-you request if it is still open: same prompt, asked within
     :data:`REPEAT_WINDOW`, and the transcript shows neither its own call's result nor the turn's
-    end after it (``call_evidence.answered``: another call's result does not answer it)."""
+    end after it (:func:`answered`: another call's result does not answer it)."""
     last = (session or {}).get("needs_you")
     if not isinstance(last, dict) or last.get("prompt_id") != prompt_id:
         return None
@@ -157,7 +157,7 @@ def open_request(session: dict[str, Any] | None, prompt_id: str) -> dict[str, An
     if isinstance(path, str) and isinstance(offset, int):
         try:
             before = read_from(path, max(0, offset - TAIL_BYTES), min(offset, TAIL_BYTES))
-            if call_evidence.answered(last, before, read_from(path, offset, TAIL_BYTES)):
+            if answered(last, before, read_from(path, offset, TAIL_BYTES)):
                 return None  # answered: whatever asks now is a new request
         except OSError:
             pass
@@ -196,3 +196,102 @@ def _subagent_transcript(transcript: str | None, session_id: str, agent_id: str 
         return None
     path = os.path.join(os.path.dirname(transcript), session_id, "subagents", f"agent-{agent_id}.jsonl")
     return path if os.path.isfile(path) else None
+
+
+# ---- which call a request is about, and whether the transcript shows it answered --------------
+#
+# A PermissionRequest names no ``tool_use_id``, but its ``tool_name`` and ``tool_input`` are the
+# assistant's ``tool_use`` block as the transcript records it (measured: the hook's ``tool_input``
+# equals the block's ``input``), so the digest of the exact call finds its block, and the block's
+# ``id`` names the ``tool_result`` that answers it. One message can ask for several calls; only
+# this call's result answers this request (a ``Read`` that ran without a prompt writes its result
+# while the ``Bash`` dialog is still open). While the call's block is not in the transcript yet
+# (Claude flushes it lazily), only what ends the whole wait counts: a new prompt, or the turn's end
+# (a reply that ends the turn, an API error, ``turn_duration``).
+
+#: Bytes only a record that ends the whole wait carries (checked again on the parsed record).
+_WAIT_ENDS = (b'"promptId"', b'"stop_reason"', b'"turn_duration"', b'"isApiErrorMessage"')
+_TURN_ENDS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
+
+
+def calls(window: bytes) -> list[tuple[str, str]]:
+    """``(tool_use id, digest of the exact call)`` of every ``tool_use`` block in ``window``, in order."""
+    found: list[tuple[str, str]] = []
+    for line in window.splitlines():
+        if _TOOL_USE not in line:
+            continue
+        content = _content(_record(line))
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                call = {"tool_name": block.get("name"), "tool_input": block.get("input")}
+                found.append((block["id"], tool_digest(call)))
+    return found
+
+
+def result_of(window: bytes, tool_use_id: str) -> bool:
+    """True when ``window`` holds the ``tool_result`` of ``tool_use_id``."""
+    return f'"tool_use_id":"{tool_use_id}"'.encode() in window
+
+
+def identify(window: bytes, digest: str | None, done: bytes | None = None) -> str | None:
+    """The ``tool_use`` id of the call ``digest`` in ``window``: the first such block without a
+    result in ``done`` (default: ``window``; the same call twice in one message: the one still
+    asking), else None."""
+    if not digest:
+        return None
+    same = [call_id for call_id, found in calls(window) if found == digest]
+    waiting = [call_id for call_id in same if not result_of(window if done is None else done, call_id)]
+    return waiting[0] if waiting else None
+
+
+def newest_open_call(window: bytes) -> str | None:
+    """The newest ``tool_use`` in ``window`` without its result (what a Notification is about)."""
+    for call_id, _digest in reversed(calls(window)):
+        if not result_of(window, call_id):
+            return call_id
+    return None
+
+
+def answered(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    """Why the transcript shows this request answered, or None. ``after``: what Claude wrote after
+    the request (from ``answer_offset``); ``before``: the end of what it had written until then."""
+    call_id = record.get("tool_use_id")
+    if not isinstance(call_id, str) or not call_id:
+        digest = record.get("tool_digest")
+        call_id = identify(before + after, digest if isinstance(digest, str) else None, done=before)
+    if call_id and result_of(after, call_id):
+        return "the agent went on: this call's tool_result after the request"
+    return wait_ended(after, record.get("prompt_id"))
+
+
+def wait_ended(after: bytes, prompt_id: object) -> str | None:
+    """Why ``after`` ends every wait of the prompt ``prompt_id`` (a new prompt, the turn's end), or None."""
+    for line in after.splitlines():
+        if not any(marker in line for marker in _WAIT_ENDS):
+            continue
+        record = _record(line)
+        kind, message = record.get("type"), record.get("message")
+        if kind == "user" and isinstance(record.get("promptId"), str) and record["promptId"] != prompt_id:
+            if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in _content(record)):
+                return "the agent went on: a new prompt after the request"
+        if kind == "assistant" and record.get("isApiErrorMessage") is True:
+            return "the turn ended after the request (an API error)"
+        if kind == "assistant" and isinstance(message, dict) and message.get("stop_reason") in _TURN_ENDS:
+            return "the turn ended after the request"
+        if kind == "system" and record.get("subtype") == "turn_duration":
+            return "the turn ended after the request"
+    return None
+
+
+def _record(line: bytes) -> dict[str, Any]:
+    try:
+        found = json.loads(line)
+    except ValueError:  # a half-written line, invalid UTF-8: no evidence
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _content(record: dict[str, Any]) -> list[Any]:
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []

@@ -12,12 +12,9 @@ counts: the turn's end or abort, a new user message.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from donebell.workers.hooks.needs_you import tool_digest
-
-TYPE_CHECKING = False  # the hook's approval wait imports it: annotations only
-if TYPE_CHECKING:
-    from typing import Any
 
 #: Records that end every wait of the turn.
 WAIT_ENDS = (b'"task_complete"', b'"turn_aborted"', b'"user_message"')
