@@ -2,7 +2,11 @@
 
 Codex 0.171 names the thread ``session_id`` and gives the ``turn_id``; the request is the digest
 of the exact tool call (``request_key``, as for every agent) and the rollout's size at that
-moment. The record itself is the hooks' (``workers/hooks/needs_you.py``).
+moment. Inside a subagent (measured, tests/fixtures/approvals/codex/exec-approve-for-me-subagent/)
+``session_id`` is the **root** thread while ``agent_id``, ``turn_id`` and ``transcript_path`` are the
+child's: the request is the child thread's (its root kept as ``root_thread_id``), the key the
+local scanner gives the same call read from the child's rollout, so the two make one push. The
+record itself is the hooks' (``workers/hooks/needs_you.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
         ctx.log("warning", "codex PermissionRequest without session_id/turn_id: nothing written")
         return
     transcript = text_field(payload, "transcript_path", PATH_LIMIT)
+    root_id, child_id = thread_id, text_field(payload, "agent_id")
+    if child_id and child_id != root_id:  # a subagent's call: its turn and rollout are the child's
+        thread_id = child_id
     write_request(
         ctx,
         payload,
@@ -35,5 +42,5 @@ def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
         answer_path=transcript,
         thread_id=thread_id,
         turn_id=turn_id,
-        root_thread_id=thread_id,
+        root_thread_id=root_id,
     )
