@@ -76,12 +76,31 @@ class Codex:
         return found
 
 
-@pytest.fixture()
-def codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+def opened(world: Codex, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+    """A world for a fixture: no quiet window, the thread's holder stopped after the test."""
     monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 0.0)
-    world = Codex(tmp_path)
     yield world
     world.close()
+
+
+@pytest.fixture()
+def codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+    yield from opened(Codex(tmp_path), monkeypatch)
+
+
+def hook_payload(codex: Codex, command: str = COMMAND) -> dict[str, Any]:
+    """Codex's PermissionRequest for the recorded TUI's call (``command`` in its place)."""
+    return {
+        "session_id": THREAD,
+        "turn_id": TURN,
+        "transcript_path": str(codex.rollout),
+        "cwd": META["cwd"],
+        "hook_event_name": "PermissionRequest",
+        "model": "gpt-fake",
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": WHY},
+    }
 
 
 def test_an_open_dialog_is_one_needs_you_record(codex: Codex) -> None:
@@ -109,18 +128,7 @@ def test_the_hook_first_means_no_second_record(codex: Codex) -> None:
     hook's key): the scanner finds that record and writes none."""
     codex.open_thread()
     codex.write(LINES[: CALL + 1])
-    payload = {
-        "session_id": THREAD,
-        "turn_id": TURN,
-        "transcript_path": str(codex.rollout),
-        "cwd": META["cwd"],
-        "hook_event_name": "PermissionRequest",
-        "model": "gpt-fake",
-        "permission_mode": "default",
-        "tool_name": "Bash",
-        "tool_input": {"command": COMMAND, "description": WHY},
-    }
-    result = codex.hooks.run("codex-permission", stdin=payload)
+    result = codex.hooks.run("codex-permission", stdin=hook_payload(codex))
     assert (result.returncode, result.stdout) == (0, b""), result
     [hooks] = codex.needs()
     assert hooks["source"] == "codex-permissionrequest"
@@ -246,18 +254,7 @@ def test_the_hooks_record_of_a_planted_command_is_still_found(codex: Codex) -> N
     command = f"AWS_SECRET_ACCESS_KEY={AWS} aws s3 ls"
     lines = _waiting_command(command)
     codex.write(lines[: CALL + 1])
-    payload = {
-        "session_id": THREAD,
-        "turn_id": TURN,
-        "transcript_path": str(codex.rollout),
-        "cwd": META["cwd"],
-        "hook_event_name": "PermissionRequest",
-        "model": "gpt-fake",
-        "permission_mode": "default",
-        "tool_name": "Bash",
-        "tool_input": {"command": command, "description": WHY},
-    }
-    assert codex.hooks.run("codex-permission", stdin=payload).returncode == 0
+    assert codex.hooks.run("codex-permission", stdin=hook_payload(codex, command)).returncode == 0
     codex.write(lines[CALL + 1 :])
     codex.scan()
     [record] = codex.needs()

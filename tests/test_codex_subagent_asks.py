@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from donebell.workers.agents.codex import rollout_asks
 from support.scanner_kit import engine, today_folder
-from test_codex_rollout_asks import HOLD, Codex
+from test_codex_rollout_asks import HOLD, Codex, opened
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -44,11 +43,8 @@ class ChildCodex(Codex):
 
 
 @pytest.fixture()
-def codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChildCodex]:
-    monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 0.0)
-    world = ChildCodex(tmp_path)
-    yield world
-    world.close()
+def codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+    yield from opened(ChildCodex(tmp_path), monkeypatch)
 
 
 def test_the_payload_is_as_recorded() -> None:
@@ -57,7 +53,7 @@ def test_the_payload_is_as_recorded() -> None:
     assert HOLD  # the lock holder the parent world starts
 
 
-def test_a_subagents_request_is_one_record_whoever_sees_it_first(codex: ChildCodex) -> None:
+def test_a_subagents_request_is_one_record_whoever_sees_it_first(codex: Codex) -> None:
     codex.open_thread()
     codex.write(ASKING)
     result = codex.hooks.run("codex-permission", stdin={**PAYLOAD, "transcript_path": str(codex.rollout)})
@@ -70,7 +66,7 @@ def test_a_subagents_request_is_one_record_whoever_sees_it_first(codex: ChildCod
     assert (record["thread_id"], record["root_thread_id"], record["turn_id"]) == (CHILD, ROOT, PAYLOAD["turn_id"])
 
 
-def test_the_scanner_first_then_the_hook_is_one_record_too(codex: ChildCodex) -> None:
+def test_the_scanner_first_then_the_hook_is_one_record_too(codex: Codex) -> None:
     """The scanner saw the child's waiting call before the hook ran (its record keyed at the
     rollout's size then); the hook's signal at that same size is the same request."""
     codex.open_thread()

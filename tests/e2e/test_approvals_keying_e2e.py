@@ -68,6 +68,8 @@ def test_claude_two_bash_calls_of_one_message_one_tap_answers_one(tmp_path: Path
             aa.wait_until(told, 30, "the second call's outcome sent to the model", tui.screen_text)
             answered = [r for r in replies(product) if r.get("status") == "answered"]
             assert len(answered) == 2 and answered[0]["request"] != answered[1]["request"], answered
+            time.sleep(8.0)  # past the permission_prompt Notifications (~6 s after each dialog)
+            assert len(needs_pushes(product, 2)) == 2, product.messages()  # two dialogs, two pushes
         finally:
             aa.close_tui(tui)
 
