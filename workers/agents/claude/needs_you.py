@@ -109,7 +109,7 @@ def _claim(
     """Under the session's needs-you note's lock: the request this signal is (``asked``, or the
     open one it joins, or None when it is an open request already), noted before any record is
     written; and the session record (its prompt epoch)."""
-    from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord
+    from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, encode
     from donebell.workers.agents.claude.session import read_session
 
     state, key = ctx.state, note_key(session_id)
@@ -126,7 +126,10 @@ def _claim(
             request = {**asked, "key": found["key"]}  # the Notification came first: its request
         if request is not None:
             note = {"schema": SCHEMA_VERSION, "key": key, "kind": "claude-needs-you", "session_id": session_id}
-            state.replace("claude", {**note, "updated_at": now(), "needs_you": request})
+            # Volatile like a health file (no fsync: ~30 ms of the hook on a busy disk): a note
+            # lost to a crash costs at most a second push of one dialog.
+            body = encode({**note, "updated_at": now(), "needs_you": request})
+            state.write_file(state.path("claude", f"{key}.json"), body, durable=False)
     return request, read_session(state, session_id)
 
 
