@@ -4,7 +4,7 @@ A PermissionRequest is keyed by its exact call (``request_key``: the digest of t
 input) and the transcript's state (the last ``tool_use`` id in its tail and how many
 ``tool_result`` records follow it, else the file's size; a subagent's adds its ``agent_id``, as its
 calls are in its own file), and names the call's ``tool_use`` id when the transcript already shows
-it (``py``). The session's needs-you note remembers the open request: a
+it (:func:`identify`). The session's needs-you note remembers the open request: a
 needs-type Notification of the same prompt while it is open (:func:`open_request`: its own call
 not answered, the turn not over) is the same request, however the transcript moved meanwhile
 (Claude flushes its transcript lazily; its ``permission_prompt`` comes ~6 s after the
@@ -126,8 +126,8 @@ def _claim(
             request = {**asked, "key": found["key"]}  # the Notification came first: its request
         if request is not None:
             note = {"schema": SCHEMA_VERSION, "key": key, "kind": "claude-needs-you", "session_id": session_id}
-            # Volatile like a health file (no fsync: ~30 ms of the hook on a busy disk): a note
-            # lost to a crash costs at most a second push of one dialog.
+            # Volatile like a health file (no fsync in the hook): a note lost to a crash costs at
+            # most a second push of one dialog.
             body = encode({**note, "updated_at": now(), "needs_you": request})
             state.write_file(state.path("claude", f"{key}.json"), body, durable=False)
     return request, read_session(state, session_id)
