@@ -151,7 +151,31 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
         "last_exit_code": entry.get("last_exit_code"),
         "next_restart_at": entry.get("next_restart_at"),
         "fatal": bool(entry.get("fatal")),
+        **(_wake_facts(health if health_alive else {}) if name == "wake" else {}),
     }
+
+
+def _wake_facts(health: dict[str, Any]) -> dict[str, Any]:
+    """The wake role's subscription (``connecting`` | ``subscribed`` | ``unauthorized`` |
+    ``unreachable``) and the other machines it hears on the reply topic (docs/wake.md)."""
+    machines = health.get("other_machines")
+    heard = [
+        {k: m.get(k) for k in ("host", "origin", "seen_at", "via")}
+        for m in (machines if isinstance(machines, list) else [])
+        if isinstance(m, dict)
+    ]
+    sub = health.get("subscription")
+    return {"subscription": sub if isinstance(sub, str) else None, "other_machines": heard}
+
+
+def _wake_detail(role: dict[str, Any]) -> str:
+    """The wake row's detail: its subscription and the machines it hears, then the usual detail."""
+    parts = [f"subscription: {role['subscription']}"] if role.get("subscription") else []
+    hosts = [str(m.get("host") or "a machine not named yet") for m in role.get("other_machines") or []]
+    if hosts:
+        parts.append("hears " + ", ".join(hosts))
+    rest = _role_detail(role)
+    return "; ".join(parts + ([rest] if rest != "-" else [])) or "-"
 
 
 def _queue(state: StateDir, at: float) -> dict[str, Any]:
@@ -261,7 +285,8 @@ def render(doc: dict[str, Any]) -> str:
     for name, r in doc["roles"].items():
         lines.append(
             f"{name:<15} {r['state']:<12} {r['pid'] or '-':>7} {_ago(r['uptime_seconds']):>5} "
-            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  {_role_detail(r)[:70]}"
+            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  "
+            + (_wake_detail(r) if name == "wake" else _role_detail(r))[:100]
         )
     agents = [AgentVersion(**{**a, "tested": tuple(a["tested"])}) for a in doc.get("agents", {}).values()]
     if agents:

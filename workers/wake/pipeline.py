@@ -127,8 +127,7 @@ class WakePipeline:
         if age is not None and age > window:  # tapped while this machine's service was down
             record, new = self.queue.receive(message_id, {**fields, "tap_age_seconds": round(age)})
             if new:
-                self._refuse(record, "stale")
-                self.log.warning("wake reply %s: %s", message_id, tell.stale(self, record, age, window))
+                tell.stale(self, record, age, window)
             return record
         record, new = self.queue.receive(message_id, fields)
         if new:
@@ -232,7 +231,8 @@ class WakePipeline:
             if record.get("via") == "app-server":
                 return delay
             # the socket was stale (no daemon listening): nothing was asked; exec resume goes now
-        args = [str(a) for a in getattr(self.settings, f"wake_{provider}_args", None) or []]
+        own = [str(a) for a in getattr(self.settings, f"wake_{provider}_args", None) or []]
+        args = [a for a in view.resume_args if a not in own] + own  # as the user's own run had it
         argv = agents.command(provider, record["conversation_id"], prompt, args)
         if argv is None:
             self._fail(record, f"{provider}-not-on-path")

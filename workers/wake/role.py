@@ -36,6 +36,7 @@ BATCH_MAX = 200  # messages handled per pass before open records get their turn
 class WakeRole(Role):
     name: ClassVar[str] = "wake"
     heartbeat_seconds: ClassVar[float] = 10.0
+    waits_in_pass: ClassVar[bool] = True  # a pass waits on the subscription: `ready`, not `scanning`
 
     def setup(self) -> None:
         problem = config_problem(self.settings)

@@ -32,12 +32,13 @@ def failed(pipe: WakePipeline, record: dict[str, Any], reason: str) -> str:
     return _notice(pipe, record, "Continue failed", f"the agent did not start: {reason}")
 
 
-def stale(pipe: WakePipeline, record: dict[str, Any], age: float, window: float) -> str:
-    text = (
-        f"the tap reached this machine {_duration(age)} after it was made (the limit is {_duration(window)}): "
-        "not run; tap again to continue now"
-    )
-    return _notice(pipe, record, "Continue not run", text)
+def stale(pipe: WakePipeline, record: dict[str, Any], age: float, window: float) -> None:
+    """Refuse a tap made too long before this machine read it (``stale``), in the log and on the phone."""
+    pipe.queue.advance(record, "refused", reason="stale")
+    pipe.count("refused-stale")
+    late = f"the tap reached this machine {_duration(age)} after it was made (the limit is {_duration(window)})"
+    told = _notice(pipe, record, "Continue not run", f"{late}: not run; tap again to continue now")
+    pipe.log.warning("wake reply %s refused: stale: %s (phone: %s)", record["message_id"], late, told)
 
 
 def _notice(pipe: WakePipeline, record: dict[str, Any], what: str, text: str) -> str:
