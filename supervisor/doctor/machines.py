@@ -118,9 +118,8 @@ def check_service_clock(state: StateDir) -> Check | None:
 
 
 def _ago(seconds: float) -> str:
-    whole = int(seconds)
-    if whole < 120:
-        return f"{whole} s"
-    if whole < 7200:
-        return f"{whole // 60} min"
-    return f"{whole // 3600} h"
+    if seconds < 120:
+        return f"{round(seconds)} s"
+    if seconds < 7200:
+        return f"{round(seconds / 60)} min"
+    return f"{round(seconds / 3600)} h"

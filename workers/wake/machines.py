@@ -20,7 +20,6 @@ starting hours later, unasked, is worse than none.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from donebell.shared.statedir import StateDir
 from donebell.shared.statedir._wake import note_peer, read_peers
 
 if TYPE_CHECKING:
-    from donebell.workers.wake.pipeline import WakePipeline
+    from donebell.workers.wake.pipeline_like import WakePipeline
 
 HELLO_PREFIX = "dbh1 "
 HELLO_MAX_CHARS = 600
@@ -152,23 +151,3 @@ def hello_heard(pipe: WakePipeline, text: str) -> None:
             "notice; a tap may run on both until that machine's donebell starts (it then takes a new one)",
             facts.get("host"),
         )
-
-
-class JunkLimiter:
-    """Refusals of unsigned junk: at most one log line per ``every`` seconds, the rest counted."""
-
-    def __init__(self, log: logging.Logger, every: float = 60.0) -> None:
-        self.log, self.every = log, every
-        self.suppressed = 0
-        self.total = 0
-        self._last = float("-inf")
-
-    def refused(self, reason: str, message_id: str) -> None:
-        self.total += 1
-        at = time.monotonic()
-        if at - self._last < self.every:
-            self.suppressed += 1
-            return
-        extra = f" ({self.suppressed} more since the last line)" if self.suppressed else ""
-        self.log.warning("wake reply %s refused: %s%s", message_id, reason, extra)
-        self._last, self.suppressed = at, 0

@@ -36,7 +36,8 @@ from donebell.shared.text.secret_text import scrub, settings_secrets
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, key_signature, load_key, verify
 from donebell.workers.agents import registry
 from donebell.workers.wake import agents, live_session, tell
-from donebell.workers.wake.machines import HELLO_PREFIX, JunkLimiter, heard_ticket, hello_heard, tap_age
+from donebell.workers.wake.junk import JunkLimiter
+from donebell.workers.wake.machines import HELLO_PREFIX, heard_ticket, hello_heard, tap_age
 from donebell.workers.wake.thread_view import DaemonError
 
 BUSY_WAIT_SECONDS = 30 * 60.0

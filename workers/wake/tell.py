@@ -18,7 +18,7 @@ from donebell.workers.delivery.payload import origin_label
 from donebell.workers.wake.actions import wake_actions
 
 if TYPE_CHECKING:
-    from donebell.workers.wake.pipeline import WakePipeline
+    from donebell.workers.wake.pipeline_like import WakePipeline
 
 NOTICE_MAX_CHARS = 400
 
