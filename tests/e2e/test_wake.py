@@ -68,9 +68,7 @@ class WakeProduct(Product):
 
 
 @contextlib.contextmanager
-def wake_product(
-    tmp: Path, server: Any, provider: str, **config: Any
-) -> Iterator[tuple[WakeProduct, Any]]:
+def wake_product(tmp: Path, server: Any, provider: str, **config: Any) -> Iterator[tuple[WakeProduct, Any]]:
     """A Codex home or Claude config dir wired by `donebell install`, under a running supervisor."""
     with WakeProduct(tmp, {**WAKE_CONFIG, **config}) as product:
         make_home = make_codex_home if provider == "codex" else make_claude_home
@@ -145,11 +143,14 @@ def test_codex_continue_works_outside_a_git_repository_as_the_users_run_did(tmp_
     """The user's `codex exec --skip-git-repo-check` ran in a folder outside any git repository and
     wake_codex_args does not repeat the flag: the woken `codex exec resume`, started in that folder,
     gets it from the thread's own record (Codex refused it before: "Not inside a trusted directory")."""
-    without = [a for a in CODEX_ARGS if a != "--skip-git-repo-check"]
+    without = ["--dangerously-bypass-hook-trust"]  # the bypass flag would skip the folder check too
     script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
-    with FakeResponses(script) as server, wake_product(tmp_path, server, "codex", wake_codex_args=without) as (
-        product,
-        home,
+    with (
+        FakeResponses(script) as server,
+        wake_product(tmp_path, server, "codex", wake_codex_args=without) as (
+            product,
+            home,
+        ),
     ):
         assert not any((parent / ".git").exists() for parent in [home.workdir, *home.workdir.parents])
         assert run_codex(home, "start").returncode == 0
