@@ -56,8 +56,7 @@ def topics(setup: Setup) -> dict[str, str]:
 
 
 def subscribed(*machines: Machine) -> None:
-    for one in machines:
-        wait_for(lambda one=one: one.health().get("subscription") == "subscribed", 30, f"{one.host} subscribed")
+    wait_for(lambda: all(m.health().get("subscription") == "subscribed" for m in machines), 30, "subscribed")
 
 
 def counter(one: Machine, name: str) -> int:
