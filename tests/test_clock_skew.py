@@ -97,4 +97,4 @@ def test_status_and_doctor_with_the_service_clock_behind(tmp_path: Path) -> None
     assert "supervisor heartbeat is stale" not in doc["reasons"]
     checks = json.loads(_run(tmp_path, state, "doctor", "--json").stdout)["checks"]
     [skew] = [c for c in checks if c["name"] == "clock skew"]
-    assert skew["status"] == "warn" and "10 min behind this machine's file system" in skew["summary"], skew
+    assert skew["status"] == "warn" and "10m 0s behind this machine's file system" in skew["summary"], skew

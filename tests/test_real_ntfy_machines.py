@@ -135,7 +135,7 @@ def test_a_tap_made_while_the_service_was_down_is_refused_stale_and_the_phone_he
         wait_for(lambda: statuses(laptop) == [("refused", "stale")], 30, "the stale tap refused")
         [notice] = wait_for(lambda: cards(server, topics["topic"]), 15, "the notice")
         assert notice["title"] == f"{THIS_HOST}: Continue not run"
-        assert "tap again" in notice["message"] and "(the limit is 2 s)" in notice["message"]
+        assert "tap again" in notice["message"] and "(the limit is 2s)" in notice["message"]
         assert laptop.codex_calls() == []
         [fresh] = [a for a in notice["actions"] if a["label"] == "Continue"]
         laptop.tap(fresh)

@@ -23,7 +23,7 @@ from donebell.shared.statedir import StateDir
 from donebell.shared.statedir._wake import read_peers
 from donebell.shared.wake_ticket import key_file
 from donebell.supervisor.doctor.local import OK, WARN, Check
-from donebell.workers.delivery.payload import origin_label
+from donebell.workers.delivery.payload import format_duration, origin_label
 
 #: How long a new identity after a copy stays a warning (the buttons of before are all expired by then).
 MOVED_NOTICE_SECONDS = 7 * 86400.0
@@ -54,7 +54,7 @@ def check_identity(state: StateDir) -> Check | None:
             "wake identity",
             WARN,
             f"this state directory was copied from another machine ({before}) and took a new wake identity "
-            f"{_ago(time.time() - created)} ago: buttons issued before that are ignored here",
+            f"{format_duration(time.time() - created)} ago: buttons issued before that are ignored here",
             "tap buttons of notifications sent since",
         )
     return Check("wake identity", OK, f"host id {str(found.get('host_id'))[:12]} of {here['host']}")
@@ -100,12 +100,12 @@ def check_service_clock(state: StateDir) -> Check | None:
         written = None
     if isinstance(beat, (int, float)) and written is not None and abs(beat - written) > SKEW_WARN_SECONDS:
         problems.append(
-            f"the service's clock is {_ago(abs(beat - written))} {'ahead of' if beat > written else 'behind'} this machine's file system"
+            f"the service's clock is {format_duration(abs(beat - written))} {'ahead of' if beat > written else 'behind'} this machine's file system"
         )
     offset = (state.read_health("wake") or {}).get("server_clock_offset_seconds")
     if isinstance(offset, (int, float)) and abs(offset) > SKEW_WARN_SECONDS:
         problems.append(
-            f"the service's clock is {_ago(abs(offset))} {'ahead of' if offset > 0 else 'behind'} the ntfy server's"
+            f"the service's clock is {format_duration(abs(offset))} {'ahead of' if offset > 0 else 'behind'} the ntfy server's"
         )
     if not problems:
         return None
@@ -115,11 +115,3 @@ def check_service_clock(state: StateDir) -> Check | None:
         "; ".join(problems) + ": its timestamps are off by as much (donebell's liveness checks do not depend on it)",
         "synchronize the clocks (NTP: `timedatectl set-ntp true`)",
     )
-
-
-def _ago(seconds: float) -> str:
-    if seconds < 120:
-        return f"{round(seconds)} s"
-    if seconds < 7200:
-        return f"{round(seconds / 60)} min"
-    return f"{round(seconds / 3600)} h"

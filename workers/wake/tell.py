@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from donebell.shared.keys import event_key, sequence_id
 from donebell.shared.statedir import InvalidRecord
-from donebell.workers.delivery.payload import origin_label
+from donebell.workers.delivery.payload import format_duration, origin_label
 from donebell.workers.wake.actions import wake_actions
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def stale(pipe: WakePipeline, record: dict[str, Any], age: float, window: float)
     """Refuse a tap made too long before this machine read it (``stale``), in the log and on the phone."""
     pipe.queue.advance(record, "refused", reason="stale")
     pipe.count("refused-stale")
-    late = f"the tap reached this machine {_duration(age)} after it was made (the limit is {_duration(window)})"
+    late = f"the tap reached this machine {format_duration(age)} after it was made (the limit is {format_duration(window)})"
     told = _notice(pipe, record, "Continue not run", f"{late}: not run; tap again to continue now")
     pipe.log.warning("wake reply %s refused: stale: %s (phone: %s)", record["message_id"], late, told)
 
@@ -69,12 +69,3 @@ def _receipt(pipe: WakePipeline, record: dict[str, Any]) -> dict[str, Any] | Non
         return pipe.state.read("sent", key)
     except (InvalidRecord, KeyError, OSError):
         return None
-
-
-def _duration(seconds: float) -> str:
-    whole = int(seconds)
-    if whole < 120:
-        return f"{whole} s"
-    if whole < 7200:
-        return f"{whole // 60} min"
-    return f"{whole // 3600} h {whole % 3600 // 60} min"
