@@ -3,8 +3,9 @@
 * The wake identity: a state directory whose key names another machine (copied, not yet started
   here) or that was given a new identity after a copy (recently) is a warning that says what it
   means for the buttons on the phone.
-* The machines the wake role heard on the reply topic: one with this machine's ``origin``, host
-  name or machine id makes the two indistinguishable on the phone.
+* The machines the wake role heard on the reply topic: one with this machine's ``origin`` or host
+  name looks the same on the phone, and with both host name and machine id alike a copied state
+  directory could not be told apart (a shared machine id alone is common: containers of one image).
 * Clocks: the service's clock against this machine's file system (a health file's own
   ``heartbeat_at`` against its modification time), and against the ntfy server's (what the wake
   role measured). donebell's liveness checks compare same-clock times, so skew changes nothing it
@@ -72,10 +73,8 @@ def check_other_machines(state: StateDir, settings: Settings) -> list[Check]:
             same.append("this state directory's wake identity (a copy that has not started since)")
         if peer.get("origin") and peer.get("origin") == own_origin:
             same.append(f"origin '{own_origin}'")
-        if peer.get("host") == here["host"]:
+        if peer.get("host") == here["host"]:  # (a copy of this state directory there would go unnoticed)
             same.append(f"host name '{here['host']}'")
-        elif peer.get("machine_id") and peer.get("machine_id") == here["machine_id"]:
-            same.append("machine id (a clone that kept /etc/machine-id)")
         if same:
             checks.append(
                 Check(
