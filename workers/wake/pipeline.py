@@ -3,8 +3,9 @@
 ``received`` → ``verified`` → (``queued`` while the thread is busy) → ``requested`` →
 ``confirmed`` | ``refused`` (reason) | ``failed`` (reason) | ``unconfirmed``.
 
-* Verification: the ticket (constant-time HMAC, expiry; another host's ticket is dropped without
-  a record), then the nonce is claimed by exclusive create (a second use is ``replay``), the turn
+* Verification: the ticket (constant-time HMAC against the key on disk now, expiry; another
+  host's ticket is dropped without a record; a hello of another machine is noted: machines.py),
+  a tap older than ``wake_tap_max_age_seconds`` on the server's clock is ``stale`` (tell.py), then the nonce is claimed by exclusive create (a second use is ``replay``), the turn
   is claimed likewise (a second button for the same turn is ``already-answered``), the button
   index must still be configured, donebell must have notified that very turn (a sent receipt:
   else ``unknown-thread``), its rollout/transcript must exist (``rollout-missing``), and the newest
@@ -16,7 +17,8 @@
   The agent's own record of one more turn confirms it. Before that, an attempt whose process
   exited without a new turn (e.g. Codex's "already has an active writer") is retried after 2,
   5 and 15 s. After a restart a ``requested`` record is only ever confirmed, never requested
-  again: at most one missed wake, never a second turn.
+  again: at most one missed wake, never a second turn. A ``failed`` wake started no turn: its
+  ticket and turn are released and the phone is told (tell.py).
 
 Nothing from a reply is executed or put into the prompt: the prompt is the configured one.
 """
