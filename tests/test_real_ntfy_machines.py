@@ -175,6 +175,7 @@ def test_a_failed_start_is_told_to_the_phone_and_the_button_still_works(
         [(_, reason)] = statuses(laptop)
         assert reason == "exit 1: Not inside a trusted directory and --skip-git-repo-check was not specified."
         wait_for(lambda: any(reason in m for m in laptop.log_lines("warning")), 15, "the log line")
+        assert reason in laptop.cli("log", "--last", "0").stdout  # where the user looks
         [notice] = wait_for(lambda: cards(server, topics["topic"]), 15, "the failure notice")
         assert notice["title"] == f"{THIS_HOST}: Continue failed" and reason in notice["message"]
         codex.write_text(good)
