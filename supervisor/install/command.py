@@ -19,6 +19,7 @@ from donebell.shared import paths
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.install import claude as install_claude
 from donebell.supervisor.install import codex as install_codex
+from donebell.supervisor.install import copilot as install_copilot
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager, stop_running
 from donebell.supervisor.install.all_or_nothing import (
@@ -49,6 +50,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--claude", action="store_true", help="only Claude Code ($CLAUDE_CONFIG_DIR, default ~/.claude)"
     )
+    parser.add_argument("--copilot", action="store_true", help="only Copilot CLI ($COPILOT_HOME, default ~/.copilot)")
     parser.add_argument("--service", choices=SERVICES, help="service manager (default: this platform's)")
     parser.add_argument("--dry-run", action="store_true", help="print the exact diff of each file; change nothing")
     if command == "uninstall":
@@ -57,15 +59,22 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool]:
+def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool, bool]:
     """Which agents to wire: the flags, else every agent whose home exists or whose CLI is on PATH."""
-    if args.codex or args.claude:
-        return args.codex, args.claude
+    if args.codex or args.claude or args.copilot:
+        return args.codex, args.claude, args.copilot
     codex = "CODEX_HOME" in os.environ or paths.codex_home().is_dir() or runner.which("codex") is not None
     claude = (
         "CLAUDE_CONFIG_DIR" in os.environ or paths.claude_config_dir().is_dir() or runner.which("claude") is not None
     )
-    return codex, claude
+    copilot = "COPILOT_HOME" in os.environ or _copilot_home().is_dir() or runner.which("copilot") is not None
+    return codex, claude, copilot
+
+
+def _copilot_home() -> Path:
+    from donebell.workers.agents.copilot.paths import copilot_home_str
+
+    return Path(copilot_home_str())
 
 
 def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: TextIO) -> None:
@@ -91,7 +100,7 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         return 1
     try:
         executable = donebell_executable()
-        with_codex, with_claude = _agents(args, runner)
+        with_codex, with_claude, with_copilot = _agents(args, runner)
         config_file = paths.config_path()
         kind = args.service or install_service.default_service(runner)
         record: dict[str, Any] = remember_install(read_record(config_file), config_file, kind)
@@ -105,6 +114,9 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
                 install_claude.plan_install(paths.claude_config_dir(), executable, record, exec_form=exec_form)
             )
             record = plans[-1].record
+        if with_copilot:
+            plans.append(install_copilot.plan_install(_copilot_home(), executable, record))
+            record = plans[-1].record
         chain = plans[0].chain if with_codex else KEEP
         # chain_notify and the record first: the user's notify is saved before it is replaced.
         own = [plan_record(config_file, record), plan_config(config_file, chain=chain)]
@@ -117,7 +129,10 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         out.write(manager_problem)
         return 1
     if not plans:
-        out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
+        out.write(
+            "donebell install: no Codex, Claude Code or Copilot CLI found;"
+            " pass --codex, --claude or --copilot to wire one anyway\n"
+        )
     changes = own + [c for plan in plans for c in plan.changes]
     service_files = [service.change] if service and service.change else []
     if args.dry_run:
@@ -150,7 +165,7 @@ def main_uninstall(
     stdin = stdin or sys.stdin
     runner = runner or SubprocessRunner()
     args = _parser("uninstall").parse_args(argv)
-    every = not (args.codex or args.claude)
+    every = not (args.codex or args.claude or args.copilot)
     config_file = paths.config_path()
     try:
         record = read_record(config_file)
@@ -161,6 +176,9 @@ def main_uninstall(
             record = plans[-1].record
         if args.claude or every:
             plans.append(install_claude.plan_uninstall(paths.claude_config_dir(), record))
+            record = plans[-1].record
+        if args.copilot or every:
+            plans.append(install_copilot.plan_uninstall(_copilot_home(), record))
             record = plans[-1].record
         chain = plans[0].chain if (args.codex or every) else KEEP
         # Agents' files first: notify is restored before chain_notify is dropped.
@@ -185,6 +203,8 @@ def main_uninstall(
     # Unwiring one agent leaves donebell serving the other: only a full uninstall stops it.
     still_running = _stop_donebell_processes(out) if every or args.purge else []
     ok = apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
+    for plan in plans:
+        remove_empty(plan.empty_folders_after)
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")

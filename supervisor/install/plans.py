@@ -20,6 +20,7 @@ class AgentPlan:
     messages: list[str] = field(default_factory=list)
     chain: Any = KEEP  # Codex only: the new chain_notify (list), None to remove it, or KEEP
     record: dict[str, Any] = field(default_factory=dict)  # the install record after this plan
+    empty_folders_after: list[str] = field(default_factory=list)  # uninstall: removed once empty
 
 
 def load_json(path: Path) -> tuple[str | None, str, JsonDocument | None]:

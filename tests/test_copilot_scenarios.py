@@ -1,0 +1,90 @@
+"""Copilot CLI, end to end on its recorded runs: the real hook command, the real gate and delivery
+role, the ntfy stand-in; each scenario's exact notifications (docs/gate.md, "Copilot CLI")."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.copilot_replay import Replay
+from support.ntfy_standin import NtfyStandin
+
+
+@pytest.fixture()
+def standin() -> Iterator[NtfyStandin]:
+    with NtfyStandin() as srv:
+        yield srv
+
+
+def replay(tmp_path: Path, standin: NtfyStandin, scenario: str, **config: object) -> tuple[Replay, str]:
+    topic = f"copilot-{secrets.token_hex(4)}"
+    return Replay(tmp_path, scenario, standin.url, topic, **config), topic
+
+
+def finished(tmp_path: Path, standin: NtfyStandin, scenario: str) -> list[dict[str, object]]:
+    """Play the whole run, flush the log, deliver: the stand-in's messages."""
+    run, topic = replay(tmp_path, standin, scenario)
+    run.play()
+    run.write_log()
+    result = run.deliver()
+    assert result.returncode == 0, result.stderr
+    return standin.messages(topic)
+
+
+@pytest.mark.parametrize(
+    "scenario", ["print-simple", "print-tool", "print-subagent", "print-detached", "print-resume", "interactive-simple"]
+)
+def test_one_done_notification_per_task(tmp_path: Path, standin: NtfyStandin, scenario: str) -> None:
+    messages = finished(tmp_path, standin, scenario)
+    expected = 2 if scenario == "print-resume" else 1  # resume: a second task in the same session
+    assert len(messages) == expected, messages
+    assert all("failed" not in str(m.get("title", "")).lower() for m in messages)
+
+
+@pytest.mark.parametrize("scenario", ["print-background", "print-bgagent"])
+def test_background_work_holds_the_task_until_its_completion_turn(
+    tmp_path: Path, standin: NtfyStandin, scenario: str
+) -> None:
+    run, topic = replay(tmp_path, standin, scenario)
+    run.play_until("sessionEnd")  # agentStop and sessionEnd of the root while the work still runs
+    stamp = run.calls[run.played - 1]["payload"]["timestamp"]
+    run.write_log(float(stamp) + 100)  # what the CLI had flushed 100 ms later
+    run.deliver(until_idle=False)
+    run.deliver(until_idle=False)
+    assert standin.messages(topic) == []
+    assert [r["reason"] for r in run.folder("suppressed")] and run.folder("pending"), "held, not dropped"
+    run.play()
+    run.write_log()
+    run.deliver()
+    assert len(standin.messages(topic)) == 1
+
+
+def test_a_stop_hook_block_is_one_more_turn_not_a_second_notification(tmp_path: Path, standin: NtfyStandin) -> None:
+    messages = finished(tmp_path, standin, "print-stopblock")
+    assert len(messages) == 1
+
+
+@pytest.mark.parametrize("scenario", ["print-apierror529", "print-apierror400"])
+def test_an_api_error_is_one_failure_notification(tmp_path: Path, standin: NtfyStandin, scenario: str) -> None:
+    messages = finished(tmp_path, standin, scenario)
+    assert len(messages) == 1
+    assert "fail" in (str(messages[0].get("title")) + str(messages[0].get("message"))).lower()
+
+
+def test_an_interrupt_is_stopped_never_done(tmp_path: Path, standin: NtfyStandin) -> None:
+    messages = finished(tmp_path, standin, "print-abort")
+    assert len(messages) == 1
+    text = (str(messages[0].get("title")) + str(messages[0].get("message"))).lower()
+    assert "stopped" in text and "done" not in text
+
+
+def test_a_claude_hook_run_by_copilot_is_not_a_second_notification(tmp_path: Path, standin: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, standin, "claude-project-tool-trusted")
+    for call in run.calls:
+        run.hook(call, ["hook", "claude"])
+    run.write_log()
+    run.deliver()
+    assert standin.messages(topic) == []
+    assert run.folder("pending") == [] and run.folder("outbox") == []
