@@ -34,13 +34,42 @@ def finished(tmp_path: Path, standin: NtfyStandin, scenario: str) -> list[dict[s
 
 
 @pytest.mark.parametrize(
-    "scenario", ["print-simple", "print-tool", "print-subagent", "print-detached", "print-resume", "interactive-simple"]
+    "scenario", ["print-simple", "print-tool", "print-subagent", "print-detached", "interactive-simple"]
 )
 def test_one_done_notification_per_task(tmp_path: Path, standin: NtfyStandin, scenario: str) -> None:
     messages = finished(tmp_path, standin, scenario)
-    expected = 2 if scenario == "print-resume" else 1  # resume: a second task in the same session
-    assert len(messages) == expected, messages
+    assert len(messages) == 1, messages
     assert all("failed" not in str(m.get("title", "")).lower() for m in messages)
+
+
+def test_a_resumed_session_is_a_new_task_with_its_own_notification(tmp_path: Path, standin: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, standin, "print-resume")
+    run.play_until("sessionEnd")
+    stamp = run.calls[run.played - 1]["payload"]["timestamp"]
+    run.write_log(float(stamp) + 200)
+    run.deliver()
+    assert len(standin.messages(topic)) == 1
+    run.play()
+    run.write_log()
+    run.deliver()
+    assert len(standin.messages(topic)) == 2
+
+
+def test_the_tui_permission_dialog_is_one_needs_you_push(tmp_path: Path, standin: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, standin, "interactive-approval-dialog", desk_grace_seconds=0)
+    run.play_until("notification")  # permissionRequest, then permission_prompt: the dialog is open
+    run.deliver()
+    asked = standin.messages(topic)
+    assert len(asked) == 1 and "permission" in str(asked[0]).lower(), asked
+    run.play()
+    run.write_log()
+    run.deliver()
+    assert len(standin.messages(topic)) == 2  # then the task's own done
+
+
+def test_print_mode_denies_by_itself_so_its_prompt_notification_is_no_push(tmp_path: Path, standin: NtfyStandin) -> None:
+    messages = finished(tmp_path, standin, "print-needs_approval-none")
+    assert len(messages) == 1 and "permission" not in str(messages[0].get("title", "")).lower(), messages
 
 
 @pytest.mark.parametrize("scenario", ["print-background", "print-bgagent"])

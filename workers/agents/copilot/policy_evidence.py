@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from donebell.workers.agents.copilot.events import iso_ms, read_log
 from donebell.shared.bounded_read import read_tail
+from donebell.workers.agents.copilot.events import iso_ms, read_log
 
 #: How much of the log's end is searched for a permission request's outcome.
 ANSWER_TAIL = 4 << 20
