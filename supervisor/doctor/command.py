@@ -37,6 +37,10 @@ def run_checks(runner: Runner) -> list[Check]:
     config_check, settings = doctor_local.check_config()
     checks = [config_check, doctor_local.check_state_dir()]
     agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
+    from donebell.supervisor.doctor.copilot import check_copilot
+
+    approvals = settings is not None and settings.approvals_enabled
+    agents += check_copilot(float(settings.approval_wait_seconds) if settings and approvals else None)
     from donebell.supervisor.doctor.agents import agent_version_checks  # (kept apart from the wiring checks)
 
     checks += agents + agent_version_checks(runner)

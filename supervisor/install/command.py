@@ -170,16 +170,8 @@ def main_uninstall(
     try:
         record = read_record(config_file)
         created_folders = forget_install(record, every)
-        plans: list[AgentPlan] = []
-        if args.codex or every:
-            plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
-            record = plans[-1].record
-        if args.claude or every:
-            plans.append(install_claude.plan_uninstall(paths.claude_config_dir(), record))
-            record = plans[-1].record
-        if args.copilot or every:
-            plans.append(install_copilot.plan_uninstall(_copilot_home(), record))
-            record = plans[-1].record
+        plans = _uninstall_plans(args, every, config_file, record)
+        record = plans[-1].record if plans else record
         chain = plans[0].chain if (args.codex or every) else KEEP
         # Agents' files first: notify is restored before chain_notify is dropped.
         own = [plan_config(config_file, chain=chain, create=False), plan_record(config_file, record)]
@@ -223,6 +215,22 @@ def main_uninstall(
     elif purge_confirmed:
         ok = _purge(config_file, created_folders, out) and ok
     return 0 if ok else 1
+
+
+def _uninstall_plans(
+    args: argparse.Namespace, every: bool, config_file: Path, record: dict[str, Any]
+) -> list[AgentPlan]:
+    """Each agent's unwiring, in order, each plan carrying the install record on."""
+    plans: list[AgentPlan] = []
+    if args.codex or every:
+        plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
+        record = plans[-1].record
+    if args.claude or every:
+        plans.append(install_claude.plan_uninstall(paths.claude_config_dir(), record))
+        record = plans[-1].record
+    if args.copilot or every:
+        plans.append(install_copilot.plan_uninstall(_copilot_home(), record))
+    return plans
 
 
 def _stop_donebell_processes(out: TextIO) -> list[stop_running.Running]:
