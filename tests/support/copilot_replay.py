@@ -111,6 +111,17 @@ class Replay:
             check=False,
         )
 
+    def scan(self) -> subprocess.CompletedProcess[str]:
+        """One local-scanner pass, as its own process (every agent's share: Copilot's log watcher)."""
+        return subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", "worker", "local-scanner", "--once"],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
     def folder(self, name: str) -> list[dict[str, Any]]:
         path = self.state_dir / name
         return [json.loads(p.read_bytes()) for p in sorted(path.glob("*.json"))] if path.is_dir() else []
