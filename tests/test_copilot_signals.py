@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,14 +86,10 @@ def test_the_dialogs_two_signals_are_one_request(tmp_path: Path, standin: NtfySt
 @pytest.mark.parametrize("payload", [b"", b"not json", b"[]", b'{"timestamp": 1}', b'{"sessionId": "s"}'])
 def test_bad_input_is_logged_and_exits_0(tmp_path: Path, standin: NtfyStandin, payload: bytes) -> None:
     run, _topic = replay(tmp_path, standin, "print-simple")
-    call = {"event": "agentStop", "payload": {}, "env": {"COPILOT_CLI": "1"}}
-    import subprocess
-    import sys
-
     done = subprocess.run(
         [sys.executable, "-m", "donebell.supervisor.cli", "hook", "copilot", "agentStop"],
         input=payload,
-        env=run.env(**call["env"]),
+        env=run.env(COPILOT_CLI="1"),
         capture_output=True,
         timeout=60,
         check=False,

@@ -67,8 +67,10 @@ class CopilotEvaluation(Evaluation):
         outcome = self.record.get("outcome") or "done"
         fields: dict[str, Any] = {"outcome": outcome}
         if task is not None:
-            if task.error:
-                fields.update(outcome="failed", error=task.error)
+            if task.error:  # the API's own text may echo a credential
+                from donebell.shared.text.redaction import redact
+
+                fields.update(outcome="failed", error=redact(task.error))
             elif task.aborted:
                 fields["outcome"] = "stopped"
             fields.update(task_started_ms=task.started_ms, task_ended_ms=task.last_turn_end_ms or self.now * 1000)
