@@ -4,6 +4,8 @@ role, the ntfy stand-in; each scenario's exact notifications (docs/gate.md, "Cop
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,3 +119,42 @@ def test_a_claude_hook_run_by_copilot_is_not_a_second_notification(tmp_path: Pat
     run.deliver()
     assert standin.messages(topic) == []
     assert run.folder("pending") == [] and run.folder("outbox") == []
+
+
+def test_a_dialog_answered_at_the_terminal_within_the_desk_grace_is_no_push(
+    tmp_path: Path, standin: NtfyStandin
+) -> None:
+    run, topic = replay(tmp_path, standin, "interactive-approval-dialog", desk_grace_seconds=1)
+    run.play_until("notification")
+    run.play()  # the user answered the dialog at the terminal; the task went on and ended
+    run.write_log()
+    run.deliver()
+    messages = standin.messages(topic)
+    assert len(messages) == 1 and "permission" not in str(messages[0]).lower(), messages
+    assert [r["reason"] for r in run.folder("suppressed") if r.get("notice") == "needs-you"] == ["answered-at-desk"]
+
+
+def test_explain_and_log_name_the_agent(tmp_path: Path, standin: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, standin, "print-simple")
+    run.play()
+    run.write_log()
+    run.deliver()
+    (sent,) = run.folder("sent")
+    story = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "explain", sent["key"]],
+        env=run.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "Copilot CLI session" in story and "copilot --resume=" in story
+    log = subprocess.run(
+        [sys.executable, "-m", "donebell.supervisor.cli", "log", "--last", "5"],
+        env=run.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "notified   copilot" in log

@@ -115,7 +115,7 @@ PROGRAM = "copilot"
 #: Releases the e2e suite passed on, oldest first (a unit test keeps them in step with the pins).
 TESTED_RELEASES = ("1.0.102",)
 #: A permission request is answered once Copilot logs its outcome (approved or denied).
-ANSWER_MARKERS = (b'"type":"permission.completed"',)
+ANSWER_MARKERS = (b'"permission.completed"',)
 
 
 def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
