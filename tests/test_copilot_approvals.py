@@ -36,7 +36,9 @@ def loader() -> Iterator[subprocess.Popen[bytes]]:
 
 
 def asking(tmp_path: Path, loader_pid: int) -> tuple[Replay, subprocess.Popen[bytes]]:
-    run = Replay(tmp_path, "interactive-approval-dialog", "http://127.0.0.1:9", f"t-{secrets.token_hex(4)}", **APPROVALS)
+    run = Replay(
+        tmp_path, "interactive-approval-dialog", "http://127.0.0.1:9", f"t-{secrets.token_hex(4)}", **APPROVALS
+    )
     state = StateDir(run.state_dir).ensure()
     beat = {"role": "wake", **current_process_identity(), "state": "ready", "heartbeat_seconds": 10.0}
     state.write_health("wake", {**beat, "heartbeat_at": now()})

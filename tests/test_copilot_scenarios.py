@@ -69,7 +69,9 @@ def test_the_tui_permission_dialog_is_one_needs_you_push(tmp_path: Path, standin
     assert len(standin.messages(topic)) == 2  # then the task's own done
 
 
-def test_print_mode_denies_by_itself_so_its_prompt_notification_is_no_push(tmp_path: Path, standin: NtfyStandin) -> None:
+def test_print_mode_denies_by_itself_so_its_prompt_notification_is_no_push(
+    tmp_path: Path, standin: NtfyStandin
+) -> None:
     messages = finished(tmp_path, standin, "print-needs_approval-none")
     assert len(messages) == 1 and "permission" not in str(messages[0].get("title", "")).lower(), messages
 

@@ -53,4 +53,3 @@ def plan_uninstall(home: Path, record: dict[str, Any]) -> AgentPlan:
     plan.changes.append(FileChange(path, old, None, "Copilot hooks", backup=False))
     plan.messages.append(f"{path}: removed")
     return plan
-

@@ -103,7 +103,14 @@ class Replay:
         """The delivery role (gate + sender), as its own process: ``--until-idle`` or one pass."""
         time.sleep(0.6)  # past the gate's settle: the log of a real run is flushed by then
         return subprocess.run(
-            [sys.executable, "-m", "donebell.supervisor.cli", "worker", "delivery", "--until-idle" if until_idle else "--once"],
+            [
+                sys.executable,
+                "-m",
+                "donebell.supervisor.cli",
+                "worker",
+                "delivery",
+                "--until-idle" if until_idle else "--once",
+            ],
             env=self.env(),
             capture_output=True,
             text=True,

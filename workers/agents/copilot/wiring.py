@@ -54,9 +54,7 @@ def entries(text: str) -> dict[str, list[dict[str, Any]]]:
     doc = json.loads(text)
     hooks = doc.get("hooks") if isinstance(doc, dict) else None
     if not isinstance(hooks, dict):
-        raise ValueError("no \"hooks\" object")
+        raise ValueError('no "hooks" object')
     return {
-        event: [e for e in found if isinstance(e, dict)]
-        for event, found in hooks.items()
-        if isinstance(found, list)
+        event: [e for e in found if isinstance(e, dict)] for event, found in hooks.items() if isinstance(found, list)
     }
