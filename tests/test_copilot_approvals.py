@@ -16,14 +16,7 @@ import pytest
 from donebell.shared.process.liveness import current_process_identity
 from donebell.shared.statedir import StateDir, now
 from support.copilot_replay import Replay
-
-APPROVALS = {
-    "token": "tk_approvals_test",
-    "wake_enabled": True,
-    "wake_topic": "donebell-replies-test",
-    "approvals_enabled": True,
-    "approval_wait_seconds": 8,
-}
+from test_approvals import APPROVALS
 
 
 @pytest.fixture()

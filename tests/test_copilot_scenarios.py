@@ -4,8 +4,6 @@ role, the ntfy stand-in; each scenario's exact notifications (docs/gate.md, "Cop
 from __future__ import annotations
 
 import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,21 +140,6 @@ def test_explain_and_log_name_the_agent(tmp_path: Path, standin: NtfyStandin) ->
     run.write_log()
     run.deliver()
     (sent,) = run.folder("sent")
-    story = subprocess.run(
-        [sys.executable, "-m", "donebell.supervisor.cli", "explain", sent["key"]],
-        env=run.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    story = run.cli("explain", sent["key"], check=True).stdout
     assert "Copilot CLI session" in story and "copilot --resume=" in story
-    log = subprocess.run(
-        [sys.executable, "-m", "donebell.supervisor.cli", "log", "--last", "5"],
-        env=run.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    assert "notified   copilot" in log
+    assert "notified   copilot" in run.cli("log", "--last", "5", check=True).stdout

@@ -99,35 +99,25 @@ class Replay:
                     return
         raise AssertionError(f"no {event} #{nth} left in {self.scenario.name}")
 
+    def cli(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        """``donebell <args>`` as its own process, in this replay's environment."""
+        return subprocess.run(
+            [sys.executable, "-m", "donebell.supervisor.cli", *args],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=check,
+        )
+
     def deliver(self, *, until_idle: bool = True) -> subprocess.CompletedProcess[str]:
         """The delivery role (gate + sender), as its own process: ``--until-idle`` or one pass."""
         time.sleep(0.6)  # past the gate's settle: the log of a real run is flushed by then
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "donebell.supervisor.cli",
-                "worker",
-                "delivery",
-                "--until-idle" if until_idle else "--once",
-            ],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return self.cli("worker", "delivery", "--until-idle" if until_idle else "--once")
 
     def scan(self) -> subprocess.CompletedProcess[str]:
         """One local-scanner pass, as its own process (every agent's share: Copilot's log watcher)."""
-        return subprocess.run(
-            [sys.executable, "-m", "donebell.supervisor.cli", "worker", "local-scanner", "--once"],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return self.cli("worker", "local-scanner", "--once")
 
     def folder(self, name: str) -> list[dict[str, Any]]:
         path = self.state_dir / name
