@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 USAGE = (
-    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude"
+    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude|copilot EVENT"
     " (payload on stdin, or as the last argument for codex-notify)\n"
 )
 HELP = (
@@ -38,6 +38,8 @@ network:
   codex-permission  Codex's PermissionRequest hook: a "needs you" notification (prints nothing)
   claude            Claude Code's Stop, SubagentStop, SessionStart, SessionEnd, PermissionRequest and
                     Notification hooks (payload on stdin)
+  copilot EVENT     Copilot CLI's agentStop, sessionEnd, notification and permissionRequest hooks
+                    (payload on stdin; prints nothing, or a permission answer from the phone)
 """
 )
 EXIT_USAGE = 2
