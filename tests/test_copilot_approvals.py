@@ -96,3 +96,10 @@ def test_a_cli_that_allows_every_tool_is_never_held(tmp_path: Path) -> None:
         allowing.kill()
         allowing.wait()
     assert out == b"" and run.folder("outbox") == []
+
+
+def test_without_the_wake_role_the_hook_leaves_the_push_to_the_dialog(tmp_path: Path) -> None:
+    run = Replay(tmp_path, "interactive-approval-dialog", "http://127.0.0.1:9", "t-nowake", **APPROVALS)
+    call = next(c for c in run.calls if c["event"] == "permissionRequest")
+    done = run.hook(call)  # no wake role health file: no tap could arrive
+    assert done.stdout == b"" and run.folder("outbox") == []

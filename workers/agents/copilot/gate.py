@@ -79,7 +79,8 @@ class CopilotEvaluation(Evaluation):
         if self.note:
             fields["note"] = self.note
         reason = "balanced" if self.assumed else "idle"
-        evidence = "; ".join([f"task {task.interaction_id} ended" if task else "no log", *self.assumed])
+        skipped = [f"{log.invalid_lines} unreadable log line(s) skipped"] if log and log.invalid_lines else []
+        evidence = "; ".join([f"task {task.interaction_id} ended" if task else "no log", *skipped, *self.assumed])
         fingerprint = (log.size, log.mtime) if log is not None else ()
         return Verdict.promote(reason, evidence, fields=fields, fingerprint=fingerprint)
 

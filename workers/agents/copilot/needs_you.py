@@ -119,10 +119,13 @@ def _marker(ctx: HookContext, session_id: str, digest: str) -> str | None:
 
 
 def _phone_may_answer(ctx: HookContext) -> bool:
-    """Approvals on, and a dialog can follow this call (no allow-all flag on the CLI)."""
-    config = ctx.config
-    if config["approvals_enabled"] is not True:
+    """Approvals on, the wake role running, and a dialog can follow this call (no allow-all flag)."""
+    if ctx.config["approvals_enabled"] is not True:
         return False
+    from donebell.workers.hooks.approval_wait import approval_wait  # only with approvals on
+
+    if approval_wait(ctx) <= 0:
+        return False  # no tap can arrive: the dialog's own permission_prompt is the push
     flags = _cli_flags()
     if any(flag in flags for flag in ALLOW_ALL_FLAGS):
         ctx.log("debug", "copilot permissionRequest: the CLI allows every tool; no dialog follows")
