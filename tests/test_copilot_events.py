@@ -49,7 +49,7 @@ def test_a_subagents_turn_does_not_make_the_root_busy(tmp_path: Path) -> None:
 
 
 def test_an_async_shell_holds_until_its_notification_or_stop_bash(tmp_path: Path) -> None:
-    started = [
+    started: list[tuple[str, dict[str, Any]]] = [
         (
             "tool.execution_start",
             {"toolCallId": "c1", "toolName": "bash", "arguments": {"mode": "async", "shellId": "a"}},
