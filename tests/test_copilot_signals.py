@@ -4,9 +4,11 @@ recorded runs: the real hook command, scanner, gate and delivery role, the ntfy 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,3 +100,12 @@ def test_bad_input_is_logged_and_exits_0(tmp_path: Path, standin: NtfyStandin, p
     assert run.folder("pending") == []
     lines = [json.loads(line) for line in (run.state_dir / "notify.log").read_text().splitlines()]
     assert any(line.get("level") in ("warning", "info") and line.get("hook") for line in lines), lines
+
+
+def test_the_log_watcher_leaves_sessions_older_than_the_replay_window(tmp_path: Path, standin: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, standin, "print-tool")
+    run.write_log()
+    old = time.time() - 30 * 86400
+    os.utime(run.log, (old, old))
+    run.scan()
+    assert run.folder("pending") == []

@@ -31,6 +31,8 @@ from donebell.workers.role import PassResult
 
 NAME = "copilot"
 SOURCE = "copilot-events"
+#: How many of the most recently changed sessions' folders the role's inotify watches.
+WATCHED_SESSIONS = 32
 
 
 def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> CopilotLocalScan:
@@ -96,7 +98,9 @@ class CopilotLocalScan:
         return True
 
     def watch_paths(self) -> list[Path]:
-        return [Path(self.home) / SESSION_STATE]
+        """The sessions folder (a new session) and the newest sessions' own folders (their logs grow)."""
+        recent = sorted(self.seen, key=lambda path: self.seen[path][1], reverse=True)[:WATCHED_SESSIONS]
+        return [Path(self.home) / SESSION_STATE, *(Path(path).parent for path in recent)]
 
     def health(self) -> dict[str, Any]:
         return {"copilot_logs": self.counters["logs"], "copilot_submitted": self.counters["submitted"]}
