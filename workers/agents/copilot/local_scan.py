@@ -99,7 +99,11 @@ class CopilotLocalScan:
 
     def watch_paths(self) -> list[Path]:
         """The sessions folder (a new session) and the newest sessions' own folders (their logs grow)."""
-        recent = sorted(self.seen, key=lambda path: self.seen[path][1], reverse=True)[:WATCHED_SESSIONS]
+        def changed(path: str) -> float:  # a log still running (never stored) comes first
+            mtime = self.seen[path][1]
+            return float("inf") if mtime < 0 else float(mtime)
+
+        recent = sorted(self.seen, key=changed, reverse=True)[:WATCHED_SESSIONS]
         return [Path(self.home) / SESSION_STATE, *(Path(path).parent for path in recent)]
 
     def health(self) -> dict[str, Any]:
