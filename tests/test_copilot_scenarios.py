@@ -143,3 +143,14 @@ def test_explain_and_log_name_the_agent(tmp_path: Path, standin: NtfyStandin) ->
     story = run.cli("explain", sent["key"], check=True).stdout
     assert "Copilot CLI session" in story and "copilot --resume=" in story
     assert "notified   copilot" in run.cli("log", "--last", "5", check=True).stdout
+
+
+def test_a_session_that_ends_before_any_prompt_is_no_notification(tmp_path: Path, standin: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, standin, "print-simple")
+    start = run.calls[0]["payload"]["timestamp"]  # the sessionStart hook: before the prompt
+    run.write_log(float(start))
+    ended = {"event": "sessionEnd", "payload": {**run.calls[-1]["payload"], "timestamp": start}, "env": {}}
+    run.hook(ended)
+    run.deliver()
+    assert standin.messages(topic) == []
+    assert [r["reason"] for r in run.folder("suppressed")] == ["technical-turn"]

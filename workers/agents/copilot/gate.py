@@ -134,8 +134,10 @@ def check_task(ev: CopilotEvaluation) -> Outcome:
         return None
     signal_ms = ev.record.get("signal_ms")
     task = log.task_at(float(signal_ms)) if isinstance(signal_ms, (int, float)) else None
-    if task is None:
-        return ev.unknown("no-task", "no prompt before the signal in the session log")
+    if task is None and log.partial:
+        return ev.unknown("no-task", "no prompt before the signal in the part of the session log read")
+    if task is None:  # the log reached the signal: a session that ended before any prompt
+        return Verdict.suppress("technical-turn", f"{ev.record.get('signal')} of a session with no prompt before it")
     real = event_key(NAME, ev.session_id, task.interaction_id)
     fields = {"merged_into": real, "interaction_id": task.interaction_id, "task_started_ms": task.started_ms}
     return Verdict.suppress(MERGED, f"{ev.record.get('signal')} of task {task.interaction_id}", fields=fields)
