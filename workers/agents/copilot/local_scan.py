@@ -99,6 +99,7 @@ class CopilotLocalScan:
 
     def watch_paths(self) -> list[Path]:
         """The sessions folder (a new session) and the newest sessions' own folders (their logs grow)."""
+
         def changed(path: str) -> float:  # a log still running (never stored) comes first
             mtime = self.seen[path][1]
             return float("inf") if mtime < 0 else float(mtime)
