@@ -83,6 +83,7 @@ def test_the_dialogs_two_signals_are_one_request(tmp_path: Path, standin: NtfySt
     run.hook(prompt)  # the same request again
     asked = run.folder("outbox")
     assert len(asked) == 1 and asked[0]["notice"] == "needs-you" and asked[0]["wants"] == "permission"
+    assert "approval-marker" not in json.dumps(asked[0])  # the command is kept only with include_message
 
 
 @pytest.mark.parametrize("payload", [b"", b"not json", b"[]", b'{"timestamp": 1}', b'{"sessionId": "s"}'])

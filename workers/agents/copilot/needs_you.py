@@ -65,7 +65,7 @@ def copilot_needs(ctx: HookContext, payload: dict[str, Any], event: str) -> None
     shaped = {
         "tool_name": text_field(payload, "toolName") or ("bash" if text.startswith(RUN_PREFIX) else None),
         "tool_input": {"command": text.removeprefix(RUN_PREFIX)},
-        "message": text_field(payload, "message", 800),
+        "message": text_field(payload, "title", 200),  # never the command itself (request_text is)
         "cwd": text_field(payload, "cwd", PATH_LIMIT),
     }
     from donebell.workers.agents.copilot.paths import events_path
