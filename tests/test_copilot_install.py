@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from donebell.shared.config.model import APPROVAL_WAIT_MAX
 from donebell.supervisor.doctor.copilot import check_copilot
 from donebell.supervisor.install.command import main_install, main_uninstall
 from donebell.supervisor.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
 from support.install_env import RecordingRunner, isolate
+from test_approvals import APPROVALS
 
 EXE = donebell_executable()
 USER_HOOKS = b'{"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "echo mine"}]}}\n'
@@ -54,9 +57,8 @@ def test_install_adds_its_own_file_and_uninstall_takes_it_back_byte_for_byte(hom
     doc = json.loads((home / "hooks" / "donebell.json").read_text())
     assert doc["version"] == 1
     assert {e: h[0]["bash"] for e, h in doc["hooks"].items()} == {
-        e: f"{EXE} hook copilot {e}" for e in ("agentStop", "sessionEnd", "notification", "permissionRequest")
-    }
-    assert doc["hooks"]["permissionRequest"][0]["timeoutSec"] == PERMISSION_HOOK_TIMEOUT
+        e: f"{EXE} hook copilot {e}" for e in ("agentStop", "sessionEnd", "notification")
+    }  # no permissionRequest hook without approvals: it would start a process per tool call
     assert (home / "hooks" / "mine.json").read_bytes() == USER_HOOKS
     again = tree(home)
     assert install("--copilot")[0] == 0 and tree(home) == again, "a second install changes nothing"
@@ -87,12 +89,33 @@ def test_the_installed_hook_command_runs_and_exits_0(home: Path, tmp_path: Path)
     assert done.returncode == 0 and done.stdout == b""
 
 
+def with_approvals(home: Path) -> None:
+    """A config with approvals on (and the reply channel they need), written before install."""
+    config = Path(os.environ["DONEBELL_CONFIG"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"server": "https://ntfy.example", "topic": "t-approvals", **APPROVALS}))
+    config.chmod(0o600)
+
+
+def test_with_approvals_install_wires_the_permission_hook_past_the_longest_wait(home: Path) -> None:
+    with_approvals(home)
+    code, out = install("--copilot")
+    assert code == 0, out
+    doc = json.loads((home / "hooks" / "donebell.json").read_text())
+    assert doc["hooks"]["permissionRequest"][0]["bash"] == f"{EXE} hook copilot permissionRequest"
+    assert doc["hooks"]["permissionRequest"][0]["timeoutSec"] == PERMISSION_HOOK_TIMEOUT > APPROVAL_WAIT_MAX + 5
+
+
 def test_doctor_names_each_problem_of_the_wiring(home: Path) -> None:
     assert check_copilot(None)[0].status == "skip"  # no Copilot here
     home.mkdir()
     assert check_copilot(None)[0].status == "warn"  # not wired
     assert install("--copilot")[0] == 0
     assert check_copilot(None)[0].status == "ok"
+    missing = check_copilot(120.0)[0]  # approvals turned on since: the permission hook is missing
+    assert missing.status == "warn" and "permissionRequest" in missing.summary
+    with_approvals(home)
+    assert install("--copilot")[0] == 0
     assert check_copilot(120.0)[0].status == "ok"
     path = home / "hooks" / "donebell.json"
     doc = json.loads(path.read_text())

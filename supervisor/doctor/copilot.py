@@ -1,7 +1,7 @@
 """doctor's ``copilot_hooks`` check: donebell's hook file in ``$COPILOT_HOME/hooks/`` (its shape:
 ``workers/agents/copilot/wiring.py``), each event's command, and the permission hook's timeout.
 
-Copilot's hook timeouts fail OPEN: a ``permissionRequest`` hook still waiting for the phone when its
+``permissionRequest`` is needed (and checked) only with approvals on. Copilot's hook timeouts fail OPEN: a ``permissionRequest`` hook still waiting for the phone when its
 ``timeoutSec`` ends lets the tool call run unasked. So the installed timeout must exceed the
 configured ``approval_wait_seconds``; a shorter one fails the check.
 """
@@ -39,13 +39,15 @@ def check_copilot(approval_wait: float | None) -> list[Check]:
     broken = [p for hs in managed.values() for h in hs if (p := _missing_program(h))]
     if broken:
         return [Check("copilot_hooks", FAIL, f"Copilot runs a donebell that does not exist: {broken[0]}", FIX, details)]
-    missing = [event for event, handlers in managed.items() if not handlers]
+    wanted = wiring.EVENTS if approval_wait is not None else wiring.ALWAYS
+    missing = [event for event in wanted if not managed[event]]
     if missing:
-        return [Check("copilot_hooks", WARN, f"missing hooks: {', '.join(missing)}", FIX, details)]
+        why = " (approvals_enabled needs it)" if missing == [wiring.PERMISSION_EVENT] else ""
+        return [Check("copilot_hooks", WARN, f"missing hooks: {', '.join(missing)}{why}", FIX, details)]
     short = _timeout_problem(managed[wiring.PERMISSION_EVENT], approval_wait)
     if short:
         return [Check("copilot_hooks", FAIL, short, f"{FIX}, or lower approval_wait_seconds", details)]
-    return [Check("copilot_hooks", OK, f"{', '.join(wiring.EVENTS)} registered", details=details)]
+    return [Check("copilot_hooks", OK, f"{', '.join(details['events'])} registered", details=details)]
 
 
 def _managed(handlers: list[dict[str, Any]], event: str) -> list[dict[str, Any]]:

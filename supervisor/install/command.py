@@ -115,7 +115,7 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
             )
             record = plans[-1].record
         if with_copilot:
-            plans.append(install_copilot.plan_install(_copilot_home(), executable, record))
+            plans.append(install_copilot.plan_install(_copilot_home(), executable, record, approvals=_approvals_on()))
             record = plans[-1].record
         chain = plans[0].chain if with_codex else KEEP
         # chain_notify and the record first: the user's notify is saved before it is replaced.
@@ -144,6 +144,16 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         return 1
     print_install_summary(plans, service, service_ok=service_ok, kind=kind, out=out)
     return 0
+
+
+def _approvals_on() -> bool:
+    """``approvals_enabled`` in the configuration install writes next to (off when it cannot be read)."""
+    from donebell.shared.config import model
+
+    try:
+        return bool(model.load().settings.approvals_enabled)
+    except model.ConfigError:
+        return False
 
 
 def _wake_problem() -> str | None:

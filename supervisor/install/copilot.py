@@ -21,11 +21,17 @@ AGENT = "Copilot CLI"
 CREATED_FOLDERS = "copilot_created_folders"
 
 
-def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPlan:
+def plan_install(home: Path, executable: str, record: dict[str, Any], *, approvals: bool) -> AgentPlan:
+    """``approvals``: wire ``permissionRequest`` too (it answers from the phone; install again after
+    turning ``approvals_enabled`` on, doctor's ``copilot_hooks`` says so)."""
     plan = AgentPlan(AGENT, record=json.loads(json.dumps(record)))
     path = target_of(Path(wiring.hook_file(str(home))))
     old = read_text(path)
-    doc = wiring.document(lambda event: shell_command(executable, "hook", "copilot", event), PERMISSION_HOOK_TIMEOUT)
+
+    def command(event: str) -> str:
+        return shell_command(executable, "hook", "copilot", event)
+
+    doc = wiring.document(command, PERMISSION_HOOK_TIMEOUT, approvals=approvals)
     new = wiring.render(doc)
     if old is None:
         created_files(plan.record).append(str(path))
@@ -34,7 +40,7 @@ def plan_install(home: Path, executable: str, record: dict[str, Any]) -> AgentPl
         known.extend(f for f in folders if f not in known)
     plan.changes.append(FileChange(path, old, new, "Copilot hooks"))
     state = "already in place" if old == new else "added"
-    plan.messages.append(f"{path}: {', '.join(wiring.EVENTS)} hooks {state}")
+    plan.messages.append(f"{path}: {', '.join(doc['hooks'])} hooks {state}")
     return plan
 
 

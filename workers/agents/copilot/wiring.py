@@ -5,6 +5,7 @@ touched). donebell owns one whole file there, ``donebell.json``, so install adds
 uninstall deletes it: nothing else in the folder changes. Each event's entry runs
 ``donebell hook copilot <event>`` (camelCase payloads do not name their event).
 
+``permissionRequest`` is wired only with ``approvals_enabled`` (it fires before every tool call).
 Copilot's hook timeouts fail OPEN: a ``permissionRequest`` hook still waiting for the phone when
 its ``timeoutSec`` ends lets the call through unasked. So that entry's timeout is longer than the
 longest phone wait donebell allows, and ``doctor`` checks it against the configured wait.
@@ -22,16 +23,20 @@ from donebell.workers.agents.copilot.paths import HOOKS_FOLDER, copilot_home_str
 FILE_NAME = "donebell.json"
 #: event -> seconds Copilot waits for the hook (the permission hook may wait for the phone).
 SHORT_TIMEOUT = 30
-EVENTS = ("agentStop", "sessionEnd", "notification", "permissionRequest")
 PERMISSION_EVENT = "permissionRequest"
+#: Every event donebell may wire. ``permissionRequest`` fires before *every* tool call, so it is
+#: wired only with approvals on (it is what answers from the phone): otherwise it would start a
+#: process per tool call for nothing (``notification`` ``permission_prompt`` is the push).
+EVENTS = ("agentStop", "sessionEnd", "notification", PERMISSION_EVENT)
+ALWAYS = EVENTS[:3]
 
 
 def hook_file(home: str | None = None) -> str:
     return os.path.join(home or copilot_home_str(), HOOKS_FOLDER, FILE_NAME)
 
 
-def document(command_for: Callable[[str], str], permission_timeout: int) -> dict[str, Any]:
-    """The whole ``donebell.json``: one command entry per event."""
+def document(command_for: Callable[[str], str], permission_timeout: int, *, approvals: bool) -> dict[str, Any]:
+    """The whole ``donebell.json``: one command entry per event (``permissionRequest`` with approvals)."""
     hooks = {
         event: [
             {
@@ -40,7 +45,7 @@ def document(command_for: Callable[[str], str], permission_timeout: int) -> dict
                 "timeoutSec": permission_timeout if event == PERMISSION_EVENT else SHORT_TIMEOUT,
             }
         ]
-        for event in EVENTS
+        for event in (EVENTS if approvals else ALWAYS)
     }
     return {"version": 1, "hooks": hooks}
 
