@@ -73,6 +73,7 @@ class SessionLog:
     open_stop_hooks: set[str] = field(default_factory=set)
     saw_stop_hooks: bool = False
     invalid_lines: int = 0
+    cwd: str | None = None  # the project folder (``session.start`` / ``session.resume`` ``context.cwd``)
 
     def task_at(self, signal_ms: float) -> Task | None:
         """The task in force at ``signal_ms`` (the newest one started at or before it)."""
@@ -244,6 +245,10 @@ class _Fold:
 
     def resume(self, data: dict[str, Any], at: float) -> None:
         self.log.shutdown = self.log.lost_background = False
+        context = data.get("context")
+        cwd = context.get("cwd") if isinstance(context, dict) else None
+        if isinstance(cwd, str) and cwd:
+            self.log.cwd = cwd[:4096]
 
 
 _HANDLERS = {

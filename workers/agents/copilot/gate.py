@@ -76,6 +76,8 @@ class CopilotEvaluation(Evaluation):
             fields.update(task_started_ms=task.started_ms, task_ended_ms=task.last_turn_end_ms or self.now * 1000)
             fields["last_message"] = stored_excerpt(task.last_reply, self.settings.include_message is True)
             fields["has_final_message"] = task.last_reply is not None
+        if log is not None and log.cwd and not self.record.get("cwd"):
+            fields["cwd"] = log.cwd  # the log watcher's candidate: the project names the push
         if self.note:
             fields["note"] = self.note
         reason = "balanced" if self.assumed else "idle"

@@ -87,7 +87,7 @@ class CopilotLocalScan:
             interaction_id=task.interaction_id,
             task_started_ms=task.started_ms,
             transcript_path=path,
-            cwd=None,
+            cwd=log.cwd,
             outcome="failed" if task.error else None,
             error=task.error,
             origin=self.settings.origin or None,
