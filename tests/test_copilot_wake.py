@@ -69,6 +69,7 @@ class World:
             wake_topic="donebell-replies",
             wake_allow_unauthenticated=True,
             wake_actions=[{"label": "Continue", "prompt": PROMPT}],
+            wake_copilot_args=["--allow-all-tools"],
         )
         sent = {"key": event_key("copilot", self.session, self.task), "provider": "copilot", "created_at": time.time()}
         self.env.state.create("sent", new_receipt({**sent, "session_id": self.session}, status="sent", reason="sent"))
@@ -109,7 +110,7 @@ def finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]
 def test_a_finished_session_is_resumed_with_the_reply(finished: World) -> None:
     record = finished.settle(finished.tap(), lambda r: r["status"] == "confirmed")
     assert (record["status"], record.get("delivery")) == ("confirmed", "resumed")
-    assert finished.started() == [[f"--resume={finished.session}", "-p", PROMPT]]
+    assert finished.started() == [[f"--resume={finished.session}", "--allow-all-tools", "-p", PROMPT]]
 
 
 def test_a_session_open_in_a_terminal_is_held_then_expires_never_a_second_session(

@@ -25,7 +25,7 @@ AGENTS: dict[str, str] = {
     "copilot": "donebell.workers.agents.copilot.agent",
 }
 #: An agent that also runs another agent's hooks (Copilot CLI runs a trusted project's
-#: ``.claude/settings.json`` hooks) -> the variable it sets in their environment, so the other
+#: Claude hooks from ``.claude/``) -> the variable it sets in their environment, so the other
 #: agent's hook can tell the call is not its own (its own hooks report that task).
 HOOK_HOST_ENV: dict[str, str] = {"copilot": "COPILOT_CLI"}
 
