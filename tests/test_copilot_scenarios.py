@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.copilot_replay import Replay
+from support.hooks_harness import claude_events
 from support.ntfy_standin import NtfyStandin
 
 
@@ -154,3 +155,11 @@ def test_a_session_that_ends_before_any_prompt_is_no_notification(tmp_path: Path
     run.deliver()
     assert standin.messages(topic) == []
     assert [r["reason"] for r in run.folder("suppressed")] == ["technical-turn"]
+
+
+def test_claude_code_started_from_a_copilot_shell_still_counts(tmp_path: Path, standin: NtfyStandin) -> None:
+    """Its own hooks inherit ``COPILOT_CLI=1`` but send Claude Code's payloads (no ``timestamp``)."""
+    run, topic = replay(tmp_path, standin, "print-simple")
+    for payload in claude_events("print-tool"):
+        run.hook({"event": "claude", "payload": payload, "env": {"COPILOT_CLI": "1"}}, ["hook", "claude"])
+    assert [r["provider"] for r in run.folder("pending")] == ["claude"]

@@ -58,7 +58,9 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
     if not ctx.claude_enabled:
         ctx.log("debug", "claude hook ignored: enable_claude_code is false", event=str(event)[:40])
         return
-    host = hosting_agent(os.environ)
+    # Claude Code's own payloads carry no ``timestamp``; the other agent's Claude-shaped ones do,
+    # so a Claude Code started from inside that agent's shell (its variable inherited) still counts.
+    host = hosting_agent(os.environ) if "timestamp" in payload else None
     if host is not None:
         # Another agent runs this project's Claude hooks for its own task: its own hooks and
         # session log report that task, so this call is never a second notification.
