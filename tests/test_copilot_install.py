@@ -14,7 +14,7 @@ import pytest
 from donebell.shared.config.model import APPROVAL_WAIT_MAX
 from donebell.supervisor.doctor.copilot import check_copilot
 from donebell.supervisor.install.command import main_install, main_uninstall
-from donebell.supervisor.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
 from support.install_env import RecordingRunner, isolate
 from test_approvals import APPROVALS
 

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.doctor.local import FAIL, OK, SKIP, WARN, Check
-from donebell.supervisor.install.managed import is_managed_argv, split_command
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, WARN, Check
+from donebell.workers.kit.install.managed import is_managed_argv, split_command
 from donebell.workers.agents.copilot import wiring
 from donebell.workers.agents.copilot.paths import copilot_home_str
 

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.install.edits import FileChange, read_text, target_of
-from donebell.supervisor.install.managed import PERMISSION_HOOK_TIMEOUT, shell_command
-from donebell.supervisor.install.plans import AgentPlan, created_files
+from donebell.workers.kit.install.edits import FileChange, read_text, target_of
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, shell_command
+from donebell.workers.kit.install.plans import AgentPlan, created_files
 from donebell.workers.agents.copilot import wiring
 
 AGENT = "Copilot CLI"

@@ -13,10 +13,10 @@ if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
-    from donebell.workers.gate.context import GateContext
-    from donebell.workers.gate.verdict import Verdict
-    from donebell.workers.hooks.context import HookContext
-    from donebell.workers.wake.thread_view import ThreadView
+    from donebell.workers.kit.gate_context import GateContext
+    from donebell.workers.kit.verdict import Verdict
+    from donebell.workers.kit.hook_context import HookContext
+    from donebell.workers.kit.thread_view import ThreadView
 
 NAME = "copilot"
 DISPLAY_NAME = "Copilot CLI"
@@ -86,7 +86,7 @@ def daemon_socket() -> str | None:
 
 
 def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
-    from donebell.workers.wake.thread_view import DaemonError
+    from donebell.workers.kit.thread_view import DaemonError
 
     raise DaemonError("Copilot CLI has no daemon to start a turn in", unreachable=True)
 

@@ -7,7 +7,7 @@ Candidates come in two kinds (docs/gate.md, "Copilot CLI"):
   the signal into the task's key (``merged``); the task is then judged like any candidate;
 * a **task** (``interaction_id`` set; merged signals, or the scanner's own candidate).
 
-The ladder (:mod:`donebell.workers.gate.ladder`):
+The ladder (:mod:`donebell.workers.kit.ladder`):
 
 1. identity      a session id and the log's path
 2. settle        :data:`SETTLE_SECONDS` after the signal: the log is written in batches after the hook
@@ -28,12 +28,12 @@ from typing import Any
 
 from donebell.shared.keys import event_key
 from donebell.workers.agents.copilot.events import SessionLog, Task, read_log
-from donebell.workers.gate import ladder
-from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.ladder import SKIP_REST, Evaluation, Outcome
-from donebell.workers.gate.verdict import Verdict
-from donebell.workers.gate.weak_merge import MERGED
-from donebell.workers.hooks.context import stored_excerpt
+from donebell.workers.kit import ladder
+from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.ladder import SKIP_REST, Evaluation, Outcome
+from donebell.workers.kit.verdict import Verdict
+from donebell.workers.kit.weak_merge import MERGED
+from donebell.workers.kit.hook_context import stored_excerpt
 
 NAME = "copilot"
 #: The log appears 38-160 ms after the first agentStop hook starts (docs/agent-facts.md).

@@ -28,9 +28,9 @@ from donebell.shared.keys import identity
 from donebell.shared.process.liveness import own_start_time
 from donebell.shared.records import new_candidate
 from donebell.workers.agents.copilot import paths
-from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.kick import kick_and_log
-from donebell.workers.hooks.stdin import decode_object, read_stream, text_field
+from donebell.workers.kit.hook_context import HookContext
+from donebell.workers.hooks import kick_and_log
+from donebell.workers.kit.hook_input import decode_object, read_stream, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

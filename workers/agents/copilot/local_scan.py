@@ -27,7 +27,7 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
 from donebell.workers.agents.copilot.events import read_log
 from donebell.workers.agents.copilot.paths import EVENTS_FILE, SESSION_STATE, copilot_home_str, session_of_events
-from donebell.workers.role import PassResult
+from donebell.workers.kit.pass_result import PassResult
 
 NAME = "copilot"
 SOURCE = "copilot-events"

@@ -25,9 +25,9 @@ import os
 from donebell.shared.keys import content_digest, event_key
 from donebell.shared.records import NEEDS_YOU
 from donebell.shared.statedir import now
-from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.needs_you import PATH_LIMIT, write_request
-from donebell.workers.hooks.stdin import text_field
+from donebell.workers.kit.hook_context import HookContext
+from donebell.workers.kit.needs_you import PATH_LIMIT, write_request
+from donebell.workers.kit.hook_input import text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _phone_may_answer(ctx: HookContext) -> bool:
     """Approvals on, the wake role running, and a dialog can follow this call (no allow-all flag)."""
     if ctx.config["approvals_enabled"] is not True:
         return False
-    from donebell.workers.hooks.approval_wait import approval_wait  # only with approvals on
+    from donebell.workers.kit.approval_wait import approval_wait  # only with approvals on
 
     if approval_wait(ctx) <= 0:
         return False  # no tap can arrive: the dialog's own permission_prompt is the push

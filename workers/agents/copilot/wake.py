@@ -14,7 +14,7 @@ import shutil
 
 from donebell.workers.agents.copilot.events import read_log
 from donebell.workers.agents.copilot.paths import events_path
-from donebell.workers.wake.thread_view import SAFE_ID, DaemonError, ThreadView
+from donebell.workers.kit.thread_view import SAFE_ID, DaemonError, ThreadView
 
 
 def locate_thread(conversation_id: str) -> str | None:
