@@ -40,10 +40,10 @@ Claude Code task is truly done: not on every turn, not while a subagent, goal or
 still runs, never twice, and never lost when the network, a process or the machine fails.
 
 commands:
-  install [--codex] [--claude] [--service systemd|launchd|task-scheduler|none] [--dry-run]
+  install [--codex] [--claude] [--copilot] [--service systemd|launchd|task-scheduler|none] [--dry-run]
                            wire every agent found (hooks) and start the background service;
                            --dry-run shows the exact diff of every file it would touch
-  uninstall [--codex] [--claude] [--service ...] [--purge [--yes]]
+  uninstall [--codex] [--claude] [--copilot] [--service ...] [--purge [--yes]]
                            take back what install added; --purge also deletes the state and config
   status [--json]          is the service running: the supervisor, each role, the queue
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue

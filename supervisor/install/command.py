@@ -199,6 +199,8 @@ def main_uninstall(
     still_running = _stop_donebell_processes(out) if every or args.purge else []
     ok = apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
     for plan in plans:
+        remove_empty(plan.empty_folders_after)
+    for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")
     for message in service.messages if service else []:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 USAGE = (
-    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude"
+    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude|copilot EVENT"
     " (payload on stdin, or as the last argument for codex-notify)\n"
 )
 HELP = (
@@ -42,6 +42,8 @@ network:
   codex-permission  Codex's PermissionRequest hook: a "needs you" notification (prints nothing)
   claude            Claude Code's Stop, SubagentStop, SessionStart, SessionEnd, PermissionRequest and
                     Notification hooks (payload on stdin)
+  copilot EVENT     Copilot CLI's agentStop, sessionEnd, notification and permissionRequest hooks
+                    (payload on stdin; prints nothing, or a permission answer from the phone)
 """
 )
 EXIT_USAGE = 2

@@ -25,6 +25,7 @@ Nothing is ever printed: UserPromptSubmit stdout would become context for the mo
 
 from __future__ import annotations
 
+import os
 import sys
 
 from donebell.shared.ingest import merge_evidence, submit_candidate
@@ -34,6 +35,7 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
+from donebell.workers.agents.registry import hosting_agent
 from donebell.workers.kit.hook_context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
 from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
 
@@ -54,6 +56,14 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
     event = payload.get("hook_event_name")
     if not ctx.claude_enabled:
         ctx.log("debug", "claude hook ignored: enable_claude_code is false", event=str(event)[:40])
+        return
+    # Claude Code's own payloads carry no ``timestamp``; the other agent's Claude-shaped ones do,
+    # so a Claude Code started from inside that agent's shell (its variable inherited) still counts.
+    host = hosting_agent(os.environ) if "timestamp" in payload else None
+    if host is not None:
+        # Another agent runs this project's Claude hooks for its own task: its own hooks and
+        # session log report that task, so this call is never a second notification.
+        ctx.log("info", f"claude hook run by {host}: ignored", hook_event=str(event)[:40])
         return
     if event == "PermissionRequest" or (event == "Notification" and _needs_type(payload)):
         # A subagent's prompt blocks the root too: it counts, named as the subagent's.
