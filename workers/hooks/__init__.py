@@ -18,7 +18,7 @@ import sys
 from donebell.shared.process import hook_signals
 from donebell.shared.process.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import StateDir, encode, now
-from donebell.workers.agents.registry import hook_target, names
+from donebell.workers.agents.registry import hook_target, hosting_agent, names
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import PayloadError
 
@@ -67,6 +67,8 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     ctx = HookContext(command or "?")
     ctx.agent = agent
+    host = hosting_agent(os.environ)
+    ctx.hook_host = host if agent is not None and host != agent.NAME else None
     try:
         if agent is not None and known:
             agent.hook(event, ctx, argv[1:])

@@ -25,7 +25,6 @@ Nothing is ever printed: UserPromptSubmit stdout would become context for the mo
 
 from __future__ import annotations
 
-import os
 import sys
 
 from donebell.shared.ingest import merge_evidence, submit_candidate
@@ -35,7 +34,6 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
-from donebell.workers.agents.registry import hosting_agent
 from donebell.workers.kit.hook_context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
 from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
 
@@ -59,7 +57,7 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
         return
     # Claude Code's own payloads carry no ``timestamp``; the other agent's Claude-shaped ones do,
     # so a Claude Code started from inside that agent's shell (its variable inherited) still counts.
-    host = hosting_agent(os.environ) if "timestamp" in payload else None
+    host = ctx.hook_host if "timestamp" in payload else None
     if host is not None:
         # Another agent runs this project's Claude hooks for its own task: its own hooks and
         # session log report that task, so this call is never a second notification.

@@ -29,7 +29,6 @@ from donebell.shared.process.liveness import own_start_time
 from donebell.shared.records import new_candidate
 from donebell.workers.agents.copilot import paths
 from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.hooks import kick_and_log
 from donebell.workers.kit.hook_input import decode_object, read_stream, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -93,4 +92,4 @@ def on_signal(ctx: HookContext, payload: dict[str, Any], event: str) -> None:
     result = submit_candidate(ctx.state, candidate)
     ctx.log("info", f"copilot {event}: {result}", key=key, session_id=session_id, reason=reason)
     if result in ("created", "merged"):
-        kick_and_log(ctx)
+        ctx.request_delivery()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from donebell.shared.paths import user_home
+
 #: The file every Copilot session appends its events to, under the home.
 SESSION_STATE = "session-state"
 EVENTS_FILE = "events.jsonl"
@@ -16,7 +18,7 @@ HOOKS_FOLDER = "hooks"
 
 def copilot_home_str() -> str:
     """Copilot CLI's home: ``$COPILOT_HOME``, default ``~/.copilot``."""
-    return os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
+    return os.environ.get("COPILOT_HOME") or os.path.join(user_home(), ".copilot")
 
 
 def events_path(session_id: str, home: str | None = None) -> str | None:

@@ -1,9 +1,10 @@
 """doctor's ``copilot_hooks`` check: donebell's hook file in ``$COPILOT_HOME/hooks/`` (its shape:
-``workers/agents/copilot/wiring.py``), each event's command, and the permission hook's timeout.
+the folder's :mod:`.wiring`), each event's command, and the permission hook's timeout.
 
-``permissionRequest`` is needed (and checked) only with approvals on. Copilot's hook timeouts fail OPEN: a ``permissionRequest`` hook still waiting for the phone when its
-``timeoutSec`` ends lets the tool call run unasked. So the installed timeout must exceed the
-configured ``approval_wait_seconds``; a shorter one fails the check.
+``permissionRequest`` is needed (and checked) only with approvals on. Copilot's hook timeouts
+fail OPEN: a ``permissionRequest`` hook still waiting for the phone when its ``timeoutSec`` ends
+lets the tool call run unasked. So the installed timeout must exceed the configured
+``approval_wait_seconds``; a shorter one fails the check.
 """
 
 from __future__ import annotations

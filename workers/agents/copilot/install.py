@@ -1,5 +1,5 @@
-"""GitHub Copilot CLI wiring: donebell's own hook file, ``$COPILOT_HOME/hooks/donebell.json``
-(the file's shape and its events: ``workers/agents/copilot/wiring.py``).
+"""Copilot CLI's install planning: donebell's own hook file, ``$COPILOT_HOME/hooks/donebell.json``
+(the file's shape and its events: :mod:`.wiring`; what the CLI reaches: :mod:`.setup`).
 
 Install writes the whole file (a backup first when one is there); uninstall deletes it, and the
 ``hooks`` folder too when install created it and it is empty again: every other file is untouched.
