@@ -35,27 +35,39 @@ def asking(tmp_path: Path, loader_pid: int) -> tuple[Replay, subprocess.Popen[by
     state = StateDir(run.state_dir).ensure()
     beat = {"role": "wake", **current_process_identity(), "state": "ready", "heartbeat_seconds": 10.0}
     state.write_health("wake", {**beat, "heartbeat_at": now()})
-    call = next(c for c in run.calls if c["event"] == "permissionRequest")
-    payload = tmp_path / "payload.json"
-    payload.write_text(json.dumps(call["payload"]), encoding="utf-8")
-    with payload.open("rb") as stdin:
-        proc = subprocess.Popen(
+    return run, ask(run, loader_pid, permission_payload(run))
+
+
+def permission_payload(run: Replay, command: str | None = None) -> dict[str, Any]:
+    """The recorded ``permissionRequest`` payload, for another shell command when ``command`` is given."""
+    payload: dict[str, Any] = next(c for c in run.calls if c["event"] == "permissionRequest")["payload"]
+    if command is not None:
+        payload = {**payload, "toolInput": {"command": command}}
+    return payload
+
+
+def ask(run: Replay, loader_pid: int, payload: dict[str, Any]) -> subprocess.Popen[bytes]:
+    """The real ``donebell hook copilot permissionRequest`` for ``payload``, started (it waits for the phone)."""
+    path = run.tmp / f"payload-{secrets.token_hex(4)}.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    with path.open("rb") as stdin:
+        return subprocess.Popen(
             [sys.executable, "-m", "donebell.supervisor.cli", "hook", "copilot", "permissionRequest"],
             stdin=stdin,
             stdout=subprocess.PIPE,
             env=run.env(COPILOT_CLI="1", COPILOT_LOADER_PID=str(loader_pid)),
         )
-    return run, proc
 
 
-def request_of(run: Replay) -> dict[str, Any]:
+def request_of(run: Replay, count: int = 1) -> dict[str, Any]:
+    """The newest of the first ``count`` needs-you records, once there are that many."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        found = run.folder("outbox")
-        if found:
-            return found[0]
+        found = sorted(run.folder("outbox"), key=lambda r: r["created_at"])
+        if len(found) >= count:
+            return found[count - 1]
         time.sleep(0.05)
-    raise AssertionError("no needs-you record")
+    raise AssertionError(f"fewer than {count} needs-you records")
 
 
 @pytest.mark.parametrize(
@@ -71,7 +83,9 @@ def test_the_phones_answer_in_copilots_shape(
     run, proc = asking(tmp_path, loader.pid)
     request = request_of(run)
     assert request["notice"] == "needs-you" and request["approval_until"] > now()
-    StateDir(run.state_dir).answer_box().answer(request["key"], decision, message_id="m1")
+    StateDir(run.state_dir).answer_box().answer(
+        request["key"], decision, digest=request["tool_digest"], message_id="m1"
+    )
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert json.loads(out) == printed
@@ -103,3 +117,74 @@ def test_without_the_wake_role_the_hook_leaves_the_push_to_the_dialog(tmp_path: 
     call = next(c for c in run.calls if c["event"] == "permissionRequest")
     done = run.hook(call)  # no wake role health file: no tap could arrive
     assert done.stdout == b"" and run.folder("outbox") == []
+
+
+def test_one_tap_answers_one_exact_call(tmp_path: Path, loader: subprocess.Popen[bytes]) -> None:
+    """Two calls wait at once: each has its own key and digest, and a tap on one answers only it."""
+    run, first = asking(tmp_path, loader.pid)
+    asked_first = request_of(run)
+    second = ask(run, loader.pid, permission_payload(run, "rm -rf build && echo other-call"))
+    asked_second = request_of(run, 2)
+    assert asked_first["key"] != asked_second["key"]
+    assert asked_first["tool_digest"] != asked_second["tool_digest"]
+    box = StateDir(run.state_dir).answer_box()
+    box.answer(asked_first["key"], "allow", digest=asked_first["tool_digest"], message_id="m1")
+    out, _ = first.communicate(timeout=20)
+    assert json.loads(out) == {"behavior": "allow"}
+    time.sleep(1.0)
+    assert second.poll() is None  # the other call still waits for its own tap
+    box.answer(asked_second["key"], "deny", digest=asked_second["tool_digest"], message_id="m2")
+    out, _ = second.communicate(timeout=20)
+    assert json.loads(out)["behavior"] == "deny"
+
+
+def test_the_same_call_asked_again_after_a_tap_is_a_new_request(
+    tmp_path: Path, loader: subprocess.Popen[bytes]
+) -> None:
+    """The tap ended the first ask: the same command asked again waits for a tap of its own."""
+    run, first = asking(tmp_path, loader.pid)
+    asked = request_of(run)
+    StateDir(run.state_dir).answer_box().answer(asked["key"], "allow", digest=asked["tool_digest"], message_id="m1")
+    assert json.loads(first.communicate(timeout=20)[0]) == {"behavior": "allow"}
+    again = ask(run, loader.pid, permission_payload(run))
+    asked_again = request_of(run, 2)
+    assert asked_again["key"] != asked["key"] and asked_again["tool_digest"] == asked["tool_digest"]
+    time.sleep(1.0)
+    assert again.poll() is None  # the earlier tap does not answer it
+    StateDir(run.state_dir).answer_box().answer(
+        asked_again["key"], "deny", digest=asked_again["tool_digest"], message_id="m2"
+    )
+    assert json.loads(again.communicate(timeout=20)[0])["behavior"] == "deny"
+
+
+def _event(kind: str, at_ms: float, **data: Any) -> bytes:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at_ms / 1000)) + f".{int(at_ms % 1000):03d}Z"
+    return json.dumps({"type": kind, "data": data, "id": secrets.token_hex(4), "timestamp": stamp}).encode() + b"\n"
+
+
+def _shell(request_id: str, command: str) -> dict[str, Any]:
+    return {"requestId": request_id, "permissionRequest": {"kind": "shell", "fullCommandText": command}}
+
+
+def test_only_the_requests_own_call_answers_it_in_the_log() -> None:
+    """One turn asks for two calls: the other call's ``permission.completed`` never answers this one."""
+    from donebell.workers.agents.copilot import agent as copilot
+    from donebell.workers.kit.needs_you import tool_digest
+
+    asked_ms = 1796582715453.0
+    record = {
+        "promoted_at": asked_ms / 1000,
+        "tool_digest": tool_digest({"tool_name": "bash", "tool_input": {"command": "touch marker"}}),
+    }
+    both = _event("permission.requested", asked_ms + 5, **_shell("r-mine", "touch marker"))
+    both += _event("permission.requested", asked_ms + 6, **_shell("r-other", "ls"))
+    other_done = _event("permission.completed", asked_ms + 900, requestId="r-other", result={"kind": "approved"})
+    assert copilot.answered_in_file(record, b"", both + other_done) is None
+    queued = _event("user.message", asked_ms + 950, content="a Stop hook's reason", delivery="queued")
+    assert copilot.answered_in_file(record, b"", both + other_done + queued) is None
+    mine_done = _event("permission.completed", asked_ms + 1000, requestId="r-mine", result={"kind": "denied"})
+    assert copilot.answered_in_file(record, both, other_done + mine_done) is not None
+    new_prompt = _event("user.message", asked_ms + 2000, content="next", delivery="idle")
+    assert copilot.answered_in_file(record, b"", both + other_done + new_prompt) == "a new prompt in the session"
+    earlier = _event("permission.completed", asked_ms - 5000, requestId="r-mine", result={"kind": "approved"})
+    assert copilot.answered_in_file(record, both + earlier, b"") is None  # before the request: another ask

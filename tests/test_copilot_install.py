@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.config.model import APPROVAL_WAIT_MAX
-from donebell.workers.agents.copilot.doctor import check_copilot
 from donebell.supervisor.install.command import main_install, main_uninstall
+from donebell.workers.agents.copilot.doctor import check_copilot
 from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
 from support.install_env import RecordingRunner, isolate
 from test_approvals import APPROVALS

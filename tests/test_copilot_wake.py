@@ -20,9 +20,9 @@ from donebell.shared.records import new_receipt
 from donebell.shared.wake_ticket import issue, load_key
 from donebell.workers.agents.copilot import agent as copilot
 from donebell.workers.agents.copilot.events import read_log
+from donebell.workers.kit.thread_view import DaemonError
 from donebell.workers.wake import live_session
 from donebell.workers.wake.pipeline import WakePipeline
-from donebell.workers.kit.thread_view import DaemonError
 from support.copilot_replay import FIXTURES
 from support.delivery_kit import Env
 

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.kit.gate_context import GateContext
-    from donebell.workers.kit.verdict import Verdict
     from donebell.workers.kit.hook_context import HookContext
     from donebell.workers.kit.thread_view import ThreadView
+    from donebell.workers.kit.verdict import Verdict
 
 NAME = "copilot"
 DISPLAY_NAME = "Copilot CLI"
@@ -114,8 +114,6 @@ RESUME_COMMAND = "copilot --resume={id}"
 PROGRAM = "copilot"
 #: Releases the e2e suite passed on, oldest first (a unit test keeps them in step with the pins).
 TESTED_RELEASES = ("1.0.102",)
-#: A permission request is answered once Copilot logs its outcome (approved or denied).
-ANSWER_MARKERS = (b'"permission.completed"',)
 
 
 def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -149,8 +147,16 @@ def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
     return policy_evidence.user_returned(record)
 
 
+def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    """The request's own call's ``permission.completed`` (approved or denied), a new prompt or an
+    interrupt, logged after the request."""
+    from donebell.workers.agents.copilot import policy_evidence
+
+    return policy_evidence.answered_in_file(record, before, after)
+
+
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
-    """The request's ``permission.completed`` (or a newer task) in the session log."""
+    """The same, read from the log's end by its timestamps (during the first turn the hook found no log)."""
     from donebell.workers.agents.copilot import policy_evidence
 
     return policy_evidence.answered_at_terminal(record)

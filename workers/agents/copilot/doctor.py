@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from donebell.workers.kit.install.checks import FAIL, OK, SKIP, WARN, Check
-from donebell.workers.kit.install.managed import is_managed_argv, split_command
 from donebell.workers.agents.copilot import wiring
 from donebell.workers.agents.copilot.paths import copilot_home_str
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, WARN, Check
+from donebell.workers.kit.install.managed import is_managed_argv, split_command
 
 FIX = "run `donebell install --copilot`"
 #: The permission hook must outlive the phone wait by this much (start-up, the answer's write).

@@ -30,10 +30,10 @@ from donebell.shared.keys import event_key
 from donebell.workers.agents.copilot.events import SessionLog, Task, read_log
 from donebell.workers.kit import ladder
 from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.hook_context import stored_excerpt
 from donebell.workers.kit.ladder import SKIP_REST, Evaluation, Outcome
 from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.weak_merge import MERGED
-from donebell.workers.kit.hook_context import stored_excerpt
 
 NAME = "copilot"
 #: The log appears 38-160 ms after the first agentStop hook starts (docs/agent-facts.md).

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from donebell.workers.agents.copilot import wiring
 from donebell.workers.kit.install.edits import FileChange, read_text, target_of
 from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, shell_command
 from donebell.workers.kit.install.plans import AgentPlan, created_files
-from donebell.workers.agents.copilot import wiring
 
 AGENT = "Copilot CLI"
 #: The install record's list of folders this wiring created (uninstall removes them when empty).

@@ -12,9 +12,11 @@ fires too, although the call was already denied (nobody can answer): no push the
   obeys (``{"behavior":"allow"}`` / ``{"behavior":"deny","message":…}``); nothing on a timeout, so
   Copilot's own dialog opens. Its ``permission_prompt`` right after is then the same request.
 
-One request, one key: ``needs-you||<digest of the request text>@<n>``, where ``n`` moves on once
-the previous ask of the same text is older than :data:`REPEAT_WINDOW` (the same command asked again
-later is a new request).
+One request, one key, one exact call: the kit's ``request_key`` (the digest of the exact tool and
+input, :func:`~donebell.workers.kit.needs_you.tool_digest`, of the call as both hooks name it:
+``bash`` and the command for a shell call) with the marker ``<n>``, which moves on once the
+previous ask of the same call is older than :data:`REPEAT_WINDOW` or was answered from the phone
+(the same command asked again is a new request; a tap answers only the call it was shown for).
 """
 
 from __future__ import annotations
@@ -22,12 +24,10 @@ from __future__ import annotations
 import json
 import os
 
-from donebell.shared.keys import content_digest, event_key
-from donebell.shared.records import NEEDS_YOU
 from donebell.shared.statedir import now
 from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.needs_you import PATH_LIMIT, write_request
 from donebell.workers.kit.hook_input import text_field
+from donebell.workers.kit.needs_you import PATH_LIMIT, request_key, write_request
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -58,16 +58,16 @@ def copilot_needs(ctx: HookContext, payload: dict[str, Any], event: str) -> None
     if event == "permissionRequest" and not _phone_may_answer(ctx):
         return
     text = request_text(payload)
-    marker = _marker(ctx, session_id, content_digest(text)[:16])
-    if marker is None:
-        ctx.log("info", "needs-you: the same request again, nothing new", session_id=session_id, signal=event)
-        return
     shaped = {
         "tool_name": text_field(payload, "toolName") or ("bash" if text.startswith(RUN_PREFIX) else None),
         "tool_input": {"command": text.removeprefix(RUN_PREFIX)},
         "message": text_field(payload, "title", 200),  # never the command itself (request_text is)
         "cwd": text_field(payload, "cwd", PATH_LIMIT),
     }
+    ask = _open_key(ctx, session_id, shaped)
+    if ask is None:
+        ctx.log("info", "needs-you: the same request again, nothing new", session_id=session_id, signal=event)
+        return
     from donebell.workers.agents.copilot.paths import events_path
 
     answer_path = events_path(session_id)
@@ -77,7 +77,8 @@ def copilot_needs(ctx: HookContext, payload: dict[str, Any], event: str) -> None
         provider=NAME,
         conversation=session_id,
         turn="",
-        marker=marker,
+        marker=ask[1],
+        key=ask[0],
         signal="PermissionRequest" if event == "permissionRequest" else "permission_prompt",
         answer_path=answer_path,
         session_id=session_id,
@@ -99,23 +100,25 @@ def request_text(payload: dict[str, Any]) -> str:
     return json.dumps([payload.get("toolName"), tool_input], sort_keys=True, default=str)
 
 
-def _marker(ctx: HookContext, session_id: str, digest: str) -> str | None:
-    """The request's marker, or None when a recent ask of the same text is this one."""
+def _open_key(ctx: HookContext, session_id: str, shaped: dict[str, Any]) -> tuple[str, str] | None:
+    """The request's (key, marker), or None when a recent, unanswered ask of the same exact call is this one
+    (the permission hook's record, then the dialog's notification ~20 ms later)."""
     state = ctx.state
-    for n in range(MAX_REPEATS):
-        marker = f"{digest}@{n}"
-        key = event_key(NAME, session_id, f"{NEEDS_YOU}||{marker}")
+    for n in range(MAX_REPEATS + 1):
+        marker = str(n)
+        key = request_key(NAME, session_id, "", marker, shaped)
         folder = state.locate(key)
-        if folder is None:
-            return marker
+        if folder is None or n == MAX_REPEATS:
+            return key, marker
         try:
             earlier = state.read(folder, key) or {}
         except Exception:  # noqa: BLE001 - an unreadable earlier ask: treat it as old
             earlier = {}
         asked = earlier.get("promoted_at") or earlier.get("created_at")
-        if isinstance(asked, (int, float)) and now() - asked < REPEAT_WINDOW:
-            return None
-    return f"{digest}@{MAX_REPEATS}"
+        recent = isinstance(asked, (int, float)) and now() - asked < REPEAT_WINDOW
+        if recent and state.answer_box().read(key) is None:
+            return None  # still open: a tap ends it, and no dialog follows a tap
+    return None  # unreachable: the loop returns at the last marker
 
 
 def _phone_may_answer(ctx: HookContext) -> bool:

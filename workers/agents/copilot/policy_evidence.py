@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from donebell.shared.bounded_read import read_tail
@@ -28,27 +29,74 @@ def user_returned(record: dict[str, Any]) -> str | None:
 
 
 def answered_at_terminal(record: dict[str, Any]) -> str | None:
-    """A ``permission.completed`` logged after the request was made (or a newer task)."""
-    path, asked = _log_of(record), record.get("promoted_at") or record.get("created_at")
-    if path is None or not isinstance(asked, (int, float)):
+    """The request's own call answered, a new prompt or an interrupt, logged after it was asked.
+    During a session's first turn the log does not exist yet when the hook runs (the record's
+    ``answer_offset`` is empty): only the log's own timestamps tell what came after the request."""
+    path = _log_of(record)
+    if path is None:
         return None
     try:
         lines = read_tail(path, ANSWER_TAIL).complete_lines()
     except OSError:
         return None
-    import json
+    return answered_by(record, lines)
 
-    for line in reversed(lines):
-        if b'"permission.completed"' not in line and b'"user.message"' not in line:
+
+def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    """:func:`answered_by` over the log around the request (the log lags the hooks, so the call's
+    ``permission.requested`` is usually in ``after``)."""
+    return answered_by(record, (before + after).splitlines())
+
+
+#: Only lines holding one of these can answer a request (checked again on the parsed event).
+_ANSWER_LINES = (b'"permission.', b'"user.message"', b'"abort"')
+
+
+def answered_by(record: dict[str, Any], lines: list[bytes]) -> str | None:
+    """Why the log shows this very request answered, or None: the ``permission.completed`` of the
+    request's own call (the ``permission.requested`` whose call has the record's ``tool_digest``),
+    a new prompt, or an interrupt, logged at or after the request. Another call's outcome never
+    answers it: one turn can ask for several calls."""
+    asked = record.get("promoted_at") or record.get("created_at")
+    if not isinstance(asked, (int, float)):
+        return None
+    digest, calls = record.get("tool_digest"), {}
+    for line in lines:
+        if not any(marker in line for marker in _ANSWER_LINES):
             continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        at = iso_ms(event.get("timestamp")) if isinstance(event, dict) else None
+        event = _event(line)
+        kind, data, at = event.get("type"), event.get("data"), iso_ms(event.get("timestamp"))
+        data = data if isinstance(data, dict) else {}
+        if kind == "permission.requested":
+            calls[data.get("requestId")] = call_digest(data.get("permissionRequest"))
         if at is None or at < asked * 1000.0:
-            return None
-        if event.get("type") == "permission.completed":
-            return "the permission request was answered at the terminal"
-        return "a new prompt in the session"
+            continue
+        if kind == "permission.completed" and digest and calls.get(data.get("requestId")) == digest:
+            return "the agent went on: this call's permission.completed after the request"
+        if kind == "user.message" and "source" not in data and data.get("delivery") != "queued":
+            return "a new prompt in the session"
+        if kind == "abort":
+            return "the task was interrupted after the request"
     return None
+
+
+def call_digest(request: object) -> str | None:
+    """The digest of a ``permission.requested``'s call as the hooks name it (a shell call: ``bash``
+    and its command, :func:`~donebell.workers.agents.copilot.needs_you.request_text`); None for a
+    kind the hooks name otherwise (such a request is answered by a new prompt or an interrupt)."""
+    if not isinstance(request, dict) or request.get("kind") != "shell":
+        return None
+    command = request.get("fullCommandText")
+    if not isinstance(command, str):
+        return None
+    from donebell.workers.kit.needs_you import tool_digest
+
+    return tool_digest({"tool_name": "bash", "tool_input": {"command": command}})
+
+
+def _event(line: bytes) -> dict[str, Any]:
+    try:
+        found = json.loads(line)
+    except ValueError:  # a half-written line, invalid UTF-8: no evidence
+        return {}
+    return found if isinstance(found, dict) else {}
