@@ -43,9 +43,23 @@ def answered_at_terminal(record: dict[str, Any]) -> str | None:
 
 
 def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
-    """:func:`answered_by` over the log around the request (the log lags the hooks, so the call's
-    ``permission.requested`` is usually in ``after``)."""
-    return answered_by(record, (before + after).splitlines())
+    """The ``permission.completed`` of the request's own call in ``after`` (what Copilot logged
+    after the request), else :func:`answered_by`'s new prompt or interrupt. The own call is the
+    first ``permission.requested`` of the record's ``tool_digest`` not already completed in
+    ``before`` (the log lags the hooks, so it is usually in ``after``)."""
+    digest = record.get("tool_digest")
+    earlier, later = _answer_events(before.splitlines()), _answer_events(after.splitlines())
+    done = {data.get("requestId") for kind, data, _at in earlier if kind == "permission.completed"}
+    mine = [
+        data.get("requestId")
+        for kind, data, _at in earlier + later
+        if kind == "permission.requested" and digest and call_digest(data.get("permissionRequest")) == digest
+    ]
+    waiting = [request for request in mine if request not in done]
+    completed = {data.get("requestId") for kind, data, _at in later if kind == "permission.completed"}
+    if waiting and waiting[0] in completed:
+        return "the agent went on: this call's permission.completed after the request"
+    return answered_by(record, after.splitlines())
 
 
 #: Only lines holding one of these can answer a request (checked again on the parsed event).
@@ -53,20 +67,15 @@ _ANSWER_LINES = (b'"permission.', b'"user.message"', b'"abort"')
 
 
 def answered_by(record: dict[str, Any], lines: list[bytes]) -> str | None:
-    """Why the log shows this very request answered, or None: the ``permission.completed`` of the
-    request's own call (the ``permission.requested`` whose call has the record's ``tool_digest``),
-    a new prompt, or an interrupt, logged at or after the request. Another call's outcome never
-    answers it: one turn can ask for several calls."""
+    """Why the log shows this very request answered, or None, by the log's own timestamps: the
+    ``permission.completed`` of the request's own call (the ``permission.requested`` whose call has
+    the record's ``tool_digest``), a new prompt, or an interrupt, logged at or after the request.
+    Another call's outcome never answers it: one turn can ask for several calls."""
     asked = record.get("promoted_at") or record.get("created_at")
     if not isinstance(asked, (int, float)):
         return None
     digest, calls = record.get("tool_digest"), {}
-    for line in lines:
-        if not any(marker in line for marker in _ANSWER_LINES):
-            continue
-        event = _event(line)
-        kind, data, at = event.get("type"), event.get("data"), iso_ms(event.get("timestamp"))
-        data = data if isinstance(data, dict) else {}
+    for kind, data, at in _answer_events(lines):
         if kind == "permission.requested":
             calls[data.get("requestId")] = call_digest(data.get("permissionRequest"))
         if at is None or at < asked * 1000.0:
@@ -78,6 +87,17 @@ def answered_by(record: dict[str, Any], lines: list[bytes]) -> str | None:
         if kind == "abort":
             return "the task was interrupted after the request"
     return None
+
+
+def _answer_events(lines: list[bytes]) -> list[tuple[object, dict[str, Any], float | None]]:
+    """``(type, data, epoch ms)`` of each log line that may answer a request, in order."""
+    found = []
+    for line in lines:
+        if any(marker in line for marker in _ANSWER_LINES):
+            event = _event(line)
+            data = event.get("data")
+            found.append((event.get("type"), data if isinstance(data, dict) else {}, iso_ms(event.get("timestamp"))))
+    return found
 
 
 def call_digest(request: object) -> str | None:
