@@ -79,9 +79,14 @@ def _agents(args: argparse.Namespace, runner: Runner) -> list[Install]:
 
 def _nothing_found() -> str:
     agents = _installers()
-    who = " or ".join(agent.DISPLAY_NAME for _name, agent in agents)
-    flags = " or ".join(f"--{name}" for name, _agent in agents)
+    who = _either([agent.DISPLAY_NAME for _name, agent in agents])
+    flags = _either([f"--{name}" for name, _agent in agents])
     return f"donebell install: no {who} found; pass {flags} to wire one anyway\n"
+
+
+def _either(words: list[str]) -> str:
+    """``a, b or c`` (``a or b``; ``a``)."""
+    return " or ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else "".join(words)
 
 
 def _chain_of(plans: list[AgentPlan]) -> Any:
