@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import paths, state_dir_check
+from donebell.shared import paths, platform, state_dir_check
 from donebell.shared.config import model
 from donebell.shared.statedir import FOLDERS
 from donebell.shared.text.secret_text import public_url as _public_url
@@ -44,7 +43,7 @@ class Check:
 
 def _owner_only(path: Path) -> str | None:
     """A problem with the file's owner or mode, or None (always None on Windows)."""
-    if sys.platform == "win32":
+    if platform.on_windows():
         return None
     st = path.stat()
     if hasattr(os, "getuid") and st.st_uid != os.getuid():

@@ -12,10 +12,10 @@ exiting 2 makes Claude continue the conversation.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.shared import platform
 from donebell.supervisor.doctor.agent_versions import parse_version
 from donebell.supervisor.install.edits import EditError, FileChange, target_of
 from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
@@ -44,7 +44,7 @@ def claude_version(runner: Runner) -> tuple[int, ...] | None:
 
 
 def use_exec_form(version: tuple[int, ...] | None) -> bool:
-    return sys.platform == "win32" or (version is not None and version >= EXEC_FORM_SINCE)
+    return platform.on_windows() or (version is not None and version >= EXEC_FORM_SINCE)
 
 
 def plan_install(config_dir: Path, executable: str, record: dict[str, Any], *, exec_form: bool) -> AgentPlan:

@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.shared import platform
+
 PROGRAM_NAMES = ("donebell", "donebell.exe")
 CODEX_STOP_ARGS = ("hook", "codex-stop")
 #: Codex's PermissionRequest: the turn waits for an approval ("needs you", docs/approvals.md).
@@ -52,7 +54,7 @@ def donebell_executable() -> str:
     different ``donebell`` earlier on PATH (pipx, another venv) is not wired by mistake.
     """
     here = Path(sys.executable).parent
-    names = ("donebell.exe", "donebell") if sys.platform == "win32" else ("donebell",)
+    names = ("donebell.exe", "donebell") if platform.on_windows() else ("donebell",)
     for folder in (here, here / "Scripts", here / "bin"):
         for name in names:
             candidate = folder / name
@@ -76,7 +78,7 @@ def is_donebell_program(program: object) -> bool:
 
 def shell_command(executable: str, *args: str) -> str:
     """A command line for a hook that runs through a shell, quoted for this OS."""
-    if sys.platform == "win32":
+    if platform.on_windows():
         return subprocess.list2cmdline([executable, *args])
     return shlex.join([executable, *args])
 
@@ -85,7 +87,7 @@ def split_command(command: object) -> list[str] | None:
     """A shell command string split into words, or None if it does not split cleanly."""
     if not isinstance(command, str):
         return None
-    windows_style = "\\" in command or sys.platform == "win32"
+    windows_style = "\\" in command or platform.on_windows()
     try:
         words = shlex.split(command, posix=not windows_style)
     except ValueError:
@@ -195,7 +197,7 @@ def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, A
     """The Claude settings.json group donebell owns for ``event``."""
     options = CLAUDE_EVENTS[event]
     handler: dict[str, Any] = {"type": "command"}
-    if exec_form and sys.platform != "win32":
+    if exec_form and not platform.on_windows():
         handler.update(command=SIGNAL_SHIELD_SHELL, args=["-c", SIGNAL_SHIELD_SCRIPT, executable, *CLAUDE_ARGS])
     elif exec_form:
         handler.update(command=executable, args=list(CLAUDE_ARGS))
