@@ -60,6 +60,23 @@ def test_the_waker_wakes_on_a_change_in_either_mode(
         waker.close()
 
 
+def test_the_poll_watch_sees_a_write_inside_a_watched_folder(tmp_path: Path, portable: None) -> None:
+    """Only the folder is watched (as the scanners watch a day's rollout folder): an append to a
+    file in it leaves the folder's own mtime alone, and must still be seen (inotify reports it)."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    rollout = folder / "rollout.jsonl"
+    rollout.write_text("one\n")
+    before = os.stat(folder).st_mtime_ns
+    watch = new_file_watch()
+    watch.watch([str(folder)])
+    assert watch.changed() is False
+    with open(rollout, "a") as f:
+        f.write('{"type":"task_complete"}\n')
+    assert os.stat(folder).st_mtime_ns == before  # the folder itself did not change
+    assert watch.changed() is True and watch.changed() is False
+
+
 def test_the_poll_watch_sees_a_new_file_and_a_deleted_one(tmp_path: Path, portable: None) -> None:
     watch = new_file_watch()
     assert watch.mechanism == "poll" and watch.fd == -1

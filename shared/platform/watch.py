@@ -3,7 +3,8 @@
 * ``inotify`` (Linux): one non-blocking inotify descriptor through ``ctypes`` (no dependency),
   read by the caller's ``select`` next to its own wake-up pipe.
 * ``poll`` (macOS, Windows, and anywhere in portable mode): each watched path's ``(mtime, size)``
-  compared every poll interval. Hand-written rather than a watcher library: the one that covers
+  compared every poll interval, and for a folder its entries' too (a write to a file inside a
+  folder leaves the folder's own mtime alone, where inotify reports it). Hand-written rather than a watcher library: the one that covers
   every platform (watchdog) runs an observer thread per process and, for the kinds of file this
   watches (folders on local disks and network shares), falls back to the same stat polling;
   twenty lines of ``os.stat`` cost no thread, no dependency and no start-up. A stat never blocks
@@ -17,10 +18,14 @@ so a missed event costs latency, never a notification. macOS's FSEvents/kqueue a
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from typing import Protocol
 
 from donebell.shared import platform
+
+#: How many entries of a watched folder the poll looks at (each costs a stat on POSIX).
+FOLDER_ENTRIES = 256
 
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x002, 0x004, 0x008
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x040, 0x080, 0x100, 0x200
@@ -59,7 +64,7 @@ class PollWatch:
     fd = -1
 
     def __init__(self) -> None:
-        self._signatures: dict[str, tuple[int, int] | None] = {}
+        self._signatures: dict[str, tuple[int, ...] | None] = {}
 
     def watch(self, paths: Iterable[str]) -> None:
         wanted = set(paths)
@@ -135,9 +140,27 @@ def new_file_watch() -> FileWatch:
     return PollWatch()
 
 
-def _signature(path: str) -> tuple[int, int] | None:
+def _signature(path: str) -> tuple[int, ...] | None:
+    """What changes when ``path`` or, for a folder, one of its first :data:`FOLDER_ENTRIES`
+    entries changes: a folder's own mtime moves only when an entry is added or removed, while
+    inotify also reports a write to a file inside it, so the entries' mtimes and sizes count too."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    if not stat.S_ISDIR(st.st_mode):
+        return (st.st_mtime_ns, st.st_size)
+    count = newest = total = 0
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if count == FOLDER_ENTRIES:
+                    break  # a huge folder: its own mtime and the periodic rescan cover the rest
+                try:
+                    est = entry.stat(follow_symlinks=False)  # no syscall on Windows: from the listing
+                except OSError:
+                    continue
+                count, newest, total = count + 1, max(newest, est.st_mtime_ns), total + est.st_size
+    except OSError:
+        pass
+    return (st.st_mtime_ns, st.st_size, count, newest, total)
