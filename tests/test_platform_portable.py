@@ -12,7 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 from donebell.shared import platform
 from donebell.shared.platform import files, identity, locked
@@ -21,6 +20,7 @@ from donebell.shared.process import groups
 from donebell.shared.process.orphans import die_with_parent
 from donebell.shared.wake import Waker
 from donebell.workers.hooks.stdin import PayloadError, decode_object
+from support.process_tree import TREE, gone, tree_pids
 from support.waiting import wait_for
 
 HOLD = "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"
@@ -146,41 +146,23 @@ def test_procfs_and_psutil_agree_on_a_start_time(portable: None) -> None:
     assert identity.create_time(child.pid) is None
 
 
-TREE = """
-import os, subprocess, sys, time
-grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-open(sys.argv[1] + ".tmp", "w").write(f"{os.getpid()} {grandchild.pid}")
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(600)
-"""
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def test_the_portable_group_kill_finds_the_descendants(tmp_path: Path, portable: None) -> None:
     """psutil-tree: a detached start (subprocess) and its grandchild, killed by walking the tree."""
     assert not groups.group_signals()
     pids_file = tmp_path / "pids"
     pid = groups.spawn_detached([sys.executable, "-c", TREE, str(pids_file)], cwd=groups.NEUTRAL_CWD)
     try:
-        wait_for(pids_file.exists, timeout=30, what="the tree's pids")
-        leader, grandchild = (int(p) for p in pids_file.read_text().split())
+        leader, grandchild = tree_pids(pids_file)
         assert leader == pid
         groups.kill_group(pid)
-        wait_for(lambda: _gone(grandchild), timeout=10, what="the grandchild killed by the tree walk")
+        wait_for(lambda: gone(grandchild), timeout=10, what="the grandchild killed by the tree walk")
     finally:
-        for victim in (pid,):
-            if not _gone(victim):
-                os.kill(victim, 9)
+        if not gone(pid):
+            os.kill(pid, 9)
         os.waitpid(pid, 0)
 
 
-def test_the_portable_parent_check_exits_when_the_parent_is_gone(portable: None) -> None:
+def test_the_portable_parent_check_exits_when_the_parent_isgone(portable: None) -> None:
     """ppid-check: a helper whose recorded parent is not its parent leaves at once (exit 3)."""
     code = "import sys; from donebell.shared.process.orphans import die_with_parent; die_with_parent(int(sys.argv[1])); print('alive')"
     env = {**os.environ, platform.FORCE_PORTABLE_ENV: "1"}
