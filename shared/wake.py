@@ -3,13 +3,15 @@
 How a change is seen is the platform seam's file watch (``shared/platform/watch.py``: inotify on
 Linux, a stat poll every ``poll_interval`` seconds elsewhere or in portable mode). Either way the
 caller's periodic rescan remains the source of truth (qmail's trigger pipe + Postfix's wake-up
-timers): a missed event only costs latency, never a notification.
+timers): a missed event only costs latency, never a notification. The trigger is a socket pair,
+not a pipe: Windows' ``select`` accepts sockets only.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import socket
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,9 +24,9 @@ class Waker:
 
     def __init__(self, poll_interval: float = 0.5) -> None:
         self.poll_interval = poll_interval
-        self._pipe_r, self._pipe_w = os.pipe()
-        os.set_blocking(self._pipe_w, False)
-        os.set_blocking(self._pipe_r, False)
+        self._trigger_r, self._trigger_w = socket.socketpair()
+        self._trigger_r.setblocking(False)
+        self._trigger_w.setblocking(False)
         self._watch = new_file_watch()
 
     @property
@@ -43,8 +45,8 @@ class Waker:
     def interrupt(self) -> None:
         """Wake a current or the next :meth:`wait` (safe from a signal handler)."""
         try:
-            os.write(self._pipe_w, b"x")
-        except (BlockingIOError, OSError):
+            self._trigger_w.send(b"x")
+        except OSError:  # full (a wake is pending anyway) or closed
             pass
 
     def wait(self, timeout: float) -> bool:
@@ -55,7 +57,7 @@ class Waker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            fds = [self._pipe_r] + ([fd] if fd >= 0 else [])
+            fds = [self._trigger_r.fileno()] + ([fd] if fd >= 0 else [])
             step = remaining if fd >= 0 else min(remaining, self.poll_interval)
             try:
                 ready, _, _ = select.select(fds, [], [], step)
@@ -68,19 +70,16 @@ class Waker:
                 return True
 
     def _drain(self, ready: list[int]) -> None:
-        if self._pipe_r in ready:
+        if self._trigger_r.fileno() in ready:
             try:
-                while os.read(self._pipe_r, 65536):
+                while self._trigger_r.recv(65536):
                     pass
-            except (BlockingIOError, OSError):
+            except OSError:  # BlockingIOError: drained
                 pass
         if self._watch.fd in ready:
             self._watch.drain()
 
     def close(self) -> None:
         self._watch.close()
-        for fd in (self._pipe_r, self._pipe_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._trigger_r.close()
+        self._trigger_w.close()

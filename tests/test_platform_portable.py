@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -56,6 +58,22 @@ def test_the_waker_wakes_on_a_change_in_either_mode(
         assert time.monotonic() - started < 10.0
         waker.interrupt()
         assert waker.wait(5.0) is True
+    finally:
+        waker.close()
+
+
+def test_the_portable_waker_selects_on_sockets_only(tmp_path: Path, portable: None) -> None:
+    """Windows' select accepts sockets only: in portable mode everything the waker waits on is one
+    (its trigger was a pipe, which no role on Windows could have waited on)."""
+    waker = Waker(poll_interval=0.05)
+    try:
+        waker.watch([tmp_path])
+        selected = [waker._trigger_r.fileno()] + ([waker._watch.fd] if waker._watch.fd >= 0 else [])
+        assert selected and all(stat.S_ISSOCK(os.fstat(fd).st_mode) for fd in selected)
+        assert isinstance(waker._trigger_r, socket.socket)
+        waker.interrupt()
+        waker.interrupt()
+        assert waker.wait(5.0) is True and waker.wait(0.1) is False  # both interrupts drained at once
     finally:
         waker.close()
 
