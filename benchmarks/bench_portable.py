@@ -53,7 +53,7 @@ def wake_latencies(forced: str) -> list[float]:
     """Seconds from each append to the waker's return, in a child with the side's environment."""
     code = (
         "import json, random, sys, threading, time\n"
-        "from donebell.shared.wake import Waker\n"
+        "from donebell.shared.waker import Waker\n"
         "path, n = sys.argv[1], int(sys.argv[2])\n"
         "waker, out = Waker(), []\n"
         "waker.watch([path])\n"

@@ -20,8 +20,8 @@ from donebell.shared.platform import files, identity, locked
 from donebell.shared.platform.watch import new_file_watch
 from donebell.shared.process import groups
 from donebell.shared.process.orphans import die_with_parent
-from donebell.shared.wake import Waker
-from donebell.workers.hooks.stdin import PayloadError, decode_object
+from donebell.shared.waker import Waker
+from donebell.workers.kit.hook_input import PayloadError, decode_object
 from support.process_tree import TREE, gone, tree_pids
 from support.waiting import wait_for
 

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 from donebell.shared import platform
-from donebell.supervisor.install import managed, service
-from donebell.supervisor.install.claude import use_exec_form
+from donebell.workers.kit.install import managed
+from donebell.supervisor.install import service
+from donebell.workers.agents.claude.install import use_exec_form
 from donebell.supervisor.install.command import main_install
-from donebell.supervisor.install.managed import donebell_executable
+from donebell.workers.kit.install.managed import donebell_executable
 from support.install_env import RecordingRunner, isolate
 
 #: Characters a path or variable may hold that XML, plists, shells or cmd.exe treat specially.

@@ -33,7 +33,7 @@ from donebell.shared import platform
 from donebell.shared.backoff import doubling
 from donebell.shared.process.groups import CREATE_NO_WINDOW, NEUTRAL_CWD, own_python
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
-from donebell.workers.gate.verdict import Verdict
+from donebell.workers.kit.verdict import Verdict
 
 SYNC_WINDOW_SECONDS = 0.3
 IDLE_EXIT_SECONDS = 60.0
