@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 from donebell.shared.config.model import APPROVAL_WAIT_MAX
+from donebell.shared.ntfy.subscribe import clear_card
 from donebell.shared.process.liveness import current_process_identity
 from donebell.shared.statedir import now
 from donebell.shared.wake_ticket import TicketKey, issue_answer, load_key, verify
-from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT
 from donebell.workers.agents.claude.install import claude_group
 from donebell.workers.agents.codex.managed import codex_permission_group
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT
 from donebell.workers.wake.history import render_wakes
 from donebell.workers.wake.pipeline import WakePipeline
-from donebell.shared.ntfy.subscribe import clear_card
 from support.hooks_harness import HookEnv
 from support.ntfy_standin import NtfyStandin
 from support.policy_kit import policy_env

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.shared.states import ROLE_NAMES
 from donebell.shared.statedir import StateDir
+from donebell.shared.states import ROLE_NAMES
 from donebell.supervisor.commands.config_restart import RESTART_KEYS, fingerprints
 
 REPO = Path(__file__).resolve().parents[1]

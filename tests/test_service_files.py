@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 from donebell.shared import platform
-from donebell.workers.kit.install import managed
 from donebell.supervisor.install import service
-from donebell.workers.agents.claude.install import use_exec_form
 from donebell.supervisor.install.command import main_install
+from donebell.workers.agents.claude import install as claude_install
+from donebell.workers.agents.claude.install import use_exec_form
+from donebell.workers.agents.codex import managed as codex_managed
+from donebell.workers.kit.install import managed
 from donebell.workers.kit.install.managed import donebell_executable
 from support.install_env import RecordingRunner, isolate
 
@@ -183,20 +185,20 @@ def test_the_windows_claude_hook_is_the_exec_form_and_reads_back(on_windows: Non
     .exe and args the words; written as settings.json and read back, donebell knows it as its own."""
     executable = r"C:\Users\Jo Doe\AppData\Local\Programs\donebell venv\Scripts\donebell.exe"
     assert use_exec_form(None) is True
-    for event in managed.CLAUDE_EVENTS:
-        group = json.loads(json.dumps(managed.claude_group(event, executable, exec_form=True)))
+    for event in claude_install.CLAUDE_EVENTS:
+        group = json.loads(json.dumps(claude_install.claude_group(event, executable, exec_form=True)))
         handler = group["hooks"][0]
-        assert handler["command"] == executable and handler["args"] == list(managed.CLAUDE_ARGS)
-        assert managed.handler_argv(handler) == [executable, *managed.CLAUDE_ARGS]
-        assert managed.is_managed_handler(handler, managed.CLAUDE_ARGS)
+        assert handler["command"] == executable and handler["args"] == list(claude_install.CLAUDE_ARGS)
+        assert managed.handler_argv(handler) == [executable, *claude_install.CLAUDE_ARGS]
+        assert managed.is_managed_handler(handler, claude_install.CLAUDE_ARGS)
 
 
 def test_the_windows_codex_hook_command_is_cmd_quoted_and_reads_back(on_windows: None) -> None:
     executable = r"C:\Program Files\donebell tools\Scripts\donebell.exe"
-    handler = managed.codex_stop_group(executable)["hooks"][0]
+    handler = codex_managed.codex_stop_group(executable)["hooks"][0]
     assert handler["command"] == f'"{executable}" hook codex-stop'
     assert managed.split_command(handler["command"]) == [executable, "hook", "codex-stop"]
-    assert managed.is_managed_handler(handler, managed.CODEX_STOP_ARGS)
+    assert managed.is_managed_handler(handler, codex_managed.CODEX_STOP_ARGS)
 
 
 def test_the_codex_hook_command_survives_a_path_with_spaces_through_a_real_shell(tmp_path: Path) -> None:
@@ -208,8 +210,8 @@ def test_the_codex_hook_command_survives_a_path_with_spaces_through_a_real_shell
     executable.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     executable.chmod(executable.stat().st_mode | stat.S_IXUSR)
     for group, args in (
-        (managed.codex_stop_group(str(executable)), managed.CODEX_STOP_ARGS),
-        (managed.codex_permission_group(str(executable)), managed.CODEX_PERMISSION_ARGS),
+        (codex_managed.codex_stop_group(str(executable)), codex_managed.CODEX_STOP_ARGS),
+        (codex_managed.codex_permission_group(str(executable)), codex_managed.CODEX_PERMISSION_ARGS),
     ):
         handler = json.loads(json.dumps(group))["hooks"][0]
         assert managed.split_command(handler["command"]) == [str(executable), *args]

@@ -32,12 +32,12 @@ from donebell.shared import paths, platform
 from donebell.shared.config import model, schema
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.rules import SECRET_KEYS as CONFIG_SECRET_KEYS
+from donebell.shared.config.secret_text import MASK, redact_url, url_passwords
 from donebell.shared.paths import config_path
 from donebell.shared.platform import files
-from donebell.shared.config.secret_text import MASK, redact_url, url_passwords
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
-from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
+from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from pydantic import ValidationError
 
 SECRET_KEYS = frozenset(CONFIG_SECRET_KEYS)

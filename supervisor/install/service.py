@@ -23,9 +23,9 @@ from xml.sax.saxutils import escape
 
 from donebell.shared.platform import locations
 from donebell.shared.platform import service as platform_service
-from donebell.workers.kit.install.edits import FileChange, read_text
-from donebell.supervisor.install.service_manager import systemd_user_problem
 from donebell.shared.process.runner import Runner
+from donebell.supervisor.install.service_manager import systemd_user_problem
+from donebell.workers.kit.install.edits import FileChange, read_text
 
 SERVICES = platform_service.MANAGERS
 UNIT_NAME = "donebell.service"

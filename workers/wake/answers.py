@@ -92,4 +92,4 @@ def _answered_at_terminal(pipe: WakePipeline, needs: dict[str, Any], folder: str
         return f"its notification is in {folder}/"
     from donebell.workers.kit.needs_answered import needs_answered
 
-    return needs_answered(pipe.state, needs)
+    return needs_answered(pipe.state, needs, registry.agent(needs.get("provider")))

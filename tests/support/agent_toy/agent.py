@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
-from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
 from donebell.workers.kit.thread_view import DaemonError
+from donebell.workers.kit.verdict import Verdict
 
 if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike

@@ -19,8 +19,8 @@ import os
 import socket
 import stat
 
-from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.shared.platform import identity
+from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
 #: A session record is a few hundred bytes; anything larger is not one.

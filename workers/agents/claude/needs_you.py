@@ -16,8 +16,8 @@ import os
 from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.statedir import now
 from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, tool_digest, write_request
 from donebell.workers.kit.hook_input import text_field
+from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, tool_digest, write_request
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

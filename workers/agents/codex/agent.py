@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.kit.gate_context import GateContext
-    from donebell.workers.kit.verdict import Verdict
     from donebell.workers.kit.hook_context import HookContext
     from donebell.workers.kit.thread_view import ThreadView
+    from donebell.workers.kit.verdict import Verdict
 
 NAME = "codex"
 DISPLAY_NAME = "Codex"

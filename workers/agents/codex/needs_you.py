@@ -8,8 +8,8 @@ of the exact tool call and the rollout's size at that moment. The record itself 
 from __future__ import annotations
 
 from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.needs_you import PATH_LIMIT, file_size, tool_digest, write_request
 from donebell.workers.kit.hook_input import text_field
+from donebell.workers.kit.needs_you import PATH_LIMIT, file_size, tool_digest, write_request
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

@@ -86,7 +86,7 @@ def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
         return None
     from donebell.workers.kit.needs_answered import needs_answered
 
-    return needs_answered(state, record) if record is not None else None
+    return needs_answered(state, record, ctx.agent) if record is not None else None
 
 
 def _output(ctx: HookContext, key: str, answer: dict[str, Any]) -> str | None:

@@ -29,7 +29,6 @@ from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import now
 from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.hooks import kick_and_log
 from donebell.workers.kit.hook_input import message_field, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -85,7 +84,7 @@ def write_request(
         ctx.log("info", "needs-you: the same request again, nothing new", key=key, where=where, signal=signal)
         return None
     ctx.log("info", "needs-you recorded", key=key, provider=provider, signal=signal, marker=marker[:120])
-    kick_and_log(ctx)
+    ctx.request_delivery()
     return key
 
 

@@ -16,22 +16,34 @@ None means "still waiting as far as we can see": the notification goes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from donebell.shared.bounded_read import read_from
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.workers.agents.registry import agent
-
-if TYPE_CHECKING:
-    from donebell.workers.agents.protocols import Agent
 
 READ_CAP = 4 << 20
 
 
-def needs_answered(state: StateDir, record: dict[str, Any]) -> str | None:
-    """Why we believe the request was answered at the terminal, or None."""
-    found = agent(record.get("provider"))
+class AnswerEvidence(Protocol):
+    """What an agent tells about its own answers (the part of ``protocols.Agent`` read here)."""
+
+    @property
+    def NAME(self) -> str: ...
+
+    @property
+    def ANSWER_MARKERS(self) -> tuple[bytes, ...]: ...
+
+    def answered_at_terminal(self, state: StateDir, record: dict[str, Any]) -> str | None: ...
+
+    def conversation_of(self, record: dict[str, Any]) -> tuple[str | None, str | None]: ...
+
+
+def needs_answered(state: StateDir, record: dict[str, Any], found: AnswerEvidence | None) -> str | None:
+    """Why we believe the request was answered at the terminal, or None.
+
+    ``found`` is the record's agent (the caller asks the registry: the kit names no agent).
+    """
     if found is None:
         return None
     return (
@@ -56,7 +68,7 @@ def _file_moved_on(record: dict[str, Any], markers: tuple[bytes, ...]) -> str | 
     return None
 
 
-def _turn_finished(state: StateDir, record: dict[str, Any], found: Agent) -> str | None:
+def _turn_finished(state: StateDir, record: dict[str, Any], found: AnswerEvidence) -> str | None:
     """The same turn has a candidate (or a later state) created after the request: it finished."""
     conversation, turn = found.conversation_of(record)
     if not conversation or not turn:
