@@ -26,7 +26,7 @@ from donebell.workers.wake.pipeline import WakePipeline
 from support.hooks_harness import HookEnv
 from support.ntfy_standin import NtfyStandin
 from support.policy_kit import policy_env
-from test_needs_you import TRANSCRIPT, recorded
+from test_needs_you import ASKING_LINES, recorded
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -47,7 +47,7 @@ class Phone:
         self.env = policy_env(root, "http://127.0.0.1:9", **{**APPROVALS, **config})
         self.hooks = HookEnv(root)
         self.transcript = root / "transcript.jsonl"
-        lines = TRANSCRIPT.read_bytes().splitlines(keepends=True)
+        lines = ASKING_LINES
         self.answer_line = lines[7]  # the tool_result: the prompt answered at the terminal
         self.transcript.write_bytes(b"".join(lines[:7]))
         self.state = self.env.state

@@ -158,6 +158,20 @@ CASES: list[tuple[str, Any, dict[str, str], Literal["loaded", "refused"]]] = [
     ("wake_actions without a prompt", {"wake_actions": [{"label": "a"}]}, {}, "refused"),
     ("wake_actions blank label", {"wake_actions": [{"label": " ", "prompt": "p"}]}, {}, "refused"),
     ("wake_actions empty", {"wake_actions": []}, {}, "loaded"),
+    # issue 34 item 9: a prompt no agent can be started with is refused at load, not every 5 s
+    ("wake_actions prompt with a NUL", {"wake_actions": [{"label": "a", "prompt": "go\u0000on"}]}, {}, "refused"),
+    (
+        "wake_actions prompt over 128 KiB",
+        {"wake_actions": [{"label": "a", "prompt": "p" * (128 << 10)}]},
+        {},
+        "refused",
+    ),
+    (
+        "wake_actions prompt just under 128 KiB",
+        {"wake_actions": [{"label": "a", "prompt": "p" * ((128 << 10) - 1)}]},
+        {},
+        "loaded",
+    ),
     ("tags with a number", {"tags": ["a", 5]}, {}, "refused"),
     ("chain_notify null", {"chain_notify": None}, {}, "loaded"),
     ("username null", {"username": None}, {}, "loaded"),

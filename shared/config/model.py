@@ -146,10 +146,16 @@ class Settings(BaseSettings):
     wake_token: SecretStr | None = Field(None, description="Token sent by the buttons (a write-only user). Secret.")
     wake_actions: list[dict[str, str]] = Field(
         default_factory=lambda: [{"label": "Continue", "prompt": "continue"}],
-        description="Up to 3 buttons {label, prompt}; the prompt stays local, never in the action.",
+        description=(
+            "Up to 3 buttons {label, prompt}; the prompt stays local, never in the action. The prompt is one"
+            " argument of the agent's command: no leading '-', no NUL byte, at most 131071 bytes."
+        ),
     )
     wake_ticket_ttl_seconds: float = Field(
         86400.0, gt=0, le=MAX_SECONDS, description="A button's ticket expires after this."
+    )
+    wake_tap_max_age_seconds: float = Field(
+        600.0, gt=0, le=MAX_SECONDS, description="A tap older than this (the server's clock) is refused as stale."
     )
     wake_codex_args: list[str] = Field(default_factory=list, description="Extra args of `codex exec resume`.")
     wake_claude_args: list[str] = Field(default_factory=list, description="Extra args of `claude -p --resume`.")

@@ -283,7 +283,12 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
                     "so it never lands in your shell history or the process list"
                 )
             value = read_secret(key, stdin or sys.stdin)
-            if value and not value.strip("*"):  # pasted from an earlier `config show` or `set`
+            if not value.strip():  # an empty pipe or a bare Enter: stored, it would hide behind the mask
+                raise ConfigSetError(
+                    f"{key}: nothing was read on stdin; an empty secret is refused "
+                    f"(to remove it: `donebell config unset {key}`)"
+                )
+            if not value.strip("*"):  # pasted from an earlier `config show` or `set`
                 raise ConfigSetError(f"{key}: that is the mask donebell prints ({REDACTED}), not the secret")
         elif not unset and key == "server":
             value = _server_value(value, stdin)

@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 from support import npm_clis
-from support.fake_messages import FakeMessages
+from support.fake_messages import FakeMessages, api_error
 from support.fake_messages import Text as ClaudeText
-from support.fake_responses import FakeResponses, Text
+from support.fake_responses import FakeResponses, Text, http_500
 from support.scripted_server import Stall
 
 from e2e.agent_proc import RunningAgent, start_agent
@@ -68,9 +68,9 @@ class WakeProduct(Product):
 
 
 @contextlib.contextmanager
-def wake_product(tmp: Path, server: Any, provider: str) -> Iterator[tuple[WakeProduct, Any]]:
+def wake_product(tmp: Path, server: Any, provider: str, **config: Any) -> Iterator[tuple[WakeProduct, Any]]:
     """A Codex home or Claude config dir wired by `donebell install`, under a running supervisor."""
-    with WakeProduct(tmp, dict(WAKE_CONFIG)) as product:
+    with WakeProduct(tmp, {**WAKE_CONFIG, **config}) as product:
         make_home = make_codex_home if provider == "codex" else make_claude_home
         home = make_home(tmp, server, extra_env=product.agent_env())
         product.agent_vars = dict(home.env)
@@ -139,6 +139,25 @@ def test_codex_continue_runs_one_new_turn_in_the_same_thread(tmp_path: Path) -> 
         assert_one_confirmed_wake(product)
 
 
+def test_codex_continue_works_outside_a_git_repository_as_the_users_run_did(tmp_path: Path) -> None:
+    """The user's `codex exec --skip-git-repo-check` ran in a folder outside any git repository and
+    wake_codex_args does not repeat the flag: the woken `codex exec resume`, started in that folder,
+    gets it from the thread's own record (Codex refused it before: "Not inside a trusted directory")."""
+    without = ["--dangerously-bypass-hook-trust"]  # the bypass flag would skip the folder check too
+    script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
+    with (
+        FakeResponses(script) as server,
+        wake_product(tmp_path, server, "codex", wake_codex_args=without) as (
+            product,
+            home,
+        ),
+    ):
+        assert not any((parent / ".git").exists() for parent in [home.workdir, *home.workdir.parents])
+        assert run_codex(home, "start").returncode == 0
+        assert "FAKE-FINAL: second" in continue_once(product)["message"]
+        assert_one_confirmed_wake(product)
+
+
 def test_claude_continue_resumes_the_session(tmp_path: Path) -> None:
     script = {"main": [ClaudeText("FAKE-FINAL: first"), ClaudeText("FAKE-FINAL: second")]}
     with FakeMessages(script) as server, wake_product(tmp_path, server, "claude") as (product, home):
@@ -147,6 +166,28 @@ def test_claude_continue_resumes_the_session(tmp_path: Path) -> None:
         [transcript] = home.transcripts()  # resumed: the same session file
         assert PROMPT in transcript.read_text()
         assert_one_confirmed_wake(product)
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex"])
+def test_continue_on_a_failed_turns_push_resumes_it(tmp_path: Path, provider: str) -> None:
+    """A turn that failed (an API error: Claude's StopFailure, Codex's error turn) is the newest
+    ended turn: its push's Continue starts one more turn, never ``superseded`` (issue 34 item 8:
+    Claude's ``-p`` transcript ends with the error record and no ``turn_duration``)."""
+    if provider == "claude":
+        script: dict[str, Any] = {"main": [api_error(500), ClaudeText("FAKE-FINAL: second")]}
+        server: Any = FakeMessages(script)
+    else:
+        server = FakeResponses({"root": [http_500(), Text("FAKE-FINAL: second")]})
+    with server, wake_product(tmp_path, server, provider) as (product, home):
+        run = run_codex(home, "start") if provider == "codex" else run_claude(home, "start")
+        assert run is not None
+        [failed] = product.expect_matching(1)
+        assert failed["tags"][0] != "white_check_mark", failed  # the failed turn's push
+        tap(continue_button(failed))
+        product.wait_until(lambda: len(product.messages()) >= 2, 90, "the continued turn's push")
+        [record] = wake_records(product)
+        assert record["status"] == "confirmed", record
+        assert "FAKE-FINAL: second" in product.messages()[1]["message"]
 
 
 def test_codex_reply_tapped_during_the_users_own_turn_is_superseded_when_it_ends(tmp_path: Path) -> None:

@@ -186,9 +186,12 @@ class Records(Protocol):
 class Policies(Protocol):
     """The delivery policies' evidence, read from the state directory or the agent's own files."""
 
-    @property
-    def ANSWER_MARKERS(self) -> tuple[bytes, ...]:
-        """Bytes the agent writes to a request's file only once the request was answered."""
+    def answered_in_file(self, record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+        """Why the request's file shows this very request answered, or None. ``after``: what the
+        agent wrote there after the request (from ``answer_offset``); ``before``: the end of what it
+        had written until then (where the waiting call usually is). Only the request's own call's
+        result counts (another call's never does); while that call cannot be identified, only what
+        ends the whole wait (the turn's end, a new prompt)."""
         ...
 
     def task_seconds(self, record: dict[str, Any], state: StateDir) -> float | None:
@@ -200,7 +203,7 @@ class Policies(Protocol):
         ...
 
     def answered_at_terminal(self, state: StateDir, record: dict[str, Any]) -> str | None:
-        """The agent's own sign, beyond ``ANSWER_MARKERS``, that a "needs you" request was answered."""
+        """The agent's own sign, beyond its file (``answered_in_file``), that a "needs you" request was answered."""
         ...
 
 

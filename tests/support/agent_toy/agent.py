@@ -118,7 +118,6 @@ TURN_LABEL = "Toy turn"
 RESUME_COMMAND = "toy --resume {id}"
 PROGRAM = "toy"
 TESTED_RELEASES = ("1.0.0",)
-ANSWER_MARKERS: tuple[bytes, ...] = ()  # the toy never asks for permission
 
 
 def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -140,6 +139,10 @@ def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
 
 def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
     return None
+
+
+def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    return None  # the toy never asks for permission
 
 
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
