@@ -35,9 +35,10 @@ COMMANDS: dict[str, str] = {
 
 USAGE = """usage: donebell <command> [options]
 
-donebell sends exactly one push notification (through an ntfy server) when a root OpenAI Codex or
-Claude Code task is truly done: not on every turn, not while a subagent, goal or background task
-still runs, never twice, and never lost when the network, a process or the machine fails.
+donebell sends exactly one push notification (through an ntfy server) when a root OpenAI Codex,
+Claude Code or GitHub Copilot CLI task is truly done: not on every turn, not while a subagent,
+goal or background task still runs, never twice, and never lost when the network, a process or
+the machine fails.
 
 commands:
   install [--codex] [--claude] [--copilot] [--service systemd|launchd|task-scheduler|none] [--dry-run]
@@ -59,7 +60,7 @@ commands:
   worker ROLE [--once] [--debug]
                            run one role by hand: delivery [--until-idle] | local-scanner [--scan-scope all]
                            | remote-scanner | maintenance | wake
-  hook codex-stop|codex-notify|codex-permission|claude
+  hook codex-stop|codex-notify|codex-permission|claude|copilot EVENT
                            what the agents run (install wires it): records the signal, never blocks
 
 options: --version, --help; `donebell COMMAND --help` describes a command's options
