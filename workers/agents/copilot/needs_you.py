@@ -137,15 +137,13 @@ def _phone_may_answer(ctx: HookContext) -> bool:
 
 
 def _cli_flags() -> list[str]:
-    """The interactive CLI's command line (its loader's, Linux ``/proc``); empty when unknown."""
+    """The interactive CLI's command line (its loader's); empty when unknown."""
     pid = os.environ.get("COPILOT_LOADER_PID", "")
     if not pid.isdigit():
         return []
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return [arg.decode("utf-8", "replace") for arg in handle.read(65536).split(b"\0")]
-    except OSError:
-        return []
+    from donebell.shared.platform.identity import command_line
+
+    return command_line(int(pid)) or []
 
 
 def copilot_answer(claude_shaped: str | None) -> str | None:
