@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from donebell.shared.bounded_read import read_tail
+from donebell.shared.bounded_read import parse_record, read_tail
 from donebell.workers.agents.copilot.events import iso_ms, read_log
 
 #: How much of the log's end is searched for a permission request's outcome.
@@ -94,7 +93,7 @@ def _answer_events(lines: list[bytes]) -> list[tuple[object, dict[str, Any], flo
     found = []
     for line in lines:
         if any(marker in line for marker in _ANSWER_LINES):
-            event = _event(line)
+            event = parse_record(line) or {}
             data = event.get("data")
             found.append((event.get("type"), data if isinstance(data, dict) else {}, iso_ms(event.get("timestamp"))))
     return found
@@ -112,11 +111,3 @@ def call_digest(request: object) -> str | None:
     from donebell.workers.kit.needs_you import tool_digest
 
     return tool_digest({"tool_name": "bash", "tool_input": {"command": command}})
-
-
-def _event(line: bytes) -> dict[str, Any]:
-    try:
-        found = json.loads(line)
-    except ValueError:  # a half-written line, invalid UTF-8: no evidence
-        return {}
-    return found if isinstance(found, dict) else {}
