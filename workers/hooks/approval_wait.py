@@ -1,7 +1,9 @@
 """A PermissionRequest hook waits for the phone's Allow or Deny (``approvals_enabled``).
 
-Only when approvals are on and the wake role is running (its health file is fresh: without it no
-tap can arrive, so waiting would only hold the agent's own dialog). The hook waits up to
+Only when approvals are on and the wake role is running and subscribed to the reply topic (its
+health file is fresh and says ``subscription: subscribed``): a role that is down, still connecting,
+refused (401/403) or without a server cannot receive a tap, so waiting would only hold the agent's
+own dialog. The hook waits up to
 ``approval_wait_seconds`` after the request, reading ``wake/answers/<request key>.json`` (the
 wake role writes it from a verified ticket; a local file, never the network) and checking every
 half second whether the prompt was answered at the terminal (the agent went on: the same
@@ -42,6 +44,13 @@ def approval_wait(ctx: HookContext) -> float:
     wake = ctx.state.read_health("wake")
     if wake is None or not health.alive(wake) or health.is_stale(wake, time.time()):
         ctx.log("warning", "approvals_enabled but the wake role is not running: not waiting for the phone")
+        return 0.0
+    subscription = wake.get("subscription")
+    if subscription != "subscribed":  # workers/wake/subscription.py's words: no tap can arrive now
+        why = subscription if isinstance(subscription, str) else "unknown"
+        ctx.log(
+            "warning", f"approvals_enabled but the wake role is not subscribed ({why[:40]}): not waiting for the phone"
+        )
         return 0.0
     wait = config["approval_wait_seconds"]
     return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -72,12 +73,23 @@ class WakePipeline:
         self.key: TicketKey = load_key(state)
         self.junk = JunkLimiter(log)
         self.counters: dict[str, int] = {}
+        self._counters_lock = threading.Lock()  # steps run on the role's worker threads too
+        #: Verification goes on to start the turn at once; the continuous role clears it and
+        #: starts turns on its worker threads instead, so a slow agent command never holds a tap.
+        self.start_inline = True
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self.confirm_seconds = CONFIRM_SECONDS
         self.clear_card: Callable[[str], str] | None = None  # set by the role (answers.py)
 
     def count(self, name: str) -> None:
-        self.counters[name] = self.counters.get(name, 0) + 1
+        with self._counters_lock:
+            self.counters[name] = self.counters.get(name, 0) + 1
+
+    def take_counters(self) -> dict[str, int]:
+        """The counts since the last call (a pass's share), reset."""
+        with self._counters_lock:
+            counters, self.counters = self.counters, {}
+        return counters
 
     # a reply arrives ------------------------------------------------------------------------
 
@@ -164,7 +176,8 @@ class WakePipeline:
             return
         self.queue.advance(record, "verified", verified_at=now())
         self.count("verified")
-        self.step(record)
+        if self.start_inline:
+            self.step(record)
 
     # open records move on, one pass at a time -------------------------------------------
 

@@ -9,6 +9,13 @@ can predate the key, and expired ones are refused), so a reply is seen once per 
 handled once overall (records are keyed by message id).
 
 A line longer than :data:`LINE_MAX` is dropped unread: bounded work per message.
+
+What the subscription is doing is reported as one word (the role's health field ``subscription``,
+which the PermissionRequest hook reads: it waits for the phone only while it says ``subscribed``):
+``connecting`` (never opened yet), ``subscribed`` (the server sent ``open``), ``unauthorized`` (the
+last attempt got 401 or 403: donebell's credentials may not read the reply topic) or
+``unreachable`` (no answer, a dropped stream, or any other refusal). In the two last states no tap
+can arrive; ``subscription_error`` says why in a few words (never a URL or a header).
 """
 
 from __future__ import annotations
@@ -28,6 +35,16 @@ from donebell.shared.httpx_without_cli import httpx
 LINE_MAX = 64 << 10
 KEEPALIVE_SECONDS = 45.0
 BACKOFF_MAX = 60.0
+#: The ``subscription`` words (docs/status.md); only SUBSCRIBED lets a permission hook wait for a tap.
+CONNECTING, SUBSCRIBED, UNAUTHORIZED, UNREACHABLE = "connecting", "subscribed", "unauthorized", "unreachable"
+
+
+def failure_state(exc: BaseException) -> tuple[str, str]:
+    """(``unauthorized`` | ``unreachable``, why) for a failed connection attempt."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        status = exc.response.status_code
+        return (UNAUTHORIZED if status in (401, 403) else UNREACHABLE), f"HTTP {status}"
+    return UNREACHABLE, type(exc).__name__
 
 
 def topic_url(server: str, topic: str) -> str:
@@ -85,7 +102,7 @@ class Subscriber(threading.Thread):
         inbox: queue.Queue[dict[str, Any] | None],
         log: logging.Logger,
         *,
-        on_state: Callable[[str], None] = lambda _s: None,
+        on_state: Callable[[str, str | None], None] = lambda _s, _why: None,
     ) -> None:
         super().__init__(name="wake-subscription", daemon=True)
         self.url, self.headers, self.last_id = url, headers, since
@@ -104,9 +121,10 @@ class Subscriber(threading.Thread):
             except Exception as exc:  # noqa: BLE001 - the thread must outlive any one connection
                 self.failures += 1
                 failures = 1 if self.connects > opened_before else failures + 1  # reset once it worked
-                self.on_state(f"reconnecting: {type(exc).__name__}")
+                state, why = failure_state(exc)
+                self.on_state(state, why)
                 if time.monotonic() - last_logged > 60.0:  # rate-limited: one line a minute
-                    self.log.warning("wake subscription failed (%s); reconnecting", type(exc).__name__)
+                    self.log.warning("wake subscription %s (%s); reconnecting", state, why)
                     last_logged = time.monotonic()
             delay = min(BACKOFF_MAX, doubling(0.5, min(failures, 6))) * random.uniform(0.5, 1.0)
             self.stopping.wait(delay)
@@ -124,7 +142,7 @@ class Subscriber(threading.Thread):
                     kind = event.get("event")
                     if kind == "open":
                         self.connects += 1
-                        self.on_state("subscribed")
+                        self.on_state(SUBSCRIBED, None)
                     elif kind == "message":
                         self.inbox.put(event)
                         if isinstance(event.get("id"), str):

@@ -1,0 +1,87 @@
+"""An agent command the wake role waits for (``codex queue``): bounded in time, killed as a group.
+
+The wake role starts most turns detached (``codex exec resume``, :func:`.agents.spawn`) and never
+waits for them; a few agent commands it must wait for, because their answer decides the next step.
+Such a command runs as the leader of a process group of its own, with the agent's environment
+(never donebell's secrets, :func:`.agents.agent_environment`), stdin ``/dev/null`` and its output
+captured up to :data:`OUTPUT_CAP`. When it has not answered within its timeout the whole group is
+killed (a hung CLI, and whatever it started that keeps the output pipes open), so the thread that
+waits is free again; :func:`kill_running` kills every one still running when the role stops.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from dataclasses import dataclass
+
+from donebell.shared.process.groups import kill_tree, start
+from donebell.workers.wake.agents import agent_environment
+
+OUTPUT_CAP = 64 << 10  # characters of each stream kept: enough for any answer, bounded for junk
+#: How long the output may take to close after the group was killed (a member that left the group).
+DRAIN_SECONDS = 2.0
+
+_running: set[subprocess.Popen[bytes]] = set()
+_running_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Answer:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class NoAnswer(Exception):
+    """The command gave no answer in time; its process group was killed."""
+
+
+def run_agent_command(argv: list[str], timeout: float) -> Answer:
+    """Run ``argv`` and return its answer; :class:`NoAnswer` after ``timeout`` s (group killed);
+    OSError when it cannot start."""
+    proc = start(
+        argv,
+        "windowless",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=agent_environment(os.environ),
+        cwd=None,
+    )
+    with _running_lock:
+        _running.add(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)
+        _drain(proc)
+        raise NoAnswer(f"no answer within {timeout:g} s; its process group was killed") from None
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+    return Answer(proc.returncode, _text(out), _text(err))
+
+
+def _drain(proc: subprocess.Popen[bytes]) -> None:
+    """Reap the killed leader; a pipe still held open by an escaped member is closed unread."""
+    try:
+        proc.communicate(timeout=DRAIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        proc.wait(timeout=DRAIN_SECONDS)
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"")[:OUTPUT_CAP].decode("utf-8", "replace")
+
+
+def kill_running() -> None:
+    """Kill every agent command still running (the role is stopping: nobody waits for them)."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        kill_tree(proc)
