@@ -25,10 +25,14 @@ def locate_thread(conversation_id: str) -> str | None:
     return found[-1] if found else None
 
 
+#: A turn is a prompt: only records that carry a prompt id are parsed.
+MARKERS = (b"promptId",)
+
+
 def read_thread(path: str) -> ThreadView:
     prompts: list[str] = []
     cwd = None
-    for obj in json_lines(path):
+    for obj in json_lines(path, MARKERS):
         if obj.get("type") != "user" or obj.get("isSidechain") is True:
             continue
         if isinstance(obj.get("cwd"), str):
