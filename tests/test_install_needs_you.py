@@ -12,7 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install.managed import CODEX_PERMISSION_ARGS, PERMISSION_HOOK_TIMEOUT, donebell_executable
+from donebell.supervisor.install.managed import (
+    CODEX_PERMISSION_ARGS,
+    CODEX_PERMISSION_LABEL,
+    PERMISSION_HOOK_TIMEOUT,
+    donebell_executable,
+)
 from donebell.supervisor.install.trust_hash import donebell_stop_hooks
 from test_install import env, install, uninstall
 
@@ -37,7 +42,7 @@ def test_install_registers_the_needs_you_hooks(env: dict[str, Path]) -> None:
                     "type": "command",
                     "command": f"{EXE} hook codex-permission",
                     "timeout": PERMISSION_HOOK_TIMEOUT,
-                    "statusMessage": "donebell: notify when the task needs you",
+                    "statusMessage": CODEX_PERMISSION_LABEL,
                 }
             ]
         }

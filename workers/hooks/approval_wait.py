@@ -4,7 +4,8 @@ Only when approvals are on and the wake role is running and subscribed to the re
 health file is fresh and says ``subscription: subscribed``): a role that is down, still connecting,
 refused (401/403) or without a server cannot receive a tap, so waiting would only hold the agent's
 own dialog. The hook waits up to
-``approval_wait_seconds`` after the request, reading ``wake/answers/<request key>.json`` (the
+``approval_wait_seconds`` after the request (``approval_wait_interactive_seconds``, 10 s by default
+and at most 15, in an interactive Codex session: :func:`interactive_codex`), reading ``wake/answers/<request key>.json`` (the
 wake role writes it from a verified ticket; a local file, never the network) and checking every
 half second whether the prompt was answered at the terminal (the agent went on: the same
 evidence as the needs-you desk grace). When it stops waiting without an answer it closes the
@@ -27,6 +28,11 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
+#: Codex's ``session_meta`` names the client that opened the thread early in the rollout's first
+#: line (``"originator":"codex_exec"`` for ``codex exec``; ``codex-tui`` for the TUI, others for the
+#: app-server's clients, all interactive): read within this many bytes, bounded and non-blocking.
+ORIGINATOR_WINDOW = 4096
+EXEC_ORIGINATOR = b'"originator":"codex_exec"'
 #: How often the answer file is looked for: the share of tap -> unblocked the hook adds.
 POLL_SECONDS = 0.05
 #: How often the terminal is checked for an answer given there.
@@ -34,7 +40,7 @@ DESK_EVERY_SECONDS = 0.5
 DENY_MESSAGE = "Denied from the phone (donebell)."
 
 
-def approval_wait(ctx: HookContext) -> float:
+def approval_wait(ctx: HookContext, provider: str = "", payload: dict[str, Any] | None = None) -> float:
     """Seconds this PermissionRequest may wait for the phone (0: do not wait)."""
     config = ctx.config
     if config["approvals_enabled"] is not True or config["wake_enabled"] is not True:
@@ -52,8 +58,27 @@ def approval_wait(ctx: HookContext) -> float:
             "warning", f"approvals_enabled but the wake role is not subscribed ({why[:40]}): not waiting for the phone"
         )
         return 0.0
-    wait = config["approval_wait_seconds"]
+    key = "approval_wait_seconds"
+    if provider == "codex" and interactive_codex(payload or {}):
+        key = "approval_wait_interactive_seconds"  # the TUI shows the hook's label, not its dialog
+    wait = config[key]
     return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
+
+
+def interactive_codex(payload: dict[str, Any]) -> bool:
+    """Is the asking Codex session interactive (the TUI, an app-server client)? Only a rollout that
+    says it was opened by ``codex exec`` is not; an unreadable one is taken as interactive (the
+    short wait: never the desk locked out)."""
+    from donebell.shared.bounded_read import read_from
+
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return True
+    try:
+        head = read_from(path, 0, ORIGINATOR_WINDOW)
+    except OSError:
+        return True
+    return EXEC_ORIGINATOR not in head
 
 
 def await_answer(ctx: HookContext, key: str, until: float) -> str | None:

@@ -68,7 +68,7 @@ def write_request(
     key = event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{marker}")
     source = f"{provider}-{signal.lower()}"
     if signal == "PermissionRequest":
-        _wait_for_the_phone(ctx, payload, key, ids)
+        _wait_for_the_phone(ctx, provider, payload, key, ids)
     record = needs_record(
         payload,
         key,
@@ -89,14 +89,16 @@ def write_request(
     return key
 
 
-def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids: dict[str, Any]) -> None:
+def _wait_for_the_phone(
+    ctx: HookContext, provider: str, payload: dict[str, Any], key: str, ids: dict[str, Any]
+) -> None:
     """With approvals on: the record names the call and the wait's end, and the hook will wait.
 
     A repeat of a request already recorded waits until that record's end (its buttons' expiry).
     """
     from donebell.workers.hooks import approval_wait  # only for a PermissionRequest
 
-    wait = approval_wait.approval_wait(ctx)
+    wait = approval_wait.approval_wait(ctx, provider, payload)
     if wait <= 0:
         return
     until = now() + wait
