@@ -17,6 +17,7 @@ from donebell.shared.config.model import Settings
 from support.fake_responses import FakeResponses
 
 from e2e import approval_agents as aa
+from e2e.agent_proc import start_agent
 from e2e.harness import CodexHome
 from e2e.product_scenarios import codex_product
 from e2e.tui import CodexTui
@@ -68,3 +69,30 @@ def test_codex_tui_shows_its_own_dialog_after_the_short_interactive_wait(tmp_pat
         assert hidden <= interactive + 5.0, hidden
         print(f"prompt -> Codex's own dialog on screen: {hidden:.1f} s")  # the docs' figure (pytest -s)
         assert not product.records("dead")  # (the TUI is closed mid-turn: its candidate stays pending)
+
+
+def test_codex_exec_nobody_at_its_terminal_waits_the_full_wait(tmp_path: Path) -> None:
+    """`codex exec` draws no dialog: its hook waits approval_wait_seconds, not the interactive wait
+    (its rollout names `codex_exec` by the time the hook runs)."""
+    with (
+        FakeResponses(aa.codex_asking_script()) as server,
+        codex_product(tmp_path, server, config={**APPROVALS_DEFAULT_WAITS, "approval_wait_seconds": 30}) as (
+            product,
+            home,
+        ),
+    ):
+        assert isinstance(home, CodexHome)
+        product.wait_until(lambda: product.health("wake").get("subscription") == "subscribed", 30, "subscribed")
+        agent = start_agent(aa.codex_asking_argv("needs approval"), cwd=home.workdir, env=home.env)
+        found: list[dict[str, object]] = []
+
+        def asked() -> bool:
+            found[:] = [
+                r for r in product.records("outbox") + product.records("sent") if r.get("notice") == "needs-you"
+            ]
+            return bool(found)
+
+        product.wait_until(asked, 60, "the needs-you record")
+        [request] = found
+        assert float(str(request["approval_until"])) - float(str(request["promoted_at"])) == pytest.approx(30, abs=1)
+        agent.wait(90)
