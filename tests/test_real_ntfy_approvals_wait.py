@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from donebell.shared import health
-from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, free_port, serve_module
+from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, free_port, serve_with_donebell
 from support.waiting import wait_for
 from support.wake_world import THREAD, WakeWorld
 from test_approvals import ALLOW, APPROVALS, Phone, _printed
@@ -50,11 +50,7 @@ if sys.argv[1] == "queue":
 
 @pytest.fixture(scope="module", params=SERVER_SUITES, ids=SERVER_IDS)
 def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[tuple[RealNtfy, str]]:
-    """A deny-all server and donebell's token (read-write on `donebell-*`, docs/wake.md)."""
-    for ntfy in serve_module(tmp_path_factory.mktemp("ntfy-approvals"), default_access="deny-all", suite=request.param):
-        ntfy.user_add("donebell", "pw-donebell")
-        ntfy.access("donebell", "donebell-*", "rw")
-        yield ntfy, ntfy.token_add("donebell")
+    yield from serve_with_donebell(tmp_path_factory.mktemp("ntfy-approvals"), request.param)
 
 
 def _world(tmp_path: Path, ntfy: RealNtfy, token: str, **settings: Any) -> tuple[WakeWorld, Phone]:

@@ -27,7 +27,7 @@ import pytest
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.subscription import clear_card
 from support.delivery_kit import Env
-from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_module
+from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_with_donebell
 from support.waiting import wait_for
 from test_approvals import Phone, _printed
 
@@ -38,10 +38,7 @@ TOPIC = "donebell-cards"
 
 @pytest.fixture(scope="module", params=SERVER_SUITES, ids=SERVER_IDS)
 def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[tuple[RealNtfy, str]]:
-    for ntfy in serve_module(tmp_path_factory.mktemp("ntfy-cards"), default_access="deny-all", suite=request.param):
-        ntfy.user_add("donebell", "pw-donebell")
-        ntfy.access("donebell", "donebell-*", "rw")
-        yield ntfy, ntfy.token_add("donebell")
+    yield from serve_with_donebell(tmp_path_factory.mktemp("ntfy-cards"), request.param)
 
 
 def _events(ntfy: RealNtfy, topic: str, token: str) -> list[dict[str, Any]]:

@@ -186,6 +186,15 @@ def _json_line(line: str) -> dict[str, Any] | None:
     return dict(json.loads(line)) if line.strip() else None
 
 
+def serve_with_donebell(root: Path, suite: str) -> Iterator[tuple[RealNtfy, str]]:
+    """The body of a module-scoped fixture: a deny-all server of Debian ``suite`` where user
+    `donebell` may read and write `donebell-*` (docs/wake.md), and that user's token."""
+    for server in serve_module(root, default_access="deny-all", suite=suite):
+        server.user_add("donebell", "pw-donebell")
+        server.access("donebell", "donebell-*", "rw")
+        yield server, server.token_add("donebell")
+
+
 def serve_module(root: Path, **kwargs: Any) -> Iterator[RealNtfy]:
     """The body of a module-scoped fixture: one server for the module, stopped by pid at its end."""
     with RealNtfy(root, **kwargs) as server:
