@@ -4,7 +4,8 @@ The wake role starts most turns detached (``codex exec resume``, :func:`.agents.
 waits for them; a few agent commands it must wait for, because their answer decides the next step.
 Such a command runs as the leader of a process group of its own, with the agent's environment
 (never donebell's secrets, :func:`.agents.agent_environment`), stdin ``/dev/null`` and its output
-captured up to :data:`OUTPUT_CAP`. When it has not answered within its timeout the whole group is
+kept up to :data:`OUTPUT_CAP` (read whole meanwhile: the commands answer a line, and the timeout
+bounds how long a flood could last). When it has not answered within its timeout the whole group is
 killed (a hung CLI, and whatever it started that keeps the output pipes open), so the thread that
 waits is free again; :func:`kill_running` kills every one still running when the role stops.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from donebell.shared.process.groups import kill_tree, start
 from donebell.workers.wake.agents import agent_environment
 
-OUTPUT_CAP = 64 << 10  # characters of each stream kept: enough for any answer, bounded for junk
+OUTPUT_CAP = 64 << 10  # bytes of each stream kept: enough for any answer
 #: How long the output may take to close after the group was killed (a member that left the group).
 DRAIN_SECONDS = 2.0
 
