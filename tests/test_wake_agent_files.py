@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,10 +89,13 @@ def _big_rollout(path: Path, huge_line: int) -> None:
         f.write(b'{"type":"event_msg","payload":{"type":"task_started","turn_id":"turn-3"')  # still being written
 
 
-def test_a_big_rollout_is_read_in_bounded_memory_and_not_again_while_unchanged(tmp_path: Path) -> None:
+def test_a_big_rollout_is_read_in_bounded_memory_and_then_only_what_it_appends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 48 MB rollout whose two 24 MB lines (a pasted image, a long tool output) are not turns:
-    the view is right, the read never holds a whole line (before: each line was read whole), and
-    the view of a file that did not change is not read again (before: every 2 s, whole)."""
+    the view is right, the read never holds a whole line (before: each line was read whole), the
+    view of a file that did not change is not read again, and one that grew is read only from
+    where the last read ended (before: every 2 s, whole)."""
     rollout = tmp_path / f"rollout-2026-12-01T10-00-00-{THREAD}.jsonl"
     _big_rollout(rollout, 24 << 20)
     tracemalloc.start()
@@ -103,13 +107,31 @@ def test_a_big_rollout_is_read_in_bounded_memory_and_not_again_while_unchanged(t
     assert (view.turns, view.latest_done, view.active, view.cwd) == (2, "turn-2", False, "/work")
     assert peak < 8 << 20, f"peak {peak} bytes while reading"
 
-    started = time.perf_counter()
     assert agents.read_thread("codex", str(rollout)) == view
-    assert time.perf_counter() - started < 0.05  # not read again
+    read = _bytes_read_by(lambda: agents.read_thread("codex", str(rollout)), monkeypatch)
+    assert read == 0  # not read again
 
-    with rollout.open("ab") as f:  # the half-written line completes: the file changed, read again
+    with rollout.open("ab") as f:  # the half-written line completes: the file changed
         f.write(b"}}\n")
+    read = _bytes_read_by(lambda: agents.read_thread("codex", str(rollout)), monkeypatch)
     assert agents.read_thread("codex", str(rollout)).active is True
+    assert read < 1 << 16, read  # only what was appended since (before: all 48 MB, every 2 s)
+
+
+def _bytes_read_by(call: Callable[[], object], monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many bytes `os.read` returned while ``call`` ran."""
+    total = [0]
+    real = os.read
+
+    def counting(fd: int, n: int) -> bytes:
+        data = real(fd, n)
+        total[0] += len(data)
+        return data
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "read", counting)
+        call()
+    return total[0]
 
 
 def test_a_lock_path_from_a_bad_session_meta_id_is_never_looked_at(tmp_path: Path) -> None:
@@ -126,3 +148,25 @@ def test_a_lock_path_from_a_bad_session_meta_id_is_never_looked_at(tmp_path: Pat
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_reading_on_from_where_it_ended_finds_what_a_whole_read_finds(tmp_path: Path) -> None:
+    """The appended-only read agrees with a fresh read at every step: lines written in pieces, a
+    line over the cap across chunk boundaries, a file shortened, a file replaced."""
+    from donebell.workers.wake.thread_view import LINE_MAX, _reads, json_lines
+
+    path = tmp_path / "t.jsonl"
+    pieces = [b'{"n":1}\n{"n":', b"2}\n", b'{"big":"' + b"x" * (LINE_MAX + 70_000), b'"}\n{"n":3}\n{"n":4', b"}\n"]
+    path.write_bytes(b"")
+    for piece in pieces:
+        with path.open("ab") as f:
+            f.write(piece)
+        on = json_lines(str(path))
+        _reads.clear()
+        assert on == json_lines(str(path))  # a fresh read
+    assert [o.get("n") for o in on] == [1, 2, 3, 4]
+    path.write_bytes(b'{"n":9}\n')  # shortened in place
+    assert json_lines(str(path)) == [{"n": 9}]
+    path.unlink()
+    path.write_bytes(b'{"n":7}\n{"n":8}\n{"n":9}\n')  # replaced: another inode, longer
+    assert [o["n"] for o in json_lines(str(path))] == [7, 8, 9]
