@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from donebell.workers.wake.pipeline import WakePipeline
-from donebell.workers.wake.subscription import clear_card
+from donebell.shared.ntfy.subscribe import clear_card
 from support.delivery_kit import Env
 from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_with_donebell
 from support.waiting import wait_for

@@ -153,7 +153,7 @@ def test_a_lock_path_from_a_bad_session_meta_id_is_never_looked_at(tmp_path: Pat
 def test_reading_on_from_where_it_ended_finds_what_a_whole_read_finds(tmp_path: Path) -> None:
     """The appended-only read agrees with a fresh read at every step: lines written in pieces, a
     line over the cap across chunk boundaries, a file shortened, a file replaced."""
-    from donebell.workers.wake.thread_view import LINE_MAX, _reads, json_lines
+    from donebell.workers.kit.thread_view import LINE_MAX, _reads, json_lines
 
     path = tmp_path / "t.jsonl"
     pieces = [b'{"n":1}\n{"n":', b"2}\n", b'{"big":"' + b"x" * (LINE_MAX + 70_000), b'"}\n{"n":3}\n{"n":4', b"}\n"]

@@ -24,7 +24,7 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.records import base
 from donebell.shared.statedir import StateDir, now, open_state_dir
 from donebell.shared.text.subscribe_qr import qr_text
-from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
+from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.role import EXIT_CONFIG
 
 PROVIDER = "test"

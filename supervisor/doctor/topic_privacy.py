@@ -15,9 +15,9 @@ everyone's. On a public server without accounts nothing can close it: the topic 
 
 from __future__ import annotations
 
-from donebell.supervisor.doctor.local import Check
-from donebell.workers.delivery.ntfy_client import public_server
-from donebell.workers.delivery.publish_access import may_read
+from donebell.workers.kit.install.checks import Check
+from donebell.shared.ntfy.client import public_server
+from donebell.shared.ntfy.access import may_read
 
 
 def readable_by_anyone(server: str, topic: str) -> bool | None:

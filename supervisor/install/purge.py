@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from donebell.shared.statedir import StateDir, UnsafeStateDir
-from donebell.supervisor.install.edits import BACKUP_INFIX
+from donebell.workers.kit.install.edits import BACKUP_INFIX
 from donebell.supervisor.install.own_config import record_path
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 
-from donebell.workers.hooks.context import HookContext
+from donebell.workers.kit.hook_context import HookContext
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def approval_wait(ctx: HookContext, provider: str = "", payload: dict[str, Any] 
         ctx.log("warning", "approvals_enabled but the wake role is not running: not waiting for the phone")
         return 0.0
     subscription = wake.get("subscription")
-    if subscription != "subscribed":  # workers/wake/subscription.py's words: no tap can arrive now
+    if subscription != "subscribed":  # shared/ntfy/subscribe.py's words: no tap can arrive now
         why = subscription if isinstance(subscription, str) else "unknown"
         ctx.log(
             "warning", f"approvals_enabled but the wake role is not subscribed ({why[:40]}): not waiting for the phone"
@@ -118,7 +118,7 @@ def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
         record = state.read(folder, key)
     except Exception:  # noqa: BLE001 - unreadable evidence is no answer
         return None
-    from donebell.workers.delivery.policies.needs_answered import needs_answered
+    from donebell.workers.kit.needs_answered import needs_answered
 
     return needs_answered(state, record) if record is not None else None
 

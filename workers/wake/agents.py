@@ -17,7 +17,7 @@ import subprocess
 
 from donebell.shared.bounded_read import NotARegularFile, file_sig, read_tail
 from donebell.workers.agents import registry
-from donebell.workers.wake.thread_view import ThreadView
+from donebell.workers.kit.thread_view import ThreadView
 
 __all__ = ["ThreadView", "agent_environment", "busy_refusal", "command", "locate", "read_thread", "spawn"]
 

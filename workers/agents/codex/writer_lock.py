@@ -12,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from donebell.workers.wake.thread_view import SAFE_ID
+from donebell.workers.kit.thread_view import SAFE_ID
 
 
 def thread_is_open(codex_home: str, thread_id: str) -> bool:
