@@ -15,9 +15,9 @@ everyone's. On a public server without accounts nothing can close it: the topic 
 
 from __future__ import annotations
 
-from donebell.workers.kit.install.checks import Check
-from donebell.shared.ntfy.client import public_server
 from donebell.shared.ntfy.access import may_read
+from donebell.shared.ntfy.client import public_server
+from donebell.workers.kit.install.checks import Check
 
 
 def readable_by_anyone(server: str, topic: str) -> bool | None:

@@ -11,10 +11,10 @@ notification topic (:mod:`.topic_privacy`): its readers hold the buttons.
 from __future__ import annotations
 
 from donebell.shared.config.model import Settings
-from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
-from donebell.supervisor.doctor.topic_privacy import NO_ACCOUNTS_NOTE, public_topic_failure, readable_by_anyone
-from donebell.shared.ntfy.client import Auth, ConfigProblem, auth_for, check_sendable, public_server
 from donebell.shared.ntfy.access import may_read, probe_topic
+from donebell.shared.ntfy.client import Auth, ConfigProblem, auth_for, check_sendable, public_server
+from donebell.supervisor.doctor.topic_privacy import NO_ACCOUNTS_NOTE, public_topic_failure, readable_by_anyone
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 from donebell.workers.wake.policy import config_problem
 
 

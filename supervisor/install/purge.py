@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 from donebell.shared.statedir import StateDir, UnsafeStateDir
-from donebell.workers.kit.install.edits import BACKUP_INFIX
 from donebell.supervisor.install.own_config import record_path
+from donebell.workers.kit.install.edits import BACKUP_INFIX
 
 
 class PurgeRefused(Exception):

@@ -17,6 +17,7 @@ import subprocess
 
 from donebell.shared.bounded_read import NotARegularFile, file_sig, read_tail
 from donebell.workers.agents import registry
+from donebell.workers.kit.agent_command import agent_environment
 from donebell.workers.kit.thread_view import ThreadView
 
 __all__ = ["ThreadView", "agent_environment", "busy_refusal", "command", "locate", "read_thread", "spawn"]
@@ -58,23 +59,6 @@ def command(provider: str, conversation_id: str, prompt: str, extra_args: list[s
     """The argv that starts one turn, or None when the CLI is not on PATH."""
     agent = registry.agent(provider)
     return None if agent is None else agent.resume_argv(conversation_id, prompt, extra_args)
-
-
-#: donebell's variables the woken agent keeps: where this installation is, so that the new turn's
-#: own hook reports to it. Locations, not secrets; every other ``DONEBELL_*`` stays here.
-AGENT_KEEPS = frozenset({"DONEBELL_CONFIG", "DONEBELL_STATE_DIR"})
-#: The service manager's channel to donebell's own service (systemd's notify socket and watchdog).
-SERVICE_CHANNEL = frozenset({"NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"})
-
-
-def agent_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    """The user's environment minus donebell's: no ``DONEBELL_*`` secret or setting (``DONEBELL_TOKEN``,
-    ``DONEBELL_WAKE_TOKEN``, any ``DONEBELL_<KEY>``, test seams) and no service channel."""
-    return {
-        k: v
-        for k, v in environ.items()
-        if (k in AGENT_KEEPS or not k.startswith("DONEBELL_")) and k not in SERVICE_CHANNEL
-    }
 
 
 def spawn(argv: list[str], cwd: str | None, log_path: str) -> subprocess.Popen[bytes]:

@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from donebell.shared.statedir._wake import FINAL
-from donebell.workers.wake.agent_command import kill_running
+from donebell.workers.kit.agent_command import kill_running
 from donebell.workers.wake.pipeline import WakePipeline
 
 #: Replies moved on at the same time: enough for a slow agent command not to hold the others.

@@ -12,7 +12,7 @@ Measured on Codex 0.171 (docs/wake.md, "Into the live session"):
   turn, measured), so it is never sent a second time. A thread the CLI does not know exits 1
   with nothing queued.
 
-``codex queue`` is run bounded (:mod:`donebell.workers.wake.agent_command`): in a process group of
+``codex queue`` is run bounded (:mod:`donebell.workers.kit.agent_command`): in a process group of
 its own, with the agent's environment, killed as a group when it gives no answer within
 :data:`QUEUE_SECONDS` (it may have queued: never repeated). The wake role runs it on a worker
 thread, so a slow one never holds back a tap on Allow / Deny nor the role's heartbeat.
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import shutil
 
-from donebell.workers.agents.codex import codex_home_str
-from donebell.workers.agents.codex import appserver
+from donebell.workers.agents.codex import appserver, codex_home_str
 from donebell.workers.agents.codex.writer_lock import thread_is_open
-from donebell.workers.wake.agent_command import NoAnswer, run_agent_command
+from donebell.workers.kit.agent_command import NoAnswer, run_agent_command
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
 QUEUE_SECONDS = 60.0

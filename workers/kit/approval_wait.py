@@ -3,9 +3,9 @@
 Only when approvals are on and the wake role is running and subscribed to the reply topic (its
 health file is fresh and says ``subscription: subscribed``): a role that is down, still connecting,
 refused (401/403) or without a server cannot receive a tap, so waiting would only hold the agent's
-own dialog. The hook waits up to
-``approval_wait_seconds`` after the request (``approval_wait_interactive_seconds``, 10 s by default
-and at most 15, in an interactive Codex session: :func:`interactive_codex`), reading ``wake/answers/<request key>.json`` (the
+own dialog. The hook waits up to ``approval_wait_seconds`` after the request
+(``approval_wait_interactive_seconds``, 10 s by default and at most 15, where the agent's own
+dialog waits for the hook: the Codex TUI, which the agent says with ``dialog_waits``), reading ``wake/answers/<request key>.json`` (the
 wake role writes it from a verified ticket; a local file, never the network) and checking every
 half second whether the prompt was answered at the terminal (the agent went on: the same
 evidence as the needs-you desk grace). When it stops waiting without an answer it closes the
@@ -14,7 +14,8 @@ request by the same exclusive create, so a later tap is refused as ``already-ans
 What it prints, docs/approvals.md: exactly ``hookEventName`` and ``decision.behavior`` (plus
 ``message`` for a deny), the one shape every measured Claude Code and Codex release obeys;
 nothing on a timeout, an error or a closed request, so the agent's own dialog decides. Never an
-allow by default.
+allow by default, and never an answer of another call: the answer names the digest of the call
+it answers (the tapped ticket's), and the hook prints it only when that is its own call's digest.
 """
 
 from __future__ import annotations
@@ -28,11 +29,8 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
-#: Codex's ``session_meta`` names the client that opened the thread early in the rollout's first
-#: line (``"originator":"codex_exec"`` for ``codex exec``; ``codex-tui`` for the TUI, others for the
-#: app-server's clients, all interactive): read within this many bytes, bounded and non-blocking.
-ORIGINATOR_WINDOW = 4096
-EXEC_ORIGINATOR = b'"originator":"codex_exec"'
+    from donebell.shared.statedir import StateDir
+
 #: How often the answer file is looked for: the share of tap -> unblocked the hook adds.
 POLL_SECONDS = 0.05
 #: How often the terminal is checked for an answer given there.
@@ -40,8 +38,9 @@ DESK_EVERY_SECONDS = 0.5
 DENY_MESSAGE = "Denied from the phone (donebell)."
 
 
-def approval_wait(ctx: HookContext, provider: str = "", payload: dict[str, Any] | None = None) -> float:
-    """Seconds this PermissionRequest may wait for the phone (0: do not wait)."""
+def approval_wait(ctx: HookContext, *, dialog_waits: bool = False) -> float:
+    """Seconds this PermissionRequest may wait for the phone (0: do not wait). ``dialog_waits``:
+    the agent shows its own dialog only once the hook returns (the short, interactive wait)."""
     config = ctx.config
     if config["approvals_enabled"] is not True or config["wake_enabled"] is not True:
         return 0.0
@@ -58,37 +57,37 @@ def approval_wait(ctx: HookContext, provider: str = "", payload: dict[str, Any] 
             "warning", f"approvals_enabled but the wake role is not subscribed ({why[:40]}): not waiting for the phone"
         )
         return 0.0
-    key = "approval_wait_seconds"
-    if provider == "codex" and interactive_codex(payload or {}):
-        key = "approval_wait_interactive_seconds"  # the TUI shows the hook's label, not its dialog
-    wait = config[key]
+    wait = config["approval_wait_interactive_seconds" if dialog_waits else "approval_wait_seconds"]
     return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
 
 
-def interactive_codex(payload: dict[str, Any]) -> bool:
-    """Is the asking Codex session interactive (the TUI, an app-server client)? Only a rollout that
-    says it was opened by ``codex exec`` is not; an unreadable one is taken as interactive (the
-    short wait: never the desk locked out)."""
-    from donebell.shared.bounded_read import read_from
-
-    path = payload.get("transcript_path")
-    if not isinstance(path, str) or not path:
-        return True
-    try:
-        head = read_from(path, 0, ORIGINATOR_WINDOW)
-    except OSError:
-        return True
-    return EXEC_ORIGINATOR not in head
+#: How many times the same call may be asked again with the agent's file unchanged (each ask is
+#: a request of its own once the one before was answered).
+AGAIN_LIMIT = 64
 
 
-def await_answer(ctx: HookContext, key: str, until: float) -> str | None:
-    """The agent's answer from the phone's decision for ``key``, or None (print nothing)."""
+def unanswered_key(state: StateDir, key: str) -> str:
+    """``key``, or, once that request was answered, the first of its repeats not answered yet."""
+    box = state.answer_box()
+    candidate = key
+    for again in range(2, AGAIN_LIMIT + 2):
+        if box.read(candidate) is None:
+            return candidate
+        from donebell.shared.keys import content_digest  # only for a call asked again
+
+        candidate = content_digest(f"{key}|again|{again}")
+    return candidate
+
+
+def await_answer(ctx: HookContext, key: str, until: float, digest: str) -> str | None:
+    """The agent's answer from the phone's decision for ``key`` on the call ``digest``, or None
+    (print nothing)."""
     box = ctx.state.answer_box()
     reason, next_desk = "timeout", 0.0
     while True:
         found = box.read(key)
         if found is not None:
-            return _output(ctx, key, found)
+            return _output(ctx, key, found, digest)
         at = time.time()
         if at >= until:
             break
@@ -99,9 +98,9 @@ def await_answer(ctx: HookContext, key: str, until: float) -> str | None:
                 break
             next_desk = at + DESK_EVERY_SECONDS
         time.sleep(min(POLL_SECONDS, until - at))
-    found, ours = box.answer(key, "closed", reason=reason)
+    found, ours = box.answer(key, "closed", reason=reason, digest=digest)
     if not ours:  # a tap landed in the same instant: it came first
-        return _output(ctx, key, found)
+        return _output(ctx, key, found, digest)
     ctx.log("info", "approval: stopped waiting; the agent's own dialog decides", key=key, reason=reason[:200])
     return None
 
@@ -120,12 +119,15 @@ def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
         return None
     from donebell.workers.kit.needs_answered import needs_answered
 
-    return needs_answered(state, record) if record is not None else None
+    return needs_answered(state, record, ctx.agent) if record is not None else None
 
 
-def _output(ctx: HookContext, key: str, answer: dict[str, Any]) -> str | None:
+def _output(ctx: HookContext, key: str, answer: dict[str, Any], digest: str) -> str | None:
     decision = answer.get("decision")
     if decision not in ("allow", "deny"):
+        return None
+    if answer.get("digest") != digest:  # an answer of another call (or one naming none) answers nothing here
+        ctx.log("warning", "approval: the answer names another call; the agent's own dialog decides", key=key)
         return None
     ctx.log("info", f"approval: {decision} from the phone", key=key, message_id=answer.get("message_id"))
     behaviour: dict[str, Any] = {"behavior": decision}

@@ -3,7 +3,7 @@
 The wake role starts most turns detached (``codex exec resume``, :func:`.agents.spawn`) and never
 waits for them; a few agent commands it must wait for, because their answer decides the next step.
 Such a command runs as the leader of a process group of its own, with the agent's environment
-(never donebell's secrets, :func:`.agents.agent_environment`), stdin ``/dev/null`` and its output
+(never donebell's secrets: :func:`agent_environment`), stdin ``/dev/null`` and its output
 kept up to :data:`OUTPUT_CAP` (read whole meanwhile: the commands answer a line, and the timeout
 bounds how long a flood could last). When it has not answered within its timeout the whole group is
 killed (a hung CLI, and whatever it started that keeps the output pipes open), so the thread that
@@ -18,11 +18,27 @@ import threading
 from dataclasses import dataclass
 
 from donebell.shared.process.groups import kill_tree, start
-from donebell.workers.wake.agents import agent_environment
 
 OUTPUT_CAP = 64 << 10  # bytes of each stream kept: enough for any answer
 #: How long the output may take to close after the group was killed (a member that left the group).
 DRAIN_SECONDS = 2.0
+
+#: donebell's variables the woken agent keeps: where this installation is, so that the new turn's
+#: own hook reports to it. Locations, not secrets; every other ``DONEBELL_*`` stays here.
+AGENT_KEEPS = frozenset({"DONEBELL_CONFIG", "DONEBELL_STATE_DIR"})
+#: The service manager's channel to donebell's own service (systemd's notify socket and watchdog).
+SERVICE_CHANNEL = frozenset({"NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"})
+
+
+def agent_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The user's environment minus donebell's: no ``DONEBELL_*`` secret or setting (``DONEBELL_TOKEN``,
+    ``DONEBELL_WAKE_TOKEN``, any ``DONEBELL_<KEY>``, test seams) and no service channel."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k in AGENT_KEEPS or not k.startswith("DONEBELL_")) and k not in SERVICE_CHANNEL
+    }
+
 
 _running: set[subprocess.Popen[bytes]] = set()
 _running_lock = threading.Lock()
