@@ -24,8 +24,8 @@ from typing import Any
 
 import httpx
 import pytest
-from donebell.workers.wake.pipeline import WakePipeline
 from donebell.shared.ntfy.subscribe import clear_card
+from donebell.workers.wake.pipeline import WakePipeline
 from support.delivery_kit import Env
 from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_with_donebell
 from support.waiting import wait_for
