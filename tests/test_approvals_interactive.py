@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.config.model import APPROVAL_WAIT_INTERACTIVE_MAX, Settings
-from donebell.workers.kit.install import managed
+from donebell.workers.agents.codex import managed
 from support.delivery_kit import Env
 from test_approvals import APPROVALS, Phone
 from test_needs_you import recorded
