@@ -60,9 +60,7 @@ class WakePipeline:
         self.junk = JunkLimiter(log)
         self.counters: dict[str, int] = {}
         self._counters_lock = threading.Lock()  # steps run on the role's worker threads too
-        #: Verification goes on to start the turn at once; the continuous role clears it and
-        #: starts turns on its worker threads instead, so a slow agent command never holds a tap.
-        self.start_inline = True
+        self.start_inline = True  # verified: start now (the continuous role's workers do it instead)
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self.confirm_seconds = CONFIRM_SECONDS
         self.clear_card: Callable[[str], str] | None = None  # set by the role (answers.py)
@@ -84,8 +82,7 @@ class WakePipeline:
         with self._counters_lock:
             self.counters[name] = self.counters.get(name, 0) + 1
 
-    def take_counters(self) -> dict[str, int]:
-        """The counts since the last call (a pass's share), reset."""
+    def take_counters(self) -> dict[str, int]:  # a pass's share, reset
         with self._counters_lock:
             counters, self.counters = self.counters, {}
         return counters
