@@ -28,12 +28,17 @@ def loader() -> Iterator[subprocess.Popen[bytes]]:
     proc.wait()
 
 
-def asking(tmp_path: Path, loader_pid: int) -> tuple[Replay, subprocess.Popen[bytes]]:
+def asking(tmp_path: Path, loader_pid: int, **config: Any) -> tuple[Replay, subprocess.Popen[bytes]]:
     run = Replay(
-        tmp_path, "interactive-approval-dialog", "http://127.0.0.1:9", f"t-{secrets.token_hex(4)}", **APPROVALS
+        tmp_path,
+        "interactive-approval-dialog",
+        "http://127.0.0.1:9",
+        f"t-{secrets.token_hex(4)}",
+        **{**APPROVALS, **config},
     )
     state = StateDir(run.state_dir).ensure()
     beat = {"role": "wake", **current_process_identity(), "state": "ready", "heartbeat_seconds": 10.0}
+    beat["subscription"] = "subscribed"  # the hook waits only while the role can receive a tap
     state.write_health("wake", {**beat, "heartbeat_at": now()})
     return run, ask(run, loader_pid, permission_payload(run))
 
@@ -188,3 +193,12 @@ def test_only_the_requests_own_call_answers_it_in_the_log() -> None:
     assert copilot.answered_in_file(record, b"", both + other_done + new_prompt) == "a new prompt in the session"
     earlier = _event("permission.completed", asked_ms - 5000, requestId="r-mine", result={"kind": "approved"})
     assert copilot.answered_in_file(record, both + earlier, b"") is None  # before the request: another ask
+
+
+def test_the_tui_waits_only_the_interactive_wait(tmp_path: Path, loader: subprocess.Popen[bytes]) -> None:
+    """Copilot's dialog opens only once the hook returned: the hook holds it for the short wait."""
+    run, proc = asking(tmp_path, loader.pid, approval_wait_seconds=120, approval_wait_interactive_seconds=6)
+    request = request_of(run)
+    assert request["approval_until"] - request["created_at"] < 7
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and out == b""

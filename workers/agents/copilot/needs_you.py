@@ -81,6 +81,7 @@ def copilot_needs(ctx: HookContext, payload: dict[str, Any], event: str) -> None
         key=ask[0],
         signal="PermissionRequest" if event == "permissionRequest" else "permission_prompt",
         answer_path=answer_path,
+        dialog_waits=True,  # the TUI draws its dialog only once the hook returned: the short wait
         session_id=session_id,
     )
     if ctx.after is not None:
@@ -127,7 +128,7 @@ def _phone_may_answer(ctx: HookContext) -> bool:
         return False
     from donebell.workers.kit.approval_wait import approval_wait  # only with approvals on
 
-    if approval_wait(ctx) <= 0:
+    if approval_wait(ctx, dialog_waits=True) <= 0:
         return False  # no tap can arrive: the dialog's own permission_prompt is the push
     flags = _cli_flags()
     if any(flag in flags for flag in ALLOW_ALL_FLAGS):
