@@ -45,6 +45,8 @@ REASONS = (
     "user-returned",  # desk_grace_seconds: a new turn in the thread during the grace (suppressed/)
     "digest",  # sent inside one digest notification (quiet hours or a burst); the digest's key in it
     "answered-at-desk",  # desk_grace_seconds: the agent moved on from a needs-you request (suppressed/)
+    "test-replaced",  # a queued `donebell test` a newer one replaced (suppressed/)
+    "test-expired",  # a `donebell test` not sent before its expires_at (suppressed/)
 )
 
 #: ``notice`` of an outbox record that says the task waits for the user (docs/approvals.md).

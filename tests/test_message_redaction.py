@@ -164,6 +164,7 @@ def test_scanner_message_is_redacted_at_capture_and_send(pipe: Pipeline) -> None
         if record.get("payload", {}).get("type") == "task_complete":
             record["payload"]["last_agent_message"] = _table_message()
             lines[i] = json.dumps(record).encode() + b"\n"
+    hooks.state.ensure()  # donebell ran before the task ended: its rollout is news, not history
     rollout_path(hooks.codex_home, "simple-exec").write_bytes(b"".join(lines))
     pipe.worker("local-scanner")
     assert MARK in hooks.only("pending")["last_message"]

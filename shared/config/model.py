@@ -121,7 +121,10 @@ class Settings(BaseSettings):
         60.0, gt=0, le=MAX_SECONDS, description="Periodic full rescan of the hot set (file events wake sooner)."
     )
     watch_initial_replay_seconds: float = Field(
-        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if modified this recently."
+        300.0,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Replay a newly found rollout only if modified this recently and since the state folder was created.",
     )
     watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
     watch_remote_timeout_seconds: float = Field(

@@ -11,12 +11,14 @@ Standard library only: the hook path imports this module.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.paths import make_private_dirs
 from donebell.shared.statedir._base import (
+    BIRTH_NAME,
     FOLDERS,
     PIPELINE,
     StateError,
@@ -24,6 +26,7 @@ from donebell.shared.statedir._base import (
     _step,
     decode,
     encode,
+    now,
 )
 from donebell.shared.statedir._files import _IS_WINDOWS, FileStore, _rename
 
@@ -39,7 +42,11 @@ class RecordStore(FileStore):
     # layout ------------------------------------------------------------------------------
 
     def ensure(self) -> Self:
-        """Create the root and its folders (0700), refusing symlinks; tighten loose modes."""
+        """Create the root and its folders (0700), refusing symlinks; tighten loose modes.
+
+        The call that creates the root also writes :data:`BIRTH_NAME` (:meth:`created_at`).
+        """
+        born = False
         for path in (self.root_dir, *(self.path(f) for f in FOLDERS)):
             try:
                 st = os.lstat(path)
@@ -47,11 +54,24 @@ class RecordStore(FileStore):
                 _step()
                 make_private_dirs(path)
                 st = os.lstat(path)
+                born = born or path == self.root_dir
             if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
                 raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")
             if not _IS_WINDOWS and stat.S_IMODE(st.st_mode) & 0o077:
                 os.chmod(path, 0o700)
+        if born:
+            self.create_file(self.path(BIRTH_NAME), encode({"schema": 1, "created_at": now()}))
         return self
+
+    def created_at(self) -> float | None:
+        """When this state directory was created (:data:`BIRTH_NAME`); None for one created by a
+        donebell older than the file, or a damaged file: such a directory is not new."""
+        try:
+            data = self.read_bytes(self.path(BIRTH_NAME), limit=4096)
+            value = None if data is None else json.loads(data).get("created_at")
+        except (OSError, ValueError, AttributeError, StateError):
+            return None
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     def ensure_folder(self, name: str) -> Path:
         """Create a nested record folder such as ``watch/local`` (0700, no symlinks); its path.

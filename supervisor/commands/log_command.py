@@ -41,6 +41,8 @@ _MEANING = {
     "invalid-record": "the record was unreadable",
     "permanent-http-error": "the server refused it",
     "max-attempts": "gave up after max_attempts",
+    "test-replaced": "a newer `donebell test` replaced this queued test; not sent",
+    "test-expired": "this test was not sent before it expired; not sent",
 }
 
 

@@ -24,6 +24,7 @@ from donebell.workers.delivery.policies.sweep import plan as policy_plan
 from donebell.workers.delivery.render import render
 from donebell.workers.delivery.retry_policy import Decision, backoff_seconds, clean_text
 from donebell.workers.delivery.server_backoff import ServerBackoff
+from donebell.workers.delivery.test_records import expires_at, retire_if_stale
 
 #: Removed outbox records whose folder flush is shared (one flush of ``outbox/`` per batch)...
 REMOVALS_PER_FLUSH = 64
@@ -157,9 +158,11 @@ class OutboxSender:
         except InvalidRecord as exc:
             self.state.dead_letter_invalid("outbox", f"{key}.json", str(exc))
             return SendOutcome("invalid")
-        if record is None:
-            return SendOutcome("gone")
+        if record is None or (record.get("test") is True and retire_if_stale(self.state, record, at)):
+            return SendOutcome("gone")  # a replaced or expired `donebell test` is retired, never sent
         due = self._due(record, at)
+        if due is not None and record.get("test") is True:
+            due = min(due, expires_at(record))  # looked at again when it expires, not at its next try
         if due is not None and not force:
             return SendOutcome("waiting", due)
         if self.config_problem is not None:
@@ -192,12 +195,8 @@ class OutboxSender:
             except InvalidRecord:
                 continue  # set aside by the pass that gets to send it
             raw = record.get("next_attempt_at") if record is not None else None
-            if (
-                record is not None
-                and isinstance(raw, (int, float))
-                and not isinstance(raw, bool)
-                and raw > at + cap + 1.0
-            ):
+            late = isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > at + cap + 1.0
+            if record is not None and late:
                 self._due(record, at)
 
     def _due(self, record: dict[str, Any], at: float) -> float | None:
