@@ -73,7 +73,7 @@ def run_checks(runner: Runner) -> list[Check]:
     else:
         checks.append(Check("server", SKIP, "no valid config to read the server from"))
     checks.append(doctor_runtime.check_clock(server_time))
-    checks += doctor_runtime.check_queue(state, status)
+    checks += doctor_runtime.check_queue(state, status, checks)  # the delivery line: as things are now
     return checks
 
 
