@@ -77,13 +77,15 @@ def state_dir_str() -> str:
     return os.path.join(base, APP)
 
 
-def make_private_dirs(path: str) -> None:
-    """Create ``path`` and every missing parent as 0700, whatever the umask.
+def make_private_dirs(path: str) -> list[str]:
+    """Create ``path`` and every missing parent as 0700, whatever the umask; the folders it
+    created, outermost first (``uninstall --purge`` removes them again when they are empty).
 
     ``os.makedirs`` gives the parents it creates the umask's mode (0777 under ``umask 000``): a
     fresh ``~/.config`` or ``~/.local/state`` would be open to everyone. Folders that already
     exist are left as they are; one that is not a directory is left for the caller to refuse.
     """
+    made = []
     missing = []
     current = os.path.abspath(path)
     while not os.path.isdir(current):
@@ -97,8 +99,10 @@ def make_private_dirs(path: str) -> None:
             os.mkdir(folder, 0o700)
         except FileExistsError:
             continue
+        made.append(folder)
         if sys.platform != "win32":
             os.chmod(folder, 0o700)  # a umask can only narrow the mode: make it exact
+    return made
 
 
 def codex_home_str() -> str:

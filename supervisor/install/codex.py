@@ -34,7 +34,7 @@ from donebell.supervisor.install.plans import (
     remember_containers,
 )
 from donebell.supervisor.install.tidy import drop_trust_entries, dumps_like
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.supervisor.install.trust_hash import donebell_stop_hooks, trust_entries
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (
@@ -182,12 +182,15 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
         except HookShapeError as exc:
             raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
         new: str | None = bom + doc.text
-        if str(hooks_path) in created and doc.value(()) == {}:
+        ours = str(hooks_path) in created  # install created it: nothing from before donebell to back up
+        if ours and doc.value(()) == {}:
             new = None  # install created this file: remove it again
-        if str(hooks_path) in created:
+            trust_keys += _trust_keys_of(home / "config.toml", {hooks_path, home / "hooks.json"})  # all stale
+        if ours:
             created.remove(str(hooks_path))
         forget_containers(plan.record, hooks_path)
-        plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=new is not None))
+        backup = new is not None and not ours
+        plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=backup, created_by_donebell=ours))
         plan.messages.append(
             f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook")
         )
@@ -216,12 +219,23 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
                 f"{config_path}: notify is not donebell's; left as is (your earlier notify {chain} stays in chain_notify)"
             )
         new_toml: str | None = toml_bom + body
-        if str(config_path) in created:
+        ours = str(config_path) in created
+        if ours:
             created.remove(str(config_path))
             if not body.strip():
                 new_toml = None
-        plan.changes.append(FileChange(config_path, old_toml, new_toml, "Codex config", backup=new_toml is not None))
+        backup = new_toml is not None and not ours
+        change = FileChange(config_path, old_toml, new_toml, "Codex config", backup=backup, created_by_donebell=ours)
+        plan.changes.append(change)
     return plan
+
+
+def _trust_keys_of(config_path: Path, hooks_paths: set[Path]) -> list[str]:
+    """Every ``[hooks.state]`` key Codex keeps for a hook of ``hooks_paths`` (one file, as written
+    and resolved), at any position: once that file is gone (donebell created it and removes it),
+    none of them names anything."""
+    prefixes = tuple(f"{path}:" for path in hooks_paths)
+    return [key for key in trust_entries(read_text(config_path)) if key.startswith(prefixes)]
 
 
 def _saved_item(saved: object, chain: list[str]) -> Any:
