@@ -322,13 +322,6 @@ def random_topic() -> str:
 CREATED_FOLDERS_NAME = "created-folders.json"
 
 
-def remember_created_folders(config_file: Path, folders: list[str]) -> None:
-    """Write :data:`CREATED_FOLDERS_NAME` beside ``config_file`` (0600)."""
-    fd = os.open(config_file.parent / CREATED_FOLDERS_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(raw_file.json.dumps(folders) + "\n")
-
-
 def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tuple[Path, bool]:
     """Write a fresh config (0600, dirs 0700) if none exists; ``(path, created)``."""
     path = path or config_path()
@@ -336,7 +329,9 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
         return path, False
     made = paths.make_private_dirs(str(path.parent))
     if len(made) > 1:  # e.g. ~/.config on a fresh account: `uninstall --purge` removes it again
-        remember_created_folders(path, made[:-1])
+        fd = os.open(path.parent / CREATED_FOLDERS_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(raw_file.json.dumps(made[:-1]) + "\n")
     # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
     fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
     body = raw_file.json.dumps(fresh, indent=2) + "\n"

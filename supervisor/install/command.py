@@ -193,8 +193,7 @@ def main_uninstall(
     edited = [c.path for c in changes] + ([service.change.path] if service and service.change else [])
     if purge_confirmed:  # the config goes with its backups (they may hold the token): none is "kept"
         edited = [path for path in edited if path != config_file]
-    created = {c.path for c in changes if c.created_by_donebell}
-    _keep_oldest_backups(edited, out, created)
+    _keep_oldest_backups(edited, out, {c.path for c in changes if c.created_by_donebell})
     if purge_confirmed and still_running:
         out.write(
             f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
