@@ -9,27 +9,15 @@ without a variable the shell has and asks doctor from that shell.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from support.new_user import NewUser
-from support.ntfy_real import RealNtfy, serve_module
+from support.ntfy_real import RealNtfy
 from support.ntfy_standin import NtfyStandin
 from support.waiting import wait_for
 
 TOPIC = "donebell-firstweek-doctor"
-
-
-@pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNtfy]:
-    for server in serve_module(tmp_path_factory.mktemp("ntfy-firstweek-doctor"), default_access="deny-all"):
-        server.user_add("donebell", "pw-donebell")
-        server.access("donebell", "donebell-*", "rw")
-        server.user_add("reader", "pw-reader")
-        server.access("reader", "donebell-*", "read-only")
-        yield server
 
 
 def doctor_check(user: NewUser, name: str) -> dict[str, Any]:
@@ -39,11 +27,11 @@ def doctor_check(user: NewUser, name: str) -> dict[str, Any]:
     return dict(found[0])
 
 
-def test_the_delivery_line_says_what_blocks_now_not_what_blocked_then(tmp_path: Path, ntfy: RealNtfy) -> None:
+def test_the_delivery_line_says_what_blocks_now_not_what_blocked_then(tmp_path: Path, deny_all_ntfy: RealNtfy) -> None:
     user = NewUser(tmp_path)
-    read_only, good = ntfy.token_add("reader"), ntfy.token_add("donebell")
+    read_only, good = deny_all_ntfy.token_add("reader"), deny_all_ntfy.token_add("donebell")
     try:
-        user.setup(ntfy.url, ("topic", TOPIC))
+        user.setup(deny_all_ntfy.url, ("topic", TOPIC))
         queued = user.cli("test")
         assert queued.returncode == 1 and "access token" in queued.stdout, queued.stdout
         then = doctor_check(user, "delivery")

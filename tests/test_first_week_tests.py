@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from support.new_user import NewUser
-from support.ntfy_real import RealNtfy, serve_module
+from support.ntfy_real import RealNtfy
 from support.ntfy_standin import NtfyStandin
 from support.waiting import wait_for
 
@@ -74,23 +72,12 @@ def test_a_test_not_sent_in_time_expires_with_a_receipt_and_never_arrives(tmp_pa
         user.cleanup()
 
 
-@pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNtfy]:
-    """deny-all; `donebell` may read and write donebell-*, `reader` only read it."""
-    for server in serve_module(tmp_path_factory.mktemp("ntfy-firstweek"), default_access="deny-all"):
-        server.user_add("donebell", "pw-donebell")
-        server.access("donebell", "donebell-*", "rw")
-        server.user_add("reader", "pw-reader")
-        server.access("reader", "donebell-*", "read-only")
-        yield server
-
-
-def test_against_the_real_server_three_refused_tests_then_one_arrives(tmp_path: Path, ntfy: RealNtfy) -> None:
+def test_against_the_real_server_three_refused_tests_then_one_arrives(tmp_path: Path, deny_all_ntfy: RealNtfy) -> None:
     """The issue's run: a wrong, a missing and a read-only token, then the right one: one push."""
     user = NewUser(tmp_path)
-    good, read_only = ntfy.token_add("donebell"), ntfy.token_add("reader")
+    good, read_only = deny_all_ntfy.token_add("donebell"), deny_all_ntfy.token_add("reader")
     try:
-        user.setup(ntfy.url, ("topic", TOPIC))
+        user.setup(deny_all_ntfy.url, ("topic", TOPIC))
         for token in ("tk_" + "x" * 29, None, read_only):
             if token is None:
                 assert user.cli("config", "unset", "token").returncode == 0
@@ -104,6 +91,6 @@ def test_against_the_real_server_three_refused_tests_then_one_arrives(tmp_path: 
         user.start_run()
         wait_for(lambda: _drained(user), timeout=30, what="the outbox drained")
         time.sleep(2.0)
-        assert len(ntfy.poll(TOPIC, token=good)) == 1
+        assert len(deny_all_ntfy.poll(TOPIC, token=good)) == 1
     finally:
         user.cleanup()

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from support.delivery_kit import Env
-from support.ntfy_real import RealNtfy, free_port, serve_module
+from support.ntfy_real import RealNtfy, free_port
 from support.waiting import wait_for
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
@@ -28,14 +28,9 @@ TOPIC = "donebell-doctor-real"
 
 
 @pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNtfy]:
-    """deny-all; `donebell` may read and write donebell-*, `reader` only read it."""
-    for server in serve_module(tmp_path_factory.mktemp("ntfy-doctor"), default_access="deny-all"):
-        server.user_add("donebell", "pw-donebell")
-        server.access("donebell", "donebell-*", "rw")
-        server.user_add("reader", "pw-reader")
-        server.access("reader", "donebell-*", "read-only")
-        yield server
+def ntfy(deny_all_ntfy: RealNtfy) -> RealNtfy:
+    """deny-all; `donebell` may read and write donebell-*, `reader` only read it (conftest)."""
+    return deny_all_ntfy
 
 
 def _doctor(env: Env) -> tuple[int, dict[str, Any], str]:
