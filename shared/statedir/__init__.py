@@ -35,6 +35,7 @@ import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir._base import (
+    BIRTH_NAME,
     FOLDERS,
     LOG_MAX_BYTES,
     LOG_NAME,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BIRTH_NAME",
     "FOLDERS",
     "GroupCommit",
     "LOG_MAX_BYTES",

@@ -12,8 +12,15 @@ import os
 import stat
 
 from donebell.shared.keys import is_event_key
-from donebell.shared.statedir import FOLDERS, LOG_NAME, MUTATION_LOCK_SHARDS, RECEIPT_FOLDERS, StateDir, StateError
-from donebell.shared.statedir._base import BIRTH_NAME
+from donebell.shared.statedir import (
+    BIRTH_NAME,
+    FOLDERS,
+    LOG_NAME,
+    MUTATION_LOCK_SHARDS,
+    RECEIPT_FOLDERS,
+    StateDir,
+    StateError,
+)
 
 
 def expire(state: StateDir, folder: str, older_than: float) -> int:

@@ -16,8 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.statedir import StateDir
-from donebell.shared.statedir._base import BIRTH_NAME
+from donebell.shared.statedir import BIRTH_NAME, StateDir
 from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 from donebell.workers.scanners.rollout_tail import CursorStore
 
