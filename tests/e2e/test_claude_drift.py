@@ -49,8 +49,10 @@ API_ERRORS: dict[str, tuple[Step, str]] = {
     "mid-stream": (MidStreamError(), "server_error" if NEWEST_BEHAVIOUR else "unknown"),
 }
 
-#: How the push names an error StopFailure reports as `unknown`: the last message's `API Error:` line.
-SHOWN_AS = {"400": "400 Invalid Request Error"}
+#: How the push names an error StopFailure reports as `unknown`: the last message's `API Error:`
+#: line (both releases write `API Error: 400 Invalid Request Error`; 2.1.197's mid-stream error is
+#: `unknown` with `API Error: Overloaded`, the fake server's error message).
+SHOWN_AS = {"400": "400 Invalid Request Error", "mid-stream": "server_error" if NEWEST_BEHAVIOUR else "Overloaded"}
 
 
 def session_of(home: ClaudeHome) -> str:

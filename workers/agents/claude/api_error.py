@@ -3,8 +3,8 @@
 Claude Code maps an API error to StopFailure's ``error`` enum, and a 400 (among others) maps to
 ``unknown``, while the turn's last message names it: ``API Error: 400 {"type":"error","error":
 {"type":"invalid_request_error","message":…}}`` (the synthetic assistant message, also in the
-transcript with ``apiErrorStatus``); Claude Code 2.1.332 writes ``API Error: 400 Invalid Request
-Error`` (the status and the API's message). A push saying ``failed: unknown`` leaves the user
+transcript with ``apiErrorStatus``); Claude Code 2.1.197 and 2.1.332 write ``API Error: 400
+Invalid Request Error`` (the status and the API's message). A push saying ``failed: unknown`` leaves the user
 guessing; :func:`error_kind` gives the kind instead: ``invalid_request_error (HTTP 400)`` from the
 API's JSON, else that one ``API Error:`` line, redacted and cut to 80 characters.
 
