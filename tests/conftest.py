@@ -16,6 +16,7 @@ from donebell.shared.statedir import StateDir
 from support.ntfy_kit import OTHER_TOKEN, TOKEN
 from support.ntfy_real import RealNtfy, serve_module
 from support.ntfy_standin import NtfyStandin
+from support.scanner_kit import born_ago
 
 
 @pytest.fixture()
@@ -97,8 +98,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_con
 
 @pytest.fixture()
 def state(isolated_env: dict[str, Path]) -> StateDir:
-    """A fresh, created state directory."""
-    return StateDir(isolated_env["state"]).ensure()
+    """A created state directory, created an hour ago: the recorded rollouts a test writes ended
+    seconds to minutes "ago", after it (tests/test_first_week_replay.py covers a new one)."""
+    return born_ago(StateDir(isolated_env["state"]).ensure(), 3600)
 
 
 @pytest.fixture()

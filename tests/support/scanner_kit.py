@@ -92,10 +92,11 @@ def set_age(path: Path, seconds: float) -> None:
     os.utime(path, (then, then))
 
 
-def born_ago(state: StateDir, seconds: float) -> None:
+def born_ago(state: StateDir, seconds: float) -> StateDir:
     """Make ``state`` a state directory created ``seconds`` ago (its birth file, shared/statedir)."""
     birth = {"schema": 1, "created_at": time.time() - seconds}
     state.write_file(state.path(BIRTH_NAME), json.dumps(birth).encode())
+    return state
 
 
 def make_index(sqlite_home: Path, rows: list[dict[str, Any]]) -> Path:

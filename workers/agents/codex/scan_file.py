@@ -128,8 +128,9 @@ class RolloutFileTailer:
         if now() - written <= self.replay_seconds and (self.born_at is None or written >= self.born_at):
             # Recent: replay from the start (session_meta arrives with line 0), but only turns that
             # ended within the window are news; a resumed old thread must not replay its history.
-            # A file last written before the state directory existed holds nothing newer.
-            cur.replay_floor = now() - self.replay_seconds
+            # A file last written before the state directory existed holds nothing newer, and
+            # in one written since, a turn that ended before it is no news either.
+            cur.replay_floor = max(now() - self.replay_seconds, self.born_at or 0.0)
             return cur
         cur.offset, cur.skipping = end_of_last_line(f, st.size)
         line = read_first_line(path)
