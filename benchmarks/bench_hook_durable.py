@@ -47,7 +47,7 @@ CREATED = "claude claude-stopfailure: created"
 
 
 def _shielded(script: Path) -> list[str]:
-    from donebell.supervisor.install.managed import claude_group
+    from donebell.workers.agents.claude.install import claude_group
 
     [handler] = claude_group("StopFailure", str(script), exec_form=True)["hooks"]
     return [handler["command"], *handler["args"]]

@@ -2,7 +2,7 @@
 
 The latency benchmarks time from the moment an agent's record is readable in its file (what
 donebell's own watchers can see at the earliest), not from when the benchmark learns of it.
-Linux only (inotify through libc, as ``shared/wake.py`` does).
+Linux only (inotify through libc, as ``shared/waker.py`` does).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one doubling formula behind every retry schedule in the program.
 
-The gate's probe schedule (:mod:`donebell.workers.gate.probe_schedule`), the delivery retry table
-(:mod:`donebell.workers.delivery.retry_policy`), the outbox's server-wide hold
+The gate's probe schedule (:mod:`donebell.workers.kit.probe_schedule`), the delivery retry table
+(:mod:`donebell.shared.ntfy.retry`), the outbox's server-wide hold
 (:mod:`donebell.workers.delivery.server_backoff`), a remote root's error backoff
 (:mod:`donebell.workers.gate.remote_pool`), the wake subscription's reconnects and the
 supervisor's restart backoff start from different bases and caps, but grow the same way; they

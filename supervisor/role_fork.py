@@ -74,7 +74,7 @@ def preload(roles: list[str]) -> None:
             continue
     if "delivery" in roles:  # its TLS context is built once here, then shared by the forked role
         try:
-            from donebell.workers.delivery.ntfy_client import tls_context
+            from donebell.shared.ntfy.client import tls_context
 
             tls_context()
         except Exception:  # noqa: BLE001 - the role builds it itself (and reports a failure) when it starts

@@ -24,7 +24,7 @@ import argparse
 import os
 import sys
 
-from donebell.shared.health import ROLE_NAMES
+from donebell.shared.states import ROLE_NAMES
 from donebell.shared.statedir import StateError, open_state_dir
 from donebell.supervisor import role_fork
 from donebell.supervisor.commands.first_run import next_steps

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.commands import status
-from donebell.supervisor.doctor import agent_versions
+from donebell.supervisor.commands import agent_versions
 from donebell.supervisor.doctor import agents as doctor_agents
 from donebell.supervisor.doctor import command as doctor
-from donebell.supervisor.doctor.local import Check
-from donebell.supervisor.runner import SubprocessRunner
+from donebell.workers.kit.install.checks import Check
+from donebell.shared.process.runner import SubprocessRunner
 from support import npm_clis
 
 OUTPUT = {"codex": "codex-cli {}", "claude": "{} (Claude Code)"}

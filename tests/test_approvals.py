@@ -17,10 +17,12 @@ from donebell.shared.config.model import APPROVAL_WAIT_MAX
 from donebell.shared.process.liveness import current_process_identity
 from donebell.shared.statedir import now
 from donebell.shared.wake_ticket import TicketKey, issue_answer, load_key, verify
-from donebell.supervisor.install.managed import PERMISSION_HOOK_TIMEOUT, claude_group, codex_permission_group
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT
+from donebell.workers.agents.claude.install import claude_group
+from donebell.workers.agents.codex.managed import codex_permission_group
 from donebell.workers.wake.history import render_wakes
 from donebell.workers.wake.pipeline import WakePipeline
-from donebell.workers.wake.subscription import clear_card
+from donebell.shared.ntfy.subscribe import clear_card
 from support.hooks_harness import HookEnv
 from support.ntfy_standin import NtfyStandin
 from support.policy_kit import policy_env
@@ -248,6 +250,6 @@ def test_a_tap_after_the_desk_answered_clears_the_card(phone: Phone, srv: NtfySt
 
 
 def test_a_server_that_cannot_clear_is_said_so(phone: Phone) -> None:
-    from donebell.workers.wake.subscription import clear_card as clear
+    from donebell.shared.ntfy.subscribe import clear_card as clear
 
     assert clear("http://127.0.0.1:9", "donebell-tests", "codex-abc", {}, 2.0).startswith("not cleared:")

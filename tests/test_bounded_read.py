@@ -20,7 +20,7 @@ from donebell.shared.bounded_read import (
     reverse_lines,
     utf8_boundary,
 )
-from donebell.workers.agents.claude.goal_status import parse_record
+from donebell.shared.bounded_read import parse_record
 
 
 def _jsonl(*records: object) -> bytes:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from donebell.workers.agents.codex import queue, writer_lock
-from donebell.workers.wake.thread_view import DaemonError
+from donebell.workers.kit.thread_view import DaemonError
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.codex import rollout_asks
-from donebell.workers.hooks.needs_you import create_unless_known
+from donebell.workers.kit.needs_you import create_unless_known
 from support.hooks_harness import HookEnv
 from support.scanner_kit import engine, today_folder
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from donebell.shared.config import model, view
 from donebell.shared.config.fields import FIELDS
-from donebell.workers.hooks.context import HOOK_KEYS, HookContext
+from donebell.workers.kit.hook_context import HOOK_KEYS, HookContext
 from support import pydantic_config
 from support.hooks_harness import HookEnv, claude_event
 

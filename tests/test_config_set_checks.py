@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.shared.health import ROLE_NAMES
+from donebell.shared.states import ROLE_NAMES
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.commands.config_restart import RESTART_KEYS, fingerprints
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from donebell.shared.statedir import now
-from donebell.workers.delivery.retry_policy import backoff_seconds
+from donebell.shared.ntfy.retry import backoff_seconds
 from support.delivery_kit import Env, wire_bodies
 from support.ntfy_standin import NtfyStandin
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.supervisor.install.managed import donebell_executable
+from donebell.workers.kit.install.managed import donebell_executable
 from donebell.supervisor.install.service import render_launchd, render_systemd, render_task
 
 

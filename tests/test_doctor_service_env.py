@@ -15,7 +15,7 @@ import pytest
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.doctor.service_env import check_service_env, wanted
 from donebell.supervisor.install import service as install_service
-from donebell.supervisor.runner import Completed
+from donebell.shared.process.runner import Completed
 from support.install_env import RecordingRunner, isolate
 
 SHELL = {

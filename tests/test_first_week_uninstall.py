@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from donebell.supervisor.install.managed import CODEX_PERMISSION_ARGS
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 from support.new_user import NewUser
 
 

@@ -12,7 +12,7 @@ from donebell.shared import ingest, keys, records, statedir
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import run_gate_pass
 from donebell.workers.gate.commit import HISTORY_LIMIT, apply
-from donebell.workers.gate.verdict import Verdict
+from donebell.workers.kit.verdict import Verdict
 from fixtures.gate.kit import SIMPLE_THREAD, SIMPLE_TURN, CodexWorld, fast_settings, gate, lines_of, where
 
 

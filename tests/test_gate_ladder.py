@@ -11,7 +11,7 @@ from donebell.shared.statedir import StateDir
 from donebell.supervisor.commands.explain import main
 from donebell.workers.agents.claude import gate as claude
 from donebell.workers.agents.codex import gate as codex
-from donebell.workers.gate import ladder
+from donebell.workers.kit import ladder
 from fixtures.gate.claude_kit import ClaudeWorld, claude_lines
 from fixtures.gate.kit import (
     ABORT_THREAD,

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.workers.hooks.chain import chain_argv
+from donebell.workers.agents.codex.chain_notify import chain_argv
 from support.hooks_harness import HookEnv, notify_payload, wait_for_json
 
 

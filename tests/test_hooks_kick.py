@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.process.liveness import current_process_identity
-from donebell.workers.hooks.kick import worker_argv
+from donebell.workers.hooks import worker_argv
 from support.hooks_harness import HookEnv, wait_for_json
 
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 from donebell.shared.statedir import InvalidRecord, decode
-from donebell.supervisor.install.managed import claude_group, donebell_executable, handler_argv
+from donebell.workers.agents.claude.install import claude_group
+from donebell.workers.kit.install.managed import donebell_executable, handler_argv
 from support.hooks_harness import HookEnv, claude_event
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

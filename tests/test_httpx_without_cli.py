@@ -26,8 +26,8 @@ PROBE = "import sys, {module}; print(sorted(m for m in ('click', 'pygments') if 
     ("module", "loaded"),
     [
         ("httpx", "['click', 'pygments']"),  # the control: what a plain import costs here
-        ("donebell.workers.delivery.ntfy_client", "[]"),
-        ("donebell.workers.wake.subscription", "[]"),
+        ("donebell.shared.ntfy.client", "[]"),
+        ("donebell.shared.ntfy.subscribe", "[]"),
         ("donebell.workers.delivery.role", "[]"),
     ],
 )

@@ -87,7 +87,7 @@ def run_with_importtime(hooks: HookEnv, args: list[str], stdin: bytes = b"", **e
     assert result.returncode == 0, result.stderr[-2000:]
     reported = imported_modules(result.stderr)
     loaded = set(out.read_text().split())
-    assert "donebell.workers.hooks.context" in reported  # importtime saw the hook's own imports
+    assert "donebell.workers.kit.hook_context" in reported  # importtime saw the hook's own imports
     assert "donebell.workers.hooks" in loaded
     return reported | loaded
 

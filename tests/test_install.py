@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from donebell.supervisor.install.command import main_install, main_uninstall
-from donebell.supervisor.install.managed import donebell_executable
-from donebell.supervisor.runner import Completed
+from donebell.workers.kit.install.managed import donebell_executable
+from donebell.shared.process.runner import Completed
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 EXE = donebell_executable()

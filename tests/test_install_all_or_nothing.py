@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from donebell.supervisor.install.command import main_install
-from donebell.supervisor.runner import Completed, SubprocessRunner
+from donebell.shared.process.runner import Completed, SubprocessRunner
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 

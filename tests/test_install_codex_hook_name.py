@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 from donebell.supervisor.install.command import main_install
-from donebell.supervisor.install.managed import CODEX_HOOK_LABEL, CODEX_PERMISSION_LABEL
+from donebell.workers.agents.codex.managed import CODEX_HOOK_LABEL, CODEX_PERMISSION_LABEL
 from e2e.tui import CodexTui
 from support import npm_clis
 from support.install_env import RecordingRunner, isolate

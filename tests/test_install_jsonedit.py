@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import pytest
-from donebell.supervisor.install.jsonedit import JsonDocument, JsonEditError, parse
+from donebell.workers.kit.install.jsonedit import JsonDocument, JsonEditError, parse
 
 GROUP = {"hooks": [{"type": "command", "command": "/x/donebell hook codex-stop", "timeout": 30}]}
 

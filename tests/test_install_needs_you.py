@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install.managed import CODEX_PERMISSION_ARGS, PERMISSION_HOOK_TIMEOUT, donebell_executable
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 from test_install import env, install, uninstall
 
 EXE = donebell_executable()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from donebell.supervisor.install.command import main_install
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks, hook_hash, state_key
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks, hook_hash, state_key
 from support import npm_clis
 from support.install_env import RecordingRunner, copy_fixture, isolate
 

@@ -173,7 +173,7 @@ def test_the_role_check_sees_a_hidden_agent_import() -> None:
 #: other to load, which makes either one's import order, and so its start-up, depend on the other.
 #: Role modules that may still name an agent in a string literal, each with its reason.
 ROLE_AGENT_LITERALS: dict[str, str] = {
-    "workers/scanners/rollout_tail.py": "the remote scanner: a watch root is a Codex home (see above)",
+    "workers/kit/jsonl_tail.py": "the remote scanner: a watch root is a Codex home (see above)",
     "workers/scanners/remote_root_summary.py": "the remote scanner: a watch root is a Codex home (see above)",
 }
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install.managed import donebell_executable
+from donebell.workers.kit.install.managed import donebell_executable
 from donebell.supervisor.install.service import render_launchd, render_systemd, render_task
 
 EXE = donebell_executable()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from donebell.shared.backoff import doubling
 from donebell.shared.statedir import StateDir
-from donebell.workers.delivery.retry_policy import backoff_seconds
-from donebell.workers.gate.probe_schedule import capped, clock_jump_horizon, unknown_delay
+from donebell.shared.ntfy.retry import backoff_seconds
+from donebell.workers.kit.probe_schedule import capped, clock_jump_horizon, unknown_delay
 from fixtures.gate.claude_kit import ClaudeWorld
 from fixtures.gate.kit import CodexWorld, fast_settings, gate, last_decision
 
@@ -126,7 +126,7 @@ def test_the_commit_schedules_by_the_same_rules(
 ) -> None:
     """The stored next_probe_at follows the verdict's hint within the cap, else the probe schedule."""
     from donebell.workers.gate.commit import next_probe_delay
-    from donebell.workers.gate.verdict import Verdict
+    from donebell.workers.kit.verdict import Verdict
 
     record = {"probe": {"attempts": attempts}}
     assert next_probe_delay(record, Verdict.wait("x", retry_in=retry_in), retry_max=setting) == expected

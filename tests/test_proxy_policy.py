@@ -144,14 +144,14 @@ def test_no_proxy_is_respected(srv: NtfyStandin, tmp_path: Path) -> None:
     ],
 )
 def test_no_proxy_entries(server: str, no_proxy: str, direct: bool) -> None:
-    from donebell.workers.delivery.proxy_policy import route_for
+    from donebell.shared.ntfy.proxy import route_for
 
     route = route_for(server, credentials=True, environ={"HTTPS_PROXY": "proxy.corp:3128", "NO_PROXY": no_proxy})
     assert (route.proxy is None) is direct, route
 
 
 def test_route_details() -> None:
-    from donebell.workers.delivery.proxy_policy import ProxyRefused, route_for
+    from donebell.shared.ntfy.proxy import ProxyRefused, route_for
 
     env = {"https_proxy": "http://low:1", "HTTPS_PROXY": "http://up:2", "ALL_PROXY": "http://all:3"}
     assert route_for("https://ntfy.sh", credentials=True, environ=env).proxy == "http://low:1"

@@ -7,7 +7,8 @@ from pathlib import Path
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir
-from donebell.workers.role import PassResult, Role, run_role
+from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.role import Role, run_role
 
 
 class _LateArrivalRole(Role):

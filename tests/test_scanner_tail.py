@@ -9,7 +9,7 @@ from pathlib import Path
 
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir
-from donebell.workers.scanners.rollout_tail import LineReader, end_of_last_line
+from donebell.workers.kit.jsonl_tail import LineReader, end_of_last_line
 from support.scanner_kit import IDS, append, cursor_of, engine, fixture_lines, records, rollout_path
 
 

@@ -120,7 +120,7 @@ def test_password_in_the_server_url_is_never_shown(srv: NtfyStandin, tmp_path: P
 
 def test_every_form_a_library_prints_is_masked() -> None:
     """raw, stripped, bytes repr, str repr, JSON-escaped (once and of a repr), URL-encoded, Base64 of user:pass."""
-    from donebell.shared.text import secret_text
+    from donebell.shared.config import secret_text
 
     secret = "s3cr\u00e9t/+\n"
     forms = [
@@ -141,7 +141,7 @@ def test_every_form_a_library_prints_is_masked() -> None:
 
 
 def test_shown_urls_lose_the_password() -> None:
-    from donebell.shared.text import secret_text
+    from donebell.shared.config import secret_text
 
     assert (
         secret_text.redact_url("https://phil:pw@ntfy.example:8443/x") == "https://phil:**********@ntfy.example:8443/x"
@@ -154,7 +154,7 @@ def test_shown_urls_lose_the_password() -> None:
 def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
     """What a role scrubs a failed pass's error with: token, password, URL password (both loaders)."""
     from donebell.shared.config import model, view
-    from donebell.shared.text import secret_text
+    from donebell.shared.config import secret_text
 
     path = tmp_path / "config.json"
     path.write_text(
@@ -183,7 +183,7 @@ def test_unvalidated_secret_reads_see_the_variable_as_the_loaders_do(
     """What status and the log scrub without validating: the variable's text exactly as the loaders
     take it (``true`` stays the string a token is, not a bool), in any case, over the file's."""
     from donebell.shared.config import view
-    from donebell.shared.text import secret_text
+    from donebell.shared.config import secret_text
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"topic": "t", "token": "file-token"}))

@@ -24,7 +24,7 @@ import pytest
 from donebell.shared.config.model import Settings
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import StateDir
-from donebell.shared.text import secret_text
+from donebell.shared.config import secret_text
 from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
 from support.secrets_check import SecretScan

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 from support.install_env import copy_fixture, isolate
 
 

@@ -36,8 +36,8 @@ from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.faults import injected_fault
 from donebell.shared.health import HealthWriter
 from donebell.shared.statedir import StateDir, StateDirReplaced, now, open_state_dir
-from donebell.shared.text import secret_text
-from donebell.shared.wake import Waker
+from donebell.shared.config import secret_text
+from donebell.shared.waker import Waker
 from donebell.workers import pass_control
 
 EXIT_CONFIG = 78  # sysexits EX_CONFIG: the supervisor throttles such a role

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from donebell.shared import paths
 from donebell.shared.config import raw_file, rules, schema
 from donebell.shared.paths import config_path
-from donebell.shared.text import secret_text
+from donebell.shared.config import secret_text
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
@@ -60,7 +60,7 @@ MAX_COUNT = 1_000_000
 
 
 #: The longest ``approval_wait_seconds``: the installed PermissionRequest hooks' timeout
-#: (``supervisor/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
+#: (``workers/kit/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
 APPROVAL_WAIT_MAX = 540
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from donebell.shared.config.fields import FIELDS, LEGACY_UNUSED_KEYS
 from donebell.shared.config.schema import ConfigError, FieldSpec, read_values
-from donebell.shared.text import secret_text
+from donebell.shared.config import secret_text
 
 if TYPE_CHECKING:
     from donebell.shared.config.model import Settings as SettingsLike

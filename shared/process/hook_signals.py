@@ -11,7 +11,7 @@ forked child calls :func:`release` itself.
 
 The Python handler is installed only once the interpreter runs this module; a signal sent during
 interpreter start-up (~20 ms, more on a loaded machine) would still kill the hook. The installed
-Claude hook therefore starts with both signals already ignored (``supervisor/install/managed.py``: a
+Claude hook therefore starts with both signals already ignored (``workers/kit/install/managed.py``: a
 ``/bin/sh`` ``trap '' TERM HUP; exec`` in front of the exec form); ignored dispositions survive
 ``exec``, and :func:`hold` replaces them with the noting handler.
 

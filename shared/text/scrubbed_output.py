@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from donebell.shared.text import secret_text
+from donebell.shared.config import secret_text
 
 
 class ScrubbedStream:

@@ -73,7 +73,7 @@ def _check(loaded: model.Loaded) -> int:
 
 def _init(server: str) -> int:
     """``config init [--server URL]``: a fresh file with an unguessable topic, if none exists."""
-    from donebell.shared.text.secret_text import url_passwords
+    from donebell.shared.config.secret_text import url_passwords
 
     if url_passwords(server):  # argv is the shell history and the process list
         print(

@@ -33,9 +33,9 @@ from donebell.shared.config import model, schema
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.rules import SECRET_KEYS as CONFIG_SECRET_KEYS
 from donebell.shared.paths import config_path
-from donebell.shared.text.secret_text import MASK, redact_url, url_passwords
+from donebell.shared.config.secret_text import MASK, redact_url, url_passwords
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
-from donebell.supervisor.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
+from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
 from pydantic import ValidationError
 

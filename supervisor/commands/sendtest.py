@@ -28,7 +28,7 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now, open_state_dir
 from donebell.shared.text.subscribe_qr import qr_text
-from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable, public_server
+from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.delivery.test_records import TEST_EXPIRY_SECONDS, expires_at, retire_older_tests
 from donebell.workers.role import EXIT_CONFIG
 

@@ -2,7 +2,7 @@
 
 A 401 or 403 (retried: credentials can be repaired without touching the queue) or an answer that
 is not ntfy's leaves the test record waiting; instead of the bare status this asks the server what
-is wrong, publishing nothing (:mod:`donebell.workers.delivery.publish_access`), and adds its
+is wrong, publishing nothing (:mod:`donebell.shared.ntfy.access`), and adds its
 finding to the outcome: ``access`` (what the server says) and ``fix`` (the next step). A 2xx
 without ntfy's message id was not accepted by ntfy either, and says so.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.shared.config.model import Settings
-from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for
-from donebell.workers.delivery.proxy_policy import has_credentials
-from donebell.workers.delivery.publish_access import probe
-from donebell.workers.delivery.refusal_reason import NOT_NTFY_STATUSES
+from donebell.shared.ntfy.client import ConfigProblem, auth_for
+from donebell.shared.ntfy.proxy import has_credentials
+from donebell.shared.ntfy.access import probe
+from donebell.shared.ntfy.refusal import NOT_NTFY_STATUSES
 
 NOT_NTFY_ACCEPTED = "the server answered 2xx without ntfy's message id: it is probably not an ntfy server"
 

@@ -1,7 +1,7 @@
 """``doctor``'s checks against the server itself: may donebell publish, and what will the phone show?
 
 ``check_server`` only asks whether the server answers; these ask ntfy, without publishing anything
-(:mod:`donebell.workers.delivery.publish_access`), whether the configured credentials may publish
+(:mod:`donebell.shared.ntfy.access`), whether the configured credentials may publish
 to the topic, so a missing token on a deny-all server, a wrong or revoked token, a topic the user
 may not write or a URL that is not ntfy at all is a failure that names its fix, not "Nothing
 blocks notifications".
@@ -10,10 +10,10 @@ blocks notifications".
 from __future__ import annotations
 
 from donebell.shared.config.view import SettingsLike
-from donebell.supervisor.doctor.local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
-from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for
-from donebell.workers.delivery.proxy_policy import has_credentials
-from donebell.workers.delivery.publish_access import probe, routes_sequence_ids
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, Check
+from donebell.shared.ntfy.client import ConfigProblem, auth_for
+from donebell.shared.ntfy.proxy import has_credentials
+from donebell.shared.ntfy.access import probe, routes_sequence_ids
 
 VERDICT_STATUS = {"allowed": OK, "unauthorized": FAIL, "forbidden": FAIL, "not-ntfy": FAIL, "unknown": UNKNOWN}
 UPDATES_NOTE = (

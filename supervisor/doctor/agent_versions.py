@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from donebell.supervisor.runner import Runner
+from donebell.shared.process.runner import Runner
 from donebell.workers.agents.registry import agent, names
 
 #: agent -> (program on PATH, releases the e2e suite passed on, oldest first).

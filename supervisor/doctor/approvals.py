@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from donebell.shared import paths
+
+from donebell.workers.agents import claude as claude_folder
+from donebell.workers.agents import codex as codex_folder
 from donebell.shared.config.view import SettingsLike
-from donebell.supervisor.doctor.local import FAIL, OK, WARN, Check, _handlers, _read_json
-from donebell.supervisor.install.managed import CLAUDE_ARGS, CODEX_PERMISSION_ARGS
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
+from donebell.supervisor.doctor.local import _handlers, _read_json
+from donebell.workers.agents.claude.install import CLAUDE_ARGS
+from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS
 from donebell.workers.wake.policy import approvals_problem
 
 #: A hook needs this much more than the wait: its own start, the answer's write, the print.
@@ -44,8 +48,8 @@ def installed_permission_hooks() -> list[dict[str, Any]]:
     """Each installed donebell PermissionRequest hook: its agent, file and timeout in seconds."""
     found = []
     sources = (
-        ("codex", paths.codex_home() / "hooks.json", CODEX_PERMISSION_ARGS),
-        ("claude", paths.claude_config_dir() / "settings.json", CLAUDE_ARGS),
+        ("codex", codex_folder.codex_home() / "hooks.json", CODEX_PERMISSION_ARGS),
+        ("claude", claude_folder.claude_config_dir() / "settings.json", CLAUDE_ARGS),
     )
     for name, path, args in sources:
         doc, _error = _read_json(path) if path.is_file() else (None, None)

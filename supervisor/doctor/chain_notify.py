@@ -7,8 +7,8 @@ imports doctor.
 
 from __future__ import annotations
 
-from donebell.supervisor.doctor.local import OK, SKIP, WARN, Check
-from donebell.supervisor.install.chain_check import chain_program_problem
+from donebell.workers.kit.install.checks import OK, SKIP, WARN, Check
+from donebell.workers.agents.codex.chain_check import chain_program_problem
 
 
 def check_chain_notify(chain: list[str] | None) -> Check:

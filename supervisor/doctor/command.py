@@ -22,13 +22,13 @@ from typing import Any, TextIO
 
 from donebell.shared import paths
 from donebell.shared.statedir import StateDir
-from donebell.shared.text import secret_text
+from donebell.shared.config import secret_text
 from donebell.supervisor.doctor import local as doctor_local
 from donebell.supervisor.doctor import runtime as doctor_runtime
-from donebell.supervisor.doctor.chain_notify import check_chain_notify
+from donebell.workers.agents.codex.doctor import check_chain_notify
 from donebell.supervisor.doctor.launcher import check_launchers
-from donebell.supervisor.doctor.local import FAIL, OK, SKIP, WARN, Check
-from donebell.supervisor.runner import Runner, SubprocessRunner
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, WARN, Check
+from donebell.shared.process.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
 

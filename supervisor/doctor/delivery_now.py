@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from donebell.shared.statedir import now
-from donebell.supervisor.doctor.local import FAIL, OK, WARN, Check
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 
 #: A notification failing this long makes the line FAIL.
 FAILING_DELIVERY_AGE = 600.0

@@ -16,7 +16,7 @@ import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from donebell.supervisor.doctor.local import FAIL, OK, WARN, Check
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 from donebell.supervisor.install import service as install_service
 
 TASK_NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}

@@ -12,21 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import paths, state_dir_check
+from donebell.workers.agents import claude as claude_folder
+from donebell.workers.agents import codex as codex_folder
 from donebell.shared.config import model
 from donebell.shared.statedir import FOLDERS
-from donebell.shared.text.secret_text import public_url as _public_url
-from donebell.supervisor.install.codex import REVIEW_STEP, codex_hooks_problem
-from donebell.supervisor.install.managed import (
-    CLAUDE_ARGS,
-    CLAUDE_EVENTS,
-    CODEX_NOTIFY_ARGS,
-    CODEX_PERMISSION_ARGS,
-    CODEX_STOP_ARGS,
-    handler_argv,
-    is_managed_argv,
-    is_managed_handler,
-)
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.shared.config.secret_text import public_url as _public_url
+from donebell.workers.agents.codex.install import REVIEW_STEP, codex_hooks_problem
+from donebell.workers.agents.claude.install import CLAUDE_ARGS, CLAUDE_EVENTS
+from donebell.workers.agents.codex.managed import CODEX_NOTIFY_ARGS, CODEX_PERMISSION_ARGS, CODEX_STOP_ARGS
+from donebell.workers.kit.install.managed import handler_argv, is_managed_argv, is_managed_handler
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 
 OK, WARN, FAIL, UNKNOWN, SKIP = "ok", "warn", "fail", "unknown", "skip"
 
@@ -127,7 +122,7 @@ def _handlers(doc: Any, event: str, args: tuple[str, ...]) -> list[dict[str, Any
 
 
 def check_codex() -> list[Check]:
-    home = paths.codex_home()
+    home = codex_folder.codex_home()
     if not home.is_dir():
         return [Check("codex_hooks", SKIP, f"Codex not found ({home})")]
     hooks_doc, error = _read_json(home / "hooks.json")
@@ -237,7 +232,7 @@ def _codex_permission_trust(home: Path) -> list[Check]:
 
 
 def check_claude(enabled: bool) -> list[Check]:
-    home = paths.claude_config_dir()
+    home = claude_folder.claude_config_dir()
     if not home.is_dir():
         return [Check("claude_hooks", SKIP, f"Claude Code not found ({home})")]
     doc, error = _read_json(home / "settings.json")

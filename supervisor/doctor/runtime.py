@@ -1,6 +1,6 @@
 """Doctor checks of the running system: service, server, clock, queue and recent errors.
 
-The service manager is asked through the :class:`~donebell.supervisor.runner.Runner` seam
+The service manager is asked through the :class:`~donebell.shared.process.runner.Runner` seam
 (``systemctl --user is-active``, ``launchctl print``, ``schtasks /Query``); a missing tool is
 "unknown", never a failure. The server is asked ``GET <server>/v1/health`` with a short timeout and
 no credentials: nothing is published. Queue and errors come from ``donebell status``'s reader and
@@ -18,12 +18,12 @@ from typing import Any
 
 from donebell.shared.config import model
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
-from donebell.shared.text.secret_text import public_url as _public_url
-from donebell.supervisor.doctor import no_service
-from donebell.supervisor.doctor.local import FAIL, OK, SKIP, UNKNOWN, WARN, Check
+from donebell.shared.config.secret_text import public_url as _public_url
+from donebell.supervisor.commands import no_service
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager
-from donebell.supervisor.runner import Runner
+from donebell.shared.process.runner import Runner
 
 SERVER_TIMEOUT = 5.0
 CLOCK_SKEW_WARN = 300.0
@@ -111,8 +111,8 @@ def _installed_without_a_service() -> bool:
 def check_server(settings: model.Settings) -> tuple[Check, float | None]:
     """Reachability of ``<server>/v1/health``; also returns the server's clock (Date header)."""
     from donebell.shared.httpx_without_cli import httpx
-    from donebell.workers.delivery.ntfy_client import ConfigProblem, auth_for, check_sendable
-    from donebell.workers.delivery.proxy_policy import ProxyRefused, route_for
+    from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable
+    from donebell.shared.ntfy.proxy import ProxyRefused, route_for
 
     # Without any user:password@ part: the health check sends no credentials at all.
     shown = _public_url(f"{settings.server}/v1/health")

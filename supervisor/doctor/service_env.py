@@ -24,9 +24,9 @@ import re
 
 from donebell.shared.process.liveness import is_alive
 from donebell.shared.statedir import StateDir
-from donebell.supervisor.doctor.local import OK, SKIP, UNKNOWN, WARN, Check
+from donebell.workers.kit.install.checks import OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.install import service as install_service
-from donebell.supervisor.runner import Runner
+from donebell.shared.process.runner import Runner
 
 #: Variables of these families configure the agents (API keys, base URLs, models, config folders).
 PREFIXES = ("ANTHROPIC_", "OPENAI_", "CODEX_", "CLAUDE_")

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.doctor.agent_versions import parse_version
-from donebell.supervisor.install.edits import EditError, FileChange, target_of
-from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
-from donebell.supervisor.install.managed import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
-from donebell.supervisor.install.plans import (
+from donebell.workers.kit.install.checks import parse_version
+from donebell.workers.kit.install.edits import EditError, FileChange, target_of
+from donebell.workers.kit.install.hookjson import HookShapeError, ensure_group, remove_managed
+from donebell.workers.agents.claude.install import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
+from donebell.workers.kit.install.plans import (
     AgentPlan,
     created_containers,
     created_files,
@@ -28,7 +28,7 @@ from donebell.supervisor.install.plans import (
     load_json,
     remember_containers,
 )
-from donebell.supervisor.runner import Runner
+from donebell.shared.process.runner import Runner
 
 #: First Claude Code version on which donebell verified the ``args`` exec form.
 EXEC_FORM_SINCE = (2, 1, 197)

@@ -1,6 +1,6 @@
 """Codex wiring: the managed Stop and PermissionRequest hooks in ``hooks.json``, ``notify`` in ``config.toml``.
 
-Both are planned as :class:`~donebell.supervisor.install.edits.FileChange` objects (nothing is written
+Both are planned as :class:`~donebell.workers.kit.install.edits.FileChange` objects (nothing is written
 here). ``config.toml`` is edited with tomlkit, which keeps comments, order and the formatting of
 every other key; the user's previous ``notify`` moves to donebell's ``chain_notify`` (the hook runs
 it first) and its exact TOML text goes to the install record so uninstall can put it back verbatim.
@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from donebell.supervisor.install.chain_check import chain_program_problem
-from donebell.supervisor.install.edits import EditError, FileChange, read_text, split_bom, target_of
-from donebell.supervisor.install.hookjson import HookShapeError, ensure_group, remove_managed
-from donebell.supervisor.install.managed import (
+from donebell.workers.agents.codex.chain_check import chain_program_problem
+from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom, target_of
+from donebell.workers.kit.install.hookjson import HookShapeError, ensure_group, remove_managed
+from donebell.workers.agents.codex.managed import (
     CODEX_NOTIFY_ARGS,
     CODEX_PERMISSION_ARGS,
     CODEX_STOP_ARGS,
     codex_notify,
     codex_permission_group,
     codex_stop_group,
-    is_managed_argv,
 )
-from donebell.supervisor.install.plans import (
+from donebell.workers.kit.install.managed import is_managed_argv
+from donebell.workers.kit.install.plans import (
     AgentPlan,
     created_containers,
     created_files,
@@ -33,8 +33,8 @@ from donebell.supervisor.install.plans import (
     load_json,
     remember_containers,
 )
-from donebell.supervisor.install.tidy import drop_trust_entries, dumps_like
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks, trust_entries
+from donebell.workers.kit.install.tidy import drop_trust_entries, dumps_like
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks, trust_entries
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from donebell.shared import paths
+from donebell.workers.agents import claude as claude_folder
+from donebell.workers.agents import codex as codex_folder
 from donebell.shared.statedir import StateDir
-from donebell.supervisor.install import claude as install_claude
-from donebell.supervisor.install import codex as install_codex
+from donebell.workers.agents.claude import install as install_claude
+from donebell.workers.agents.codex import install as install_codex
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager, stop_running
 from donebell.supervisor.install.all_or_nothing import (
@@ -28,15 +30,16 @@ from donebell.supervisor.install.all_or_nothing import (
     install_all_or_nothing,
     remember_install,
 )
-from donebell.supervisor.install.edits import EditError, FileChange
-from donebell.supervisor.install.managed import ExecutableNotFound, donebell_executable
-from donebell.supervisor.install.own_config import KEEP, current_chain, plan_config, plan_record, read_record
-from donebell.supervisor.install.plans import AgentPlan
+from donebell.workers.kit.install.edits import EditError, FileChange
+from donebell.workers.kit.install.managed import ExecutableNotFound, donebell_executable
+from donebell.workers.kit.install.plans import KEEP
+from donebell.supervisor.install.own_config import current_chain, plan_config, plan_record, read_record
+from donebell.workers.kit.install.plans import AgentPlan
 from donebell.supervisor.install.purge import PurgeRefused, config_backups, purge, remove_empty
 from donebell.supervisor.install.service import SERVICES, ServicePlan
 from donebell.supervisor.install.summary import print_install_summary
-from donebell.supervisor.install.tidy import prune_backups
-from donebell.supervisor.runner import Runner, SubprocessRunner
+from donebell.workers.kit.install.tidy import prune_backups
+from donebell.shared.process.runner import Runner, SubprocessRunner
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -61,9 +64,9 @@ def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool]:
     """Which agents to wire: the flags, else every agent whose home exists or whose CLI is on PATH."""
     if args.codex or args.claude:
         return args.codex, args.claude
-    codex = "CODEX_HOME" in os.environ or paths.codex_home().is_dir() or runner.which("codex") is not None
+    codex = "CODEX_HOME" in os.environ or codex_folder.codex_home().is_dir() or runner.which("codex") is not None
     claude = (
-        "CLAUDE_CONFIG_DIR" in os.environ or paths.claude_config_dir().is_dir() or runner.which("claude") is not None
+        "CLAUDE_CONFIG_DIR" in os.environ or claude_folder.claude_config_dir().is_dir() or runner.which("claude") is not None
     )
     return codex, claude
 
@@ -97,12 +100,12 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         record: dict[str, Any] = remember_install(read_record(config_file), config_file, kind)
         plans: list[AgentPlan] = []
         if with_codex:
-            plans.append(install_codex.plan_install(paths.codex_home(), executable, record))
+            plans.append(install_codex.plan_install(codex_folder.codex_home(), executable, record))
             record = plans[-1].record
         if with_claude:
             exec_form = install_claude.use_exec_form(install_claude.claude_version(runner))
             plans.append(
-                install_claude.plan_install(paths.claude_config_dir(), executable, record, exec_form=exec_form)
+                install_claude.plan_install(claude_folder.claude_config_dir(), executable, record, exec_form=exec_form)
             )
             record = plans[-1].record
         chain = plans[0].chain if with_codex else KEEP
@@ -157,10 +160,10 @@ def main_uninstall(
         created_folders = forget_install(record, every)
         plans: list[AgentPlan] = []
         if args.codex or every:
-            plans.append(install_codex.plan_uninstall(paths.codex_home(), current_chain(config_file), record))
+            plans.append(install_codex.plan_uninstall(codex_folder.codex_home(), current_chain(config_file), record))
             record = plans[-1].record
         if args.claude or every:
-            plans.append(install_claude.plan_uninstall(paths.claude_config_dir(), record))
+            plans.append(install_claude.plan_uninstall(claude_folder.claude_config_dir(), record))
             record = plans[-1].record
         chain = plans[0].chain if (args.codex or every) else KEEP
         # Agents' files first: notify is restored before chain_notify is dropped.

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from donebell.supervisor.install.jsonedit import JsonDocument
-from donebell.supervisor.install.managed import is_managed_handler
+from donebell.workers.kit.install.jsonedit import JsonDocument
+from donebell.workers.kit.install.managed import is_managed_handler
 
 
 class HookShapeError(ValueError):

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.config.model import DEFAULT_SERVER, random_topic
-from donebell.supervisor.install.edits import EditError, FileChange, read_text, split_bom, target_of
-from donebell.supervisor.install.jsonedit import JsonDocument, JsonEditError
+from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom, target_of
+from donebell.workers.kit.install.jsonedit import JsonDocument, JsonEditError
 
 RECORD_NAME = "install-record.json"
 RECORD_SCHEMA = 1

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.install.edits import EditError, FileChange, read_text, split_bom
-from donebell.supervisor.install.jsonedit import JsonDocument, JsonEditError
-from donebell.supervisor.install.own_config import KEEP
+from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom
+from donebell.workers.kit.install.jsonedit import JsonDocument, JsonEditError
+from donebell.workers.kit.install.plans import KEEP
 
 
 @dataclass

@@ -5,7 +5,7 @@
 * macOS: launchd agent ``~/Library/LaunchAgents/com.donebell.agent.plist``, ``launchctl bootstrap``;
 * Windows: Task Scheduler XML (UTF-16), ``schtasks /Create /TN donebell /XML <file> /F``.
 
-Every OS command is a :class:`Step` executed through :class:`~donebell.supervisor.runner.Runner`,
+Every OS command is a :class:`Step` executed through :class:`~donebell.shared.process.runner.Runner`,
 so tests check the exact argv. Environment variables that move donebell's or the agents' folders
 are copied into the unit/plist, so the service sees the same folders as the shell that installed it.
 """
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from donebell.supervisor.install.edits import FileChange, read_text
+from donebell.workers.kit.install.edits import FileChange, read_text
 from donebell.supervisor.install.service_manager import systemd_user_problem
-from donebell.supervisor.runner import Runner
+from donebell.shared.process.runner import Runner
 
 SERVICES = ("systemd", "launchd", "task-scheduler", "none")
 UNIT_NAME = "donebell.service"

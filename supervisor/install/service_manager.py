@@ -10,7 +10,7 @@ Install checks this before writing anything; doctor and uninstall use it to say 
 
 from __future__ import annotations
 
-from donebell.supervisor.runner import Runner
+from donebell.shared.process.runner import Runner
 
 #: The two ways on without a reachable user manager (install's refusal, doctor's next step).
 WAYS_ON = (

@@ -5,12 +5,13 @@ from __future__ import annotations
 import platform
 from typing import TextIO
 
-from donebell.shared import paths
+
+from donebell.workers.agents import codex as codex_folder
 from donebell.shared.text.subscribe_qr import qr_text
-from donebell.supervisor.install.codex import REVIEW_HINT
-from donebell.supervisor.install.plans import AgentPlan
+from donebell.workers.agents.codex.install import REVIEW_HINT
+from donebell.workers.kit.install.plans import AgentPlan
 from donebell.supervisor.install.service import ServicePlan
-from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 
 NO_SERVICE = (
     "no background service: a notification still goes out after each hook (an on-demand worker), "
@@ -30,7 +31,7 @@ def _service_lines(service: ServicePlan | None, *, ok: bool, kind: str) -> list[
 
 
 def _codex_trust_line() -> str:
-    hooks = donebell_stop_hooks(paths.codex_home())
+    hooks = donebell_stop_hooks(codex_folder.codex_home())
     if hooks and all(h.status == "trusted" for h in hooks):
         return "Codex already trusts the donebell Stop hook"
     return REVIEW_HINT

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import tomlkit
-from donebell.supervisor.install.edits import BACKUP_INFIX
+from donebell.workers.kit.install.edits import BACKUP_INFIX
 
 _STAMP = re.compile(r"^(\d{8}T\d{6}Z)(?:\.(\d+))?$")
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donebell.supervisor.install.managed import CODEX_STOP_ARGS, is_managed_handler
+from donebell.workers.agents.codex.managed import CODEX_STOP_ARGS
+from donebell.workers.kit.install.managed import is_managed_handler
 
 DEFAULT_TIMEOUT = 600
 _NO_MATCHER_EVENTS = frozenset({"stop", "user_prompt_submit", "interrupt"})

@@ -19,7 +19,7 @@ from e2e.product import Product
 def trust_codex_stop_hook(home: CodexHome) -> str:
     """Trust donebell's Stop hook in config.toml as a user does with Codex's `/hooks` review
     (`[hooks.state."<key>"] trusted_hash`), hashed by donebell's own trust_hash module; its key."""
-    from donebell.supervisor.install.trust_hash import donebell_stop_hooks
+    from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 
     [hook] = donebell_stop_hooks(home.codex_home)
     with home.config_toml.open("a") as f:

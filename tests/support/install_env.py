@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.runner import Completed
+from donebell.shared.process.runner import Completed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "install"
 

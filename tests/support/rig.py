@@ -231,7 +231,7 @@ class Rig:
         os.environ.update(self.env())
         try:
             from donebell.workers.agents.codex.hook import codex_stop
-            from donebell.workers.hooks.context import HookContext
+            from donebell.workers.kit.hook_context import HookContext
 
             ctx, turns = HookContext("codex-stop"), []
             for _ in range(n):

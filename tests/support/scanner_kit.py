@@ -18,7 +18,7 @@ from typing import Any
 
 from donebell.shared.statedir import BIRTH_NAME, StateDir
 from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
-from donebell.workers.scanners.rollout_tail import CursorStore
+from donebell.workers.kit.jsonl_tail import CursorStore
 
 from support.codex_sqlite import create_schema
 

@@ -4,7 +4,7 @@
 each agent package and rewrites the ``newest`` entry of ``agent_pins.json`` (``pinned`` is never
 touched). ``--check`` only reports, exit 1 when a pin is behind. After a move, run
 ``DONEBELL_E2E_AGENTS=newest python -m pytest tests/e2e`` and, once it passes, add the versions to
-the tested-range table in ``supervisor/doctor/agent_versions.py`` (a unit test keeps both in step).
+the tested-range table in ``supervisor/commands/agent_versions.py`` (a unit test keeps both in step).
 """
 
 from __future__ import annotations

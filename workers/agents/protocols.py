@@ -32,11 +32,11 @@ if TYPE_CHECKING:
 
     from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
-    from donebell.workers.gate.context import GateContext
-    from donebell.workers.gate.verdict import Verdict
-    from donebell.workers.hooks.context import HookContext
-    from donebell.workers.role import PassResult
-    from donebell.workers.wake.thread_view import ThreadView
+    from donebell.workers.kit.gate_context import GateContext
+    from donebell.workers.kit.verdict import Verdict
+    from donebell.workers.kit.hook_context import HookContext
+    from donebell.workers.kit.pass_result import PassResult
+    from donebell.workers.kit.thread_view import ThreadView
 
 
 class Hooks(Protocol):
@@ -134,7 +134,7 @@ class Wake(Protocol):
         ...
 
     def start_turn_in_daemon(self, socket_path: str, conversation_id: str, prompt: str) -> str:
-        """Ask that daemon for one turn; its id, or :class:`~donebell.workers.wake.thread_view.DaemonError`."""
+        """Ask that daemon for one turn; its id, or :class:`~donebell.workers.kit.thread_view.DaemonError`."""
         ...
 
     def live_inbox(self, conversation_id: str) -> str | None:

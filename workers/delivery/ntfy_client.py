@@ -4,7 +4,7 @@ One :class:`NtfyClient` lives as long as the delivery role, so a queue drains ov
 connection. Redirects are never followed (a 3xx is a dead letter, see ``retry_policy``): a
 redirect could carry the credential to another host. Credentials go only into the
 ``Authorization`` header of the request and never into an error text this module returns
-(:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.text.secret_text`).
+(:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.config.secret_text`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from urllib.parse import unquote, urlsplit
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.httpx_without_cli import httpx
-from donebell.shared.text import secret_text
+from donebell.shared.config import secret_text
 from donebell.shared.version import VERSION
-from donebell.workers.delivery.attempt_deadline import AttemptDeadline
-from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, is_loopback, route_for
-from donebell.workers.delivery.refusal_reason import waiting_reason
-from donebell.workers.delivery.retry_policy import Decision, classify_exception, classify_response
+from donebell.shared.ntfy.deadline import AttemptDeadline
+from donebell.shared.ntfy.proxy import ProxyRefused, has_credentials, is_loopback, route_for
+from donebell.shared.ntfy.refusal import waiting_reason
+from donebell.shared.ntfy.retry import Decision, classify_exception, classify_response
 
 USER_AGENT = f"donebell/{VERSION}"
 #: Connecting should never take long; the configured timeout bounds the whole exchange.

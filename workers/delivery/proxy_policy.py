@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from donebell.shared.text.secret_text import public_url
+from donebell.shared.config.secret_text import public_url
 
 PROXY_SCHEMES = ("http", "https")
 

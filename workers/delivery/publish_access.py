@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.httpx_without_cli import httpx
-from donebell.workers.delivery.ntfy_client import USER_AGENT, Auth, public_server
-from donebell.workers.delivery.proxy_policy import ProxyRefused, has_credentials, route_for
-from donebell.workers.delivery.refusal_reason import FORBIDDEN, UNAUTHORIZED
+from donebell.shared.ntfy.client import USER_AGENT, Auth, public_server
+from donebell.shared.ntfy.proxy import ProxyRefused, has_credentials, route_for
+from donebell.shared.ntfy.refusal import FORBIDDEN, UNAUTHORIZED
 
 INVALID_PRIORITY = 40007  # what ntfy answers a publish it would accept, but for the bad priority
 PAGE_NOT_FOUND = 40401  # no such route

@@ -29,10 +29,11 @@ from donebell.shared.config.view import SettingsLike
 from donebell.shared.statedir import StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.config_watch import ConfigWatch
-from donebell.workers.delivery.ntfy_client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
+from donebell.shared.ntfy.client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
 from donebell.workers.delivery.outbox_sender import OutboxSender, SendOutcome
 from donebell.workers.gate import run_gate_pass
-from donebell.workers.role import PassResult, Role
+from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.role import Role
 
 IDLE_HORIZON_SECONDS = 30.0
 #: A continuous pass stops sending after this long so health and SIGTERM are served between passes.

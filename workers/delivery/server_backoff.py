@@ -31,7 +31,7 @@ from typing import Any
 
 from donebell.shared.backoff import doubling
 from donebell.shared.statedir import InvalidRecord, StateDir, encode
-from donebell.workers.delivery.retry_policy import Decision, backoff_seconds
+from donebell.shared.ntfy.retry import Decision, backoff_seconds
 
 FILE = "server-backoff.json"
 RATE_LIMIT_FLOOR_SECONDS = 5.0

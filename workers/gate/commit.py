@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 from donebell.shared import records
 from donebell.shared.statedir import GroupCommit, InvalidRecord, StateDir
-from donebell.workers.gate import probe_schedule
-from donebell.workers.gate.verdict import Verdict
-from donebell.workers.gate.weak_merge import MERGED, merge_into
+from donebell.workers.kit import probe_schedule
+from donebell.workers.kit.verdict import Verdict
+from donebell.workers.kit.weak_merge import MERGED, merge_into
 
 Applied = Literal["promoted", "staged", "suppressed", "removed", "waiting", "raced", "gone"]
 

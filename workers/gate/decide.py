@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.workers.agents.registry import agent
-from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.ladder import CAPTURED_SUBAGENT, decided
-from donebell.workers.gate.probe_schedule import capped
-from donebell.workers.gate.verdict import Verdict
+from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.ladder import CAPTURED_SUBAGENT, decided
+from donebell.workers.kit.probe_schedule import capped
+from donebell.workers.kit.verdict import Verdict
 
 #: A candidate that crashed the gate is looked at again this often (within the probe cap).
 GATE_ERROR_RETRY_SECONDS = 30.0
@@ -34,7 +34,7 @@ def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     found = agent(provider)
     if found is not None:
         return found.evaluate(record, ctx)
-    from donebell.workers.gate.commit import first_seen
+    from donebell.workers.kit.probe_schedule import first_seen
 
     if ctx.now < first_seen(record, ctx.now) + ctx.settings.idle_probe_grace_seconds:
         waiting = Verdict.wait("unknown-provider", f"provider {provider!r} has no gate", kind="unknown")

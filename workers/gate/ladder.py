@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
-from donebell.workers.gate.commit import first_seen
-from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.probe_schedule import attempts_of, unknown_delay
-from donebell.workers.gate.verdict import Verdict, WaitKind
+from donebell.workers.kit.probe_schedule import first_seen
+from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.probe_schedule import attempts_of, unknown_delay
+from donebell.workers.kit.verdict import Verdict, WaitKind
 
 SKIP_REST: Final = "skip-rest"
 #: What one check answers: decided, go on (None), or promote now (``SKIP_REST``).

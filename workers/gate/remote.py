@@ -20,10 +20,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from donebell.workers.gate.commit import first_seen
-from donebell.workers.gate.ladder import CAPTURED_SUBAGENT, decided
-from donebell.workers.gate.probe_schedule import attempts_of, unknown_delay
-from donebell.workers.gate.verdict import Verdict
+from donebell.workers.kit.probe_schedule import first_seen
+from donebell.workers.kit.ladder import CAPTURED_SUBAGENT, decided
+from donebell.workers.kit.probe_schedule import attempts_of, unknown_delay
+from donebell.workers.kit.verdict import Verdict
 
 if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike

@@ -33,7 +33,7 @@ from typing import IO, Any
 from donebell.shared.backoff import doubling
 from donebell.shared.process.groups import NEUTRAL_CWD, own_python
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
-from donebell.workers.gate.verdict import Verdict
+from donebell.workers.kit.verdict import Verdict
 
 SYNC_WINDOW_SECONDS = 0.3
 IDLE_EXIT_SECONDS = 60.0

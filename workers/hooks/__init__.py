@@ -16,8 +16,8 @@ import sys
 
 from donebell.shared.process import hook_signals
 from donebell.workers.agents.registry import hook_target, names
-from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.stdin import PayloadError
+from donebell.workers.kit.hook_context import HookContext
+from donebell.workers.kit.hook_input import PayloadError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

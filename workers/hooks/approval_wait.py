@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 
-from donebell.workers.hooks.context import HookContext
+from donebell.workers.kit.hook_context import HookContext
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
         record = state.read(folder, key)
     except Exception:  # noqa: BLE001 - unreadable evidence is no answer
         return None
-    from donebell.workers.delivery.policies.needs_answered import needs_answered
+    from donebell.workers.kit.needs_answered import needs_answered
 
     return needs_answered(state, record) if record is not None else None
 

@@ -21,7 +21,7 @@ import os
 from donebell.shared.process import hook_signals
 from donebell.shared.process.groups import spawn_detached
 from donebell.shared.statedir import StateDir
-from donebell.workers.hooks.context import HookContext
+from donebell.workers.kit.hook_context import HookContext
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

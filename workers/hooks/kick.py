@@ -19,7 +19,7 @@ import os
 
 from donebell.shared.process.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import StateDir, encode, now
-from donebell.workers.hooks.context import HookContext
+from donebell.workers.kit.hook_context import HookContext
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ request, and :func:`write_request` writes its record. No gate decides anything h
 itself says it is waiting, so the record goes straight to ``outbox/`` (as ``donebell test`` does)
 with ``notice: "needs-you"`` and the delivery role's policies decide when, or whether, it is pushed
 (desk grace: the agent moving on is the answer at the terminal;
-``workers/delivery/policies/needs_answered.py``).
+``workers/kit/needs_answered.py``).
 
 **One per blocking request.** The key is ``event_key(provider, conversation, "needs-you|<turn>|<marker>")``
 with the agent's marker of the request; a repeated payload gives the same key, found anywhere in
@@ -28,9 +28,9 @@ import os
 from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import now
-from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.kick import kick_and_log
-from donebell.workers.hooks.stdin import message_field, text_field
+from donebell.workers.kit.hook_context import HookContext
+from donebell.workers.hooks import kick_and_log
+from donebell.workers.kit.hook_input import message_field, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids
 
     A repeat of a request already recorded waits until that record's end (its buttons' expiry).
     """
-    from donebell.workers.hooks import approval_wait  # only for a PermissionRequest
+    from donebell.workers.kit import approval_wait  # only for a PermissionRequest
 
     wait = approval_wait.approval_wait(ctx)
     if wait <= 0:

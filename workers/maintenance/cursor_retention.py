@@ -29,7 +29,7 @@ from typing import Any
 
 from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers.scanners.remote_root_summary import SUMMARY_KIND
-from donebell.workers.scanners.rollout_tail import Cursor
+from donebell.workers.kit.jsonl_tail import Cursor
 
 DAY = 86400.0
 CURSOR_MAX_AGE_DAYS = 30.0

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from donebell.workers.agents.registry import agent, names
-from donebell.workers.role import PassResult, Role
+from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.role import Role
 
 if TYPE_CHECKING:
     from donebell.workers.agents.protocols import LocalScan

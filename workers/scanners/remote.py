@@ -26,7 +26,8 @@ from typing import Any, ClassVar
 from donebell.shared.config.view import WatchRootEntry, WatchRootLike
 from donebell.shared.process import groups
 from donebell.shared.statedir import now
-from donebell.workers.role import PassResult, Role
+from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.role import Role
 from donebell.workers.scanners.remote_scan_child import root_hash
 
 POLL_SECONDS = 0.1

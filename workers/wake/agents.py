@@ -16,7 +16,7 @@ import os
 import subprocess
 
 from donebell.workers.agents import registry
-from donebell.workers.wake.thread_view import ThreadView
+from donebell.workers.kit.thread_view import ThreadView
 
 __all__ = ["ThreadView", "agent_environment", "busy_refusal", "command", "locate", "read_thread", "spawn"]
 

@@ -90,6 +90,6 @@ def _same_request(needs: dict[str, Any], record: dict[str, Any]) -> bool:
 def _answered_at_terminal(pipe: WakePipeline, needs: dict[str, Any], folder: str | None) -> str | None:
     if folder in ("suppressed", "dead"):
         return f"its notification is in {folder}/"
-    from donebell.workers.delivery.policies.needs_answered import needs_answered
+    from donebell.workers.kit.needs_answered import needs_answered
 
     return needs_answered(pipe.state, needs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from donebell.shared.config.view import SettingsLike
-from donebell.shared.text.secret_text import url_passwords
+from donebell.shared.config.secret_text import url_passwords
 
 
 def approvals_problem(settings: SettingsLike) -> str | None:

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
-from donebell.workers.gate.verdict import Verdict
-from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
-from donebell.workers.wake.thread_view import DaemonError
+from donebell.workers.kit.verdict import Verdict
+from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
+from donebell.workers.kit.thread_view import DaemonError
 
 if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
-    from donebell.workers.gate.context import GateContext
-    from donebell.workers.hooks.context import HookContext
-    from donebell.workers.wake.thread_view import ThreadView
+    from donebell.workers.kit.gate_context import GateContext
+    from donebell.workers.kit.hook_context import HookContext
+    from donebell.workers.kit.thread_view import ThreadView
 
 NAME = "toy"
 DISPLAY_NAME = "Toy Agent"

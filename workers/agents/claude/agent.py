@@ -13,10 +13,10 @@ if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
-    from donebell.workers.gate.context import GateContext
-    from donebell.workers.gate.verdict import Verdict
-    from donebell.workers.hooks.context import HookContext
-    from donebell.workers.wake.thread_view import ThreadView
+    from donebell.workers.kit.gate_context import GateContext
+    from donebell.workers.kit.verdict import Verdict
+    from donebell.workers.kit.hook_context import HookContext
+    from donebell.workers.kit.thread_view import ThreadView
 
 NAME = "claude"
 DISPLAY_NAME = "Claude Code"

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from donebell.shared.keys import transcript_index_key
 from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.workers.scanners.rollout_tail import FileStat, line_fingerprint
+from donebell.workers.kit.jsonl_tail import FileStat, line_fingerprint
 
 FIELDS = ("dev", "ino", "offset", "size", "mtime_ns")
 #: What a restarted transcript keeps of its old cursor: the prompts already judged.

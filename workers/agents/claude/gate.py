@@ -34,10 +34,10 @@ from donebell.shared.keys import claude_session_key
 from donebell.shared.statedir import InvalidRecord
 from donebell.workers.agents.claude.outcome import transcript_index
 from donebell.workers.agents.claude.prompt_view import TranscriptView, apply_index, baseline_state, index_cap, read_view
-from donebell.workers.gate import ladder
-from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.ladder import SKIP_REST, Evaluation, Outcome
-from donebell.workers.gate.verdict import Verdict
+from donebell.workers.kit import ladder
+from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.ladder import SKIP_REST, Evaluation, Outcome
+from donebell.workers.kit.verdict import Verdict
 
 SETTLE_SECONDS = 0.5
 LAG_SECONDS = 3.0

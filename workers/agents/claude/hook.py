@@ -34,9 +34,9 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import now
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
-from donebell.workers.hooks.context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
-from donebell.workers.hooks.kick import kick_and_log
-from donebell.workers.hooks.stdin import decode_object, message_field, read_stream, text_field
+from donebell.workers.kit.hook_context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
+from donebell.workers.hooks import kick_and_log
+from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ import os
 import socket
 import stat
 
-from donebell.shared.paths import claude_config_dir_str
-from donebell.workers.wake.thread_view import SAFE_ID, DaemonError
+from donebell.workers.agents.claude import claude_config_dir_str
+from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
 #: A session record is a few hundred bytes; anything larger is not one.
 RECORD_LIMIT = 64 << 10

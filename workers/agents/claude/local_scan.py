@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
-from donebell.shared.paths import claude_config_dir
+from donebell.workers.agents.claude import claude_config_dir
 from donebell.shared.statedir import StateDir
 from donebell.workers.agents.claude.tail import ClaudeTail
-from donebell.workers.role import PassResult
+from donebell.workers.kit.pass_result import PassResult
 
 
 def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> ClaudeLocalScan | None:

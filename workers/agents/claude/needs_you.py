@@ -6,7 +6,7 @@ The request is named by the transcript's state (the last ``tool_use`` id in its 
 PermissionRequest notes it in the Claude session record (``needs_you``): a needs-type Notification
 of the same prompt while that request is open (:func:`open_request`) is the same request, however
 the transcript moved meanwhile (Claude flushes its transcript lazily; its ``permission_prompt``
-comes ~6 s after the PermissionRequest). The record itself is the hooks' (``workers/hooks/needs_you.py``).
+comes ~6 s after the PermissionRequest). The record itself is the hooks' (``workers/kit/needs_you.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import os
 
 from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.statedir import now
-from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, tool_digest, write_request
-from donebell.workers.hooks.stdin import text_field
+from donebell.workers.kit.hook_context import HookContext
+from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, tool_digest, write_request
+from donebell.workers.kit.hook_input import text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

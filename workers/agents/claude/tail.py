@@ -42,9 +42,9 @@ from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.claude import cursor as claude_cursor
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
-from donebell.workers.agents.claude.goal_status import parse_record
-from donebell.workers.hooks.context import MESSAGE_LIMIT
-from donebell.workers.scanners.rollout_tail import FileStat, LineReader, close_quietly, open_rollout
+from donebell.shared.bounded_read import parse_record
+from donebell.workers.kit.hook_context import MESSAGE_LIMIT
+from donebell.workers.kit.jsonl_tail import FileStat, LineReader, close_quietly, open_rollout
 
 FOLDER = claude_outcome.INDEX_FOLDER
 SOURCE = "claude-transcript"

@@ -12,9 +12,9 @@ import glob
 import os
 import shutil
 
-from donebell.shared.paths import claude_config_dir_str
+from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.agents.turn_status import turn_status
-from donebell.workers.wake.thread_view import SAFE_ID, DaemonError, ThreadView, json_lines
+from donebell.workers.kit.thread_view import SAFE_ID, DaemonError, ThreadView, json_lines
 
 
 def locate_thread(conversation_id: str) -> str | None:

@@ -21,8 +21,8 @@ import socket
 import struct
 from typing import Any
 
-from donebell.shared.paths import codex_home_str
-from donebell.workers.wake.thread_view import DaemonError
+from donebell.workers.agents.codex import codex_home_str
+from donebell.workers.kit.thread_view import DaemonError
 
 TIMEOUT = 10.0
 FRAME_MAX = 16 << 20

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from donebell.shared.paths import codex_sqlite_home
+from donebell.workers.agents.codex import codex_sqlite_home
 
 BUSY_TIMEOUT_MS = 200
 

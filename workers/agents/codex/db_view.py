@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from donebell.workers.agents.codex import db
 
 if TYPE_CHECKING:
-    from donebell.workers.gate.context import GateContext
+    from donebell.workers.kit.gate_context import GateContext
 
 Rows = list[tuple[object, ...]]
 Build = Callable[[Rows], Any]

@@ -26,7 +26,7 @@ from pathlib import Path
 from donebell.workers.agents.codex.rollout import Segment, TailCache
 from donebell.workers.agents.codex.rollout_lines import Lifecycle
 from donebell.workers.agents.codex.sources import Homes, child_ids, children_on_disk, find_rollout
-from donebell.workers.gate.context import GateContext
+from donebell.workers.kit.gate_context import GateContext
 
 MAX_DEPTH = 8
 MAX_CHILDREN = 256

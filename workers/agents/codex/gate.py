@@ -33,12 +33,12 @@ from donebell.workers.agents.codex.descendants import ChildState, descendants, t
 from donebell.workers.agents.codex.rollout import Tail
 from donebell.workers.agents.codex.sources import Homes, classify_thread, find_rollout, goal_status, homes
 from donebell.workers.agents.codex.turn_view import TurnView, needs_more, view
-from donebell.workers.gate import ladder
-from donebell.workers.gate.context import GateContext
-from donebell.workers.gate.ladder import SKIP_REST, Evaluation, Outcome
-from donebell.workers.gate.probe_schedule import attempts_of, capped, unknown_delay
-from donebell.workers.gate.verdict import Verdict
-from donebell.workers.gate.weak_merge import MERGED
+from donebell.workers.kit import ladder
+from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.ladder import SKIP_REST, Evaluation, Outcome
+from donebell.workers.kit.probe_schedule import attempts_of, capped, unknown_delay
+from donebell.workers.kit.verdict import Verdict
+from donebell.workers.kit.weak_merge import MERGED
 
 #: A Stop candidate's task_complete follows the hook by tens of milliseconds: look again soon.
 COMPLETION_RETRY_SECONDS = 0.25

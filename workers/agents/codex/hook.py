@@ -27,9 +27,9 @@ from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
 from donebell.workers.agents.codex.hook_evidence import classify_thread, codex_homes
 from donebell.workers.agents.codex.identity import ThreadIdentity
-from donebell.workers.hooks.context import MESSAGE_LIMIT, HookContext
-from donebell.workers.hooks.kick import kick_and_log
-from donebell.workers.hooks.stdin import (
+from donebell.workers.kit.hook_context import MESSAGE_LIMIT, HookContext
+from donebell.workers.hooks import kick_and_log
+from donebell.workers.kit.hook_input import (
     PayloadError,
     argv_object,
     decode_object,
@@ -107,7 +107,7 @@ def codex_stop(ctx: HookContext, argv: list[str]) -> None:
 
 def codex_notify(ctx: HookContext, argv: list[str]) -> None:
     """Ingest one legacy notify payload (the last argv element); run ``chain_notify`` first."""
-    from donebell.workers.hooks.chain import run_chain
+    from donebell.workers.agents.codex.chain_notify import run_chain
 
     payload_arg = argv[-1] if argv else None
     run_chain(ctx, payload_arg)

@@ -26,7 +26,7 @@ MISMATCH = "rollout belongs to thread"
 
 def codex_homes(transcript_path: str | None) -> tuple[str, str]:
     """``(codex_home, sqlite_home)``: ``$CODEX_HOME``, else the rollout's own home, else ``~/.codex``."""
-    from donebell.shared.paths import codex_home_str
+    from donebell.workers.agents.codex import codex_home_str
 
     home = os.environ.get("CODEX_HOME") or _home_of_rollout(transcript_path) or codex_home_str()
     return home, os.environ.get("CODEX_SQLITE_HOME") or home

@@ -2,14 +2,14 @@
 
 Codex 0.171 names the thread ``session_id`` and gives the ``turn_id``; the request is the digest
 of the exact tool call and the rollout's size at that moment. The record itself is the hooks'
-(``workers/hooks/needs_you.py``).
+(``workers/kit/needs_you.py``).
 """
 
 from __future__ import annotations
 
-from donebell.workers.hooks.context import HookContext
-from donebell.workers.hooks.needs_you import PATH_LIMIT, file_size, tool_digest, write_request
-from donebell.workers.hooks.stdin import text_field
+from donebell.workers.kit.hook_context import HookContext
+from donebell.workers.kit.needs_you import PATH_LIMIT, file_size, tool_digest, write_request
+from donebell.workers.kit.hook_input import text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

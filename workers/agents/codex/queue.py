@@ -18,10 +18,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from donebell.shared.paths import codex_home_str
+from donebell.workers.agents.codex import codex_home_str
 from donebell.workers.agents.codex import appserver
 from donebell.workers.agents.codex.writer_lock import thread_is_open
-from donebell.workers.wake.thread_view import SAFE_ID, DaemonError
+from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
 QUEUE_SECONDS = 60.0
 

@@ -37,9 +37,9 @@ from donebell.shared.records import NEEDS_YOU
 from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.codex.rollout_evidence import SourceContext
 from donebell.workers.agents.codex.writer_lock import thread_is_open
-from donebell.workers.hooks.context import stored_excerpt
-from donebell.workers.hooks.needs_you import create_unless_known, needs_record, request_text, tool_digest
-from donebell.workers.scanners.rollout_tail import Cursor
+from donebell.workers.kit.hook_context import stored_excerpt
+from donebell.workers.kit.needs_you import create_unless_known, needs_record, request_text, tool_digest
+from donebell.workers.kit.jsonl_tail import Cursor
 
 #: How long the rollout must stay quiet after an escalated call before it counts as a request.
 ASK_QUIET_SECONDS = 10.0

@@ -25,7 +25,7 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.text.redaction import redact, redact_optional
 from donebell.workers.agents.codex.identity import classify_session_meta
-from donebell.workers.scanners.rollout_tail import Cursor
+from donebell.workers.kit.jsonl_tail import Cursor
 
 #: Texts Codex itself puts in user-role messages (checked only when no provenance says who wrote it).
 INJECTED_PREFIXES = (

@@ -30,7 +30,7 @@ from donebell.workers.agents.codex.discovery import (
 )
 from donebell.workers.agents.codex.rollout_evidence import SourceContext
 from donebell.workers.agents.codex.scan_file import RolloutFileTailer, ScanReport, Watched
-from donebell.workers.scanners.rollout_tail import CursorStore
+from donebell.workers.kit.jsonl_tail import CursorStore
 
 INDEX_MIN_INTERVAL = 2.0  # seconds between thread-index queries triggered by database changes
 INDEX_RECHECK = 600.0  # query an unchanged index at least this often (slides the window)

@@ -20,7 +20,7 @@ from donebell.workers.agents.codex import rollout_asks
 from donebell.workers.agents.codex.discovery import thread_id_from_name
 from donebell.workers.agents.codex.identity import classify_threads_source, parse_session_meta, read_first_line
 from donebell.workers.agents.codex.rollout_evidence import SourceContext, TurnTracker, sniff_oversized, submit_terminal
-from donebell.workers.scanners.rollout_tail import (
+from donebell.workers.kit.jsonl_tail import (
     Cursor,
     CursorStore,
     FileStat,

@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.paths import codex_home as default_codex_home
+from donebell.workers.agents.codex import codex_home as default_codex_home
 from donebell.workers.agents.codex import db as codex_db
 from donebell.workers.agents.codex import identity
 from donebell.workers.agents.codex.db_view import Build, Rows, pass_databases
 from donebell.workers.agents.codex.rollout_index import RolloutIndex
-from donebell.workers.gate.context import GateContext
+from donebell.workers.kit.gate_context import GateContext
 
 #: Goal statuses that release the root (docs/agent-facts.md, "Codex: which thread is a root"); only "active" holds it.
 GOAL_STATUSES = ("active", "paused", "blocked", "usage_limited", "budget_limited", "complete")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.bounded_read import read_tail
-from donebell.shared.paths import codex_home
+from donebell.workers.agents.codex import codex_home
 from donebell.workers.agents.codex import db
 
 SESSION_INDEX = "session_index.jsonl"

@@ -12,8 +12,8 @@ import glob
 import os
 import shutil
 
-from donebell.shared.paths import codex_home_str
-from donebell.workers.wake.thread_view import SAFE_ID, ThreadView, json_lines
+from donebell.workers.agents.codex import codex_home_str
+from donebell.workers.kit.thread_view import SAFE_ID, ThreadView, json_lines
 
 
 def locate_thread(conversation_id: str) -> str | None:

@@ -7,7 +7,7 @@ turn of that thread's rollout, *the turn whose lifecycle is nearest to the Stop'
 a Stop fires just before its turn's ``task_complete`` (tens of milliseconds), so the nearest event
 is our terminal, or, while the turn is still open, our ``task_started`` (a previous turn's
 terminal lies before it). The gate's verdict names the real key (``merged_into``) and the commit folds the weak candidate
-into it (``workers/gate/weak_merge.py``), as for any agent's weak candidate.
+into it (``workers/kit/weak_merge.py``), as for any agent's weak candidate.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
 from donebell.workers.delivery.policies import quiet_hours
 from donebell.workers.delivery.policies.desk import user_returned
 from donebell.workers.delivery.policies.digest import claimed_keys, is_digest, new_digest
-from donebell.workers.delivery.policies.needs_answered import needs_answered
+from donebell.workers.kit.needs_answered import needs_answered
 from donebell.workers.delivery.policies.task_time import task_seconds
 
 QUIET = "quiet-hours"
