@@ -20,12 +20,14 @@ Standard library only, and only ``os``/``stat``/``errno``: the hook path imports
 from __future__ import annotations
 
 import errno
+import json
 import os
 from stat import S_ISREG as _S_ISREG
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     PathLike = str | os.PathLike[str]
 
@@ -223,3 +225,12 @@ def _read_exactly(fd: int, offset: int, count: int) -> bytes:
         chunks.append(chunk)
         count -= len(chunk)
     return b"".join(chunks)
+
+
+def parse_record(line: bytes) -> dict[str, Any] | None:
+    """One JSONL record; None if it is not valid UTF-8 JSON of an object (skipped, never fatal)."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None

@@ -14,23 +14,18 @@ last exit code, next restart, fatal flag).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from donebell.shared.process.liveness import current_process_identity, is_alive
 from donebell.shared.statedir import StateDir, now
 
-#: Every state a role writes to its own health file.
-RoleState = Literal["starting", "waiting-lock", "scanning", "ready", "degraded", "error", "stopped"]
-
-#: The role names ``donebell run`` supervises, in start order.
-ROLE_NAMES = ("delivery", "local-scanner", "remote-scanner", "maintenance", "wake")
-
-#: Role health states that mean "up and has done its first unit of work".
-READY_STATES: frozenset[RoleState] = frozenset({"ready", "degraded"})
-#: Role health states that mean "will not become ready by waiting" (still counts as settled).
-FAILED_STATES: frozenset[RoleState] = frozenset({"error", "stopped"})
-#: Supervisor-side role states after a failed run.
-RESTARTING_STATES = frozenset({"backoff", "throttled", "fatal"})
+# The state vocabulary is shared/states.py's (one module, importing nothing); these names stay
+# importable from here for the code that reads health files.
+from donebell.shared.states import FAILED_STATES as FAILED_STATES
+from donebell.shared.states import READY_STATES as READY_STATES
+from donebell.shared.states import RESTARTING_STATES as RESTARTING_STATES
+from donebell.shared.states import ROLE_NAMES as ROLE_NAMES
+from donebell.shared.states import RoleState as RoleState
 
 DEFAULT_HEARTBEAT_SECONDS = 10.0
 STALE_FACTOR = 3.0

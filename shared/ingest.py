@@ -8,10 +8,11 @@ second notification. Standard library only (the hook path imports it).
 from __future__ import annotations
 
 from donebell.shared.records import new_receipt
-from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.shared.statedir import DEAD, OUTBOX, PENDING, SENT, SUPPRESSED, InvalidRecord, StateDir, now
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, Literal
 
     Submitted = Literal["created", "merged", "duplicate", "suppressed"]
@@ -49,23 +50,23 @@ def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: boo
     with state.mutation_lock(key):
         where = state.locate(key)
         if where is None:
-            state.create("pending", candidate)
+            state.create(PENDING, candidate)
             return "created"
-        if where == "suppressed" and _reopens(state, candidate):
+        if where == SUPPRESSED and _reopens(state, candidate):
             return "created"
-        if where != "pending":
+        if where != PENDING:
             return "duplicate"
         try:
-            current = state.read("pending", key)
+            current = state.read(PENDING, key)
         except InvalidRecord as exc:
             # The wreck goes to dead/ under a fresh key; this signal's evidence takes its place.
-            state.dead_letter_invalid("pending", f"{key}.json", str(exc))
-            state.create("pending", candidate)
+            state.dead_letter_invalid(PENDING, f"{key}.json", str(exc))
+            state.create(PENDING, candidate)
             return "created"
         if current is None:  # promoted or finished between locate and read: it moved on
             return "duplicate"
         merged = merge_evidence(current, candidate, refresh=refresh)
-        state.replace("pending", merged)
+        state.replace(PENDING, merged)
         return "merged"
 
 
@@ -82,13 +83,13 @@ def _reopens(state: StateDir, candidate: dict[str, Any]) -> bool:
         return False
     key = candidate["key"]
     try:
-        receipt = state.read("suppressed", key)
+        receipt = state.read(SUPPRESSED, key)
     except InvalidRecord:
         return False
     if receipt is None or receipt.get("reason") != "technical-turn":
         return False
-    state.create("pending", {**candidate, "reopened_from": "technical-turn"})
-    state.remove("suppressed", key)
+    state.create(PENDING, {**candidate, "reopened_from": "technical-turn"})
+    state.remove(SUPPRESSED, key)
     return True
 
 
@@ -102,17 +103,17 @@ def finish_reopen(state: StateDir, record: dict[str, Any]) -> bool:
         return False
     key = record["key"]
     with state.mutation_lock(key):
-        if any(state.exists(folder, key) for folder in ("outbox", "sent", "dead")):
+        if any(state.exists(folder, key) for folder in (OUTBOX, SENT, DEAD)):
             return False
         try:
-            receipt = state.read("suppressed", key)
+            receipt = state.read(SUPPRESSED, key)
         except InvalidRecord:
             return False
         if receipt is None:
             return True  # nothing beside it any more: not debris
         if receipt.get("reason") != "technical-turn":
             return False
-        state.remove("suppressed", key)
+        state.remove(SUPPRESSED, key)
         state.log("info", "reopened candidate: its technical-turn receipt removed", key=key)
         return True
 
@@ -139,7 +140,7 @@ def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: boo
     return merged
 
 
-def submit_suppressed(state: StateDir, record: dict[str, Any], reason: str) -> Submitted:
+def submit_suppressed(state: StateDir, record: Mapping[str, Any], reason: str) -> Submitted:
     """Record that this key never notifies (e.g. a child thread): a ``suppressed/`` receipt.
 
     A pending candidate of the same key is finished into the receipt; a key already in the outbox
@@ -148,13 +149,13 @@ def submit_suppressed(state: StateDir, record: dict[str, Any], reason: str) -> S
     key = record["key"]
     with state.mutation_lock(key):
         where = state.locate(key)
-        if where == "pending":
-            current = state.read("pending", key) or record
-            state.finish("pending", "suppressed", new_receipt(current, status="suppressed", reason=reason))
+        if where == PENDING:
+            current = state.read(PENDING, key) or record
+            state.finish(PENDING, SUPPRESSED, new_receipt(current, status="suppressed", reason=reason))
             return "suppressed"
         if where is not None:
             return "duplicate"
-        state.create("suppressed", new_receipt(record, status="suppressed", reason=reason))
+        state.create(SUPPRESSED, new_receipt(record, status="suppressed", reason=reason))
         return "suppressed"
 
 

@@ -59,13 +59,19 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.process.groups",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
     "donebell.shared.text.redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
+    "donebell.workers.kit",  # the package docstring only: importing a part loads no other
+    "donebell.workers.kit.hook_context",  # what every hook run shares (state directory, config keys, log)
+    "donebell.workers.kit.hook_input",  # the payload's bounded reading
+    "donebell.workers.kit.needs_you",  # the needs-you record (PermissionRequest, needs-type notifications)
+    "donebell.workers.kit.approval_wait",  # with approvals on: the wait for the phone's answer
+    "donebell.workers.agents.codex.chain_notify",  # ``hook codex-notify``: the user's previous notifier
 )
 #: ``donebell.workers.agents.<name>.agent``: each agent's entry module, which the registry imports.
 AGENT_MODULE = ("donebell.workers.agents.", ".agent")
 #: Packages whose every module is on the hook path.
 HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
 
-#: The remote scanner's quick run (``workers/remote_scan_child.py``): standard library and StateDir
+#: The remote scanner's quick run (``workers/scanners/remote_scan_child.py``): standard library and StateDir
 #: until a full scan is needed (``tests/test_remote_scanner_quick_runs.py`` checks its imports).
 REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
     "donebell.workers.scanners.remote_scan_child",

@@ -46,6 +46,11 @@ def _home() -> str:
     return os.path.expanduser("~")
 
 
+def user_home() -> str:
+    """The user's home folder (the agents' own homes default under it)."""
+    return _home()
+
+
 def config_path_str() -> str:
     """The config file: ``$DONEBELL_CONFIG`` (absolute), else the platform's user config dir."""
     explicit = _explicit("DONEBELL_CONFIG")
@@ -105,21 +110,6 @@ def make_private_dirs(path: str) -> list[str]:
     return made
 
 
-def codex_home_str() -> str:
-    """Codex's home: ``$CODEX_HOME``, default ``~/.codex``."""
-    return os.environ.get("CODEX_HOME") or os.path.join(_home(), ".codex")
-
-
-def codex_sqlite_home_str() -> str:
-    """Where Codex keeps its ``*.sqlite`` files: ``$CODEX_SQLITE_HOME``, else Codex's home."""
-    return os.environ.get("CODEX_SQLITE_HOME") or codex_home_str()
-
-
-def claude_config_dir_str() -> str:
-    """Claude Code's config dir: ``$CLAUDE_CONFIG_DIR``, default ``~/.claude``."""
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(_home(), ".claude")
-
-
 # --- the same, as pathlib.Path (not for the hook path) --------------------------------------
 
 
@@ -135,24 +125,3 @@ def state_dir_path() -> Path:
     from pathlib import Path
 
     return Path(state_dir_str())
-
-
-def codex_home() -> Path:
-    """:func:`codex_home_str` as a :class:`~pathlib.Path`."""
-    from pathlib import Path
-
-    return Path(codex_home_str())
-
-
-def codex_sqlite_home() -> Path:
-    """:func:`codex_sqlite_home_str` as a :class:`~pathlib.Path`."""
-    from pathlib import Path
-
-    return Path(codex_sqlite_home_str())
-
-
-def claude_config_dir() -> Path:
-    """:func:`claude_config_dir_str` as a :class:`~pathlib.Path`."""
-    from pathlib import Path
-
-    return Path(claude_config_dir_str())

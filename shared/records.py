@@ -23,9 +23,13 @@ from donebell.shared.statedir import SCHEMA_VERSION, now
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-#: Stable receipt reasons (``explain``, ``status`` and tests rely on these words).
+
+#: Stable receipt reasons (``explain``, ``status`` and tests rely on these words): the run-time
+#: list of ``record_types.ReceiptReason`` (``tests/test_records_typed.py`` keeps the two equal);
+#: :func:`new_receipt` refuses any other.
 REASONS = (
     "sent",  # delivered (sent/)
     "subagent",  # a descendant thread/agent never notifies on its own
@@ -52,8 +56,11 @@ REASONS = (
 #: ``notice`` of an outbox record that says the task waits for the user (docs/approvals.md).
 NEEDS_YOU = "needs-you"
 
-#: Terminal outcome of the turn a candidate describes, when the evidence says so.
+#: Terminal outcome of the turn a candidate describes, when the evidence says so (``None``: not
+#: known yet); :func:`new_candidate` refuses any other.
 OUTCOMES = ("done", "failed", "stopped")
+#: The folders a receipt is written to, by its ``status``.
+RECEIPT_STATUSES = ("sent", "suppressed", "dead")
 
 
 def base(kind: str, key: str, provider: str) -> dict[str, Any]:
@@ -76,6 +83,9 @@ def new_candidate(
     claude: session_id, prompt_id, cwd, transcript_path, claude_epoch, outcome, error,
             last_message, goal_baseline
     """
+    outcome = fields.get("outcome")
+    if outcome is not None and outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}")
     rec = base("candidate", key, provider)
     rec.update(
         {
@@ -91,7 +101,7 @@ def new_candidate(
     return rec
 
 
-def to_outbox(candidate: dict[str, Any], *, verdict: str) -> dict[str, Any]:
+def to_outbox(candidate: Mapping[str, Any], *, verdict: str) -> dict[str, Any]:
     """The immutable outbox form of an idle-confirmed candidate."""
     rec = dict(candidate)
     rec.update(
@@ -138,8 +148,16 @@ _RECEIPT_FIELDS = (
 )
 
 
-def new_receipt(record: dict[str, Any], *, status: str, reason: str, **extra: Any) -> dict[str, Any]:
-    """A compact receipt for ``record``: ids and outcome only, never message text or secrets."""
+def new_receipt(record: Mapping[str, Any], *, status: str, reason: str, **extra: Any) -> dict[str, Any]:
+    """A compact receipt for ``record``: ids and outcome only, never message text or secrets.
+
+    Raises ``ValueError`` for a reason not in :data:`REASONS` or a status not in
+    :data:`RECEIPT_STATUSES`: the words ``explain`` and ``status`` show are a fixed vocabulary.
+    """
+    if reason not in REASONS:
+        raise ValueError(f"unknown receipt reason {reason!r}")
+    if status not in RECEIPT_STATUSES:
+        raise ValueError(f"unknown receipt status {status!r}")
     rec = base("receipt", record["key"], record.get("provider", "unknown"))
     rec["status"] = status
     rec["reason"] = reason

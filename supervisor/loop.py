@@ -18,6 +18,7 @@ from typing import Any
 
 from donebell.shared.health import alive, did_work, same_process, settled
 from donebell.shared.statedir import RoleLock, StateDir, now
+from donebell.shared.states import Phase, SlotState
 from donebell.supervisor import state_dir_guard
 from donebell.supervisor.children import Child, spawn, stop_pid
 from donebell.supervisor.policy import Intervals, RestartPolicy
@@ -33,7 +34,7 @@ class Slot:
         self.name, self.enabled = name, enabled
         self.policy = RestartPolicy(intervals)
         self.child: Child | None = None
-        self.state = "starting" if enabled else "disabled"
+        self.state: SlotState = "starting" if enabled else "disabled"
         self.reason = why_disabled
         self.restarts = 0
         self.spawns = 0
@@ -72,7 +73,7 @@ class Supervisor:
         self.lock = lock  # locks/supervisor.lock; re-taken if the state directory is replaced
         self.exit_code = 0
         self.stop_signal: int | None = None
-        self.phase = "starting"
+        self.phase: Phase = "starting"
         self.ready_at: float | None = None
         self.started_at = now()
         from donebell.shared.process.liveness import current_process_identity

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from donebell.shared.backoff import doubling
+from donebell.shared.states import RestartState
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Decision:
     """What to do after an exit: wait ``delay`` seconds in ``state``, then start again."""
 
     delay: float
-    state: str  # "backoff" | "throttled" | "fatal"
+    state: RestartState
     fatal: bool
     reason: str
 

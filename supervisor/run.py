@@ -24,8 +24,8 @@ import argparse
 import os
 import sys
 
-from donebell.shared.states import ROLE_NAMES
 from donebell.shared.statedir import StateError, open_state_dir
+from donebell.shared.states import ROLE_NAMES
 from donebell.supervisor import role_fork
 from donebell.supervisor.commands.first_run import next_steps
 from donebell.supervisor.doctor import preflight

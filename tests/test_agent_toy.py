@@ -6,7 +6,9 @@ placed at ``donebell/workers/agents/toy/``, and one added line in ``workers/agen
 Then the real command line and the real roles, as separate processes on a real state directory,
 carry one toy turn: ``donebell hook toy-done`` -> the gate (through the registry) waits while the
 toy's own log says the turn is still running -> promotes once it says done -> the delivery role
-posts one notification to the ntfy stand-in, titled by the toy's ``Titles``.
+posts one notification to the ntfy stand-in, titled by the toy's ``Titles``. And the real
+``install --toy``, ``doctor`` and ``uninstall --toy`` wire, check and unwire the toy from its
+folder's ``setup.py`` (issue 35): the CLI names no agent.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import donebell.workers
 import pytest
 from donebell.shared.statedir import StateDir
 from donebell.workers.agents.protocols import Agent
+from donebell.workers.agents.protocols import Install as InstallCapability
 from support import agent_toy
 from support.agent_toy import agent as toy_agent
+from support.agent_toy import setup as toy_setup
 from support.ntfy_standin import NtfyStandin
 from support.rig import FAST_CONFIG
 
@@ -39,6 +43,8 @@ AFTER = '    "claude": "donebell.workers.agents.claude.agent",\n'
 
 #: mypy proves the toy implements every capability the roles call (tests/test_static_checks.py).
 _TOY_IS_AN_AGENT: Agent = toy_agent
+#: ... and that its setup.py is what install, uninstall and doctor call.
+_TOY_IS_INSTALLABLE: InstallCapability = toy_setup
 
 
 def _link_children(source: Path, target: Path, skip: tuple[str, ...] = ()) -> None:
@@ -111,6 +117,7 @@ class Install:
             "DONEBELL_KICK_COMMAND": "off",
             "CODEX_HOME": str(tmp / "codex"),
             "CLAUDE_CONFIG_DIR": str(tmp / "claude"),
+            "TOY_HOME": str(tmp / "toy"),
             **({"PYTHONPATH": str(site)} if site else {}),
         }
 
@@ -193,3 +200,33 @@ def test_without_its_line_the_toy_is_unknown(tmp_path: Path, standin: NtfyStandi
     result = install.run("hook", "toy-done", stdin=turn_payload(log))
     assert result.returncode == 0 and b"unknown hook 'toy-done'" in result.stderr
     assert install.records("pending") == []
+
+
+def _check(install: Install, name: str) -> dict[str, object]:
+    result = install.run("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    found: dict[str, object] = checks[name]
+    return found
+
+
+def test_the_toy_is_installed_doctored_and_uninstalled_from_its_folder(tmp_path: Path, standin: NtfyStandin) -> None:
+    """``install --toy`` writes the toy's hook, ``doctor`` sees it, ``uninstall --toy`` takes it out:
+    the toy's setup.py does it all, reached through the registry's one line."""
+    install = Install(tmp_path, standin.url, package_with_toy(tmp_path / "site"))
+    (tmp_path / "toy").mkdir()
+    hooks = tmp_path / "toy" / "hooks.json"
+    assert b"--toy" in install.run("install", "--help").stdout
+    assert _check(install, "toy_hooks")["status"] == "warn"  # here, not wired yet
+
+    installed = install.run("install", "--toy", "--service", "none")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert b"Toy Agent:" in installed.stdout and not (tmp_path / "codex").exists()
+    (handler,) = json.loads(hooks.read_text(encoding="utf-8"))["hooks"]["Done"][0]["hooks"]
+    assert str(handler["command"]).endswith("hook toy-done")
+    assert _check(install, "toy_hooks")["status"] == "ok"
+    assert "agents" not in {c["name"] for c in json.loads(install.run("doctor", "--json").stdout)["checks"]}
+
+    removed = install.run("uninstall", "--toy")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert not hooks.exists()  # install created it: uninstall deletes it
+    assert _check(install, "toy_hooks")["status"] == "warn"

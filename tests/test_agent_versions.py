@@ -13,13 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
+from donebell.shared.process.runner import SubprocessRunner
 from donebell.shared.statedir import StateDir
-from donebell.supervisor.commands import status
-from donebell.supervisor.commands import agent_versions
+from donebell.supervisor.commands import agent_versions, status
 from donebell.supervisor.doctor import agents as doctor_agents
 from donebell.supervisor.doctor import command as doctor
-from donebell.workers.kit.install.checks import Check
-from donebell.shared.process.runner import SubprocessRunner
+from donebell.workers.kit.install.checks import Check, parse_version
 from support import npm_clis
 
 OUTPUT = {"codex": "codex-cli {}", "claude": "{} (Claude Code)"}
@@ -126,10 +125,10 @@ def test_the_e2e_agent_sets_are_inside_the_tested_range() -> None:
 
 
 def test_version_parsing() -> None:
-    assert agent_versions.parse_version("2.1.332 (Claude Code)\n") == (2, 1, 332)
-    assert agent_versions.parse_version("codex-cli 0.171.0") == (0, 171, 0)
-    assert agent_versions.parse_version("codex-cli 1.2") is None
-    assert agent_versions.parse_version("build 10.2.3.4") is None
+    assert parse_version("2.1.332 (Claude Code)\n") == (2, 1, 332)
+    assert parse_version("codex-cli 0.171.0") == (0, 171, 0)
+    assert parse_version("codex-cli 1.2") is None
+    assert parse_version("build 10.2.3.4") is None
 
 
 def test_doctor_lists_the_version_checks(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,19 +14,19 @@ from typing import Any
 
 import pytest
 from donebell.shared.config.model import APPROVAL_WAIT_MAX
+from donebell.shared.ntfy.subscribe import clear_card
 from donebell.shared.process.liveness import current_process_identity
 from donebell.shared.statedir import now
 from donebell.shared.wake_ticket import TicketKey, issue_answer, load_key, verify
-from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT
 from donebell.workers.agents.claude.install import claude_group
 from donebell.workers.agents.codex.managed import codex_permission_group
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT
 from donebell.workers.wake.history import render_wakes
 from donebell.workers.wake.pipeline import WakePipeline
-from donebell.shared.ntfy.subscribe import clear_card
 from support.hooks_harness import HookEnv
 from support.ntfy_standin import NtfyStandin
 from support.policy_kit import policy_env
-from test_needs_you import TRANSCRIPT, recorded
+from test_needs_you import ASKING_LINES, recorded
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -47,7 +47,7 @@ class Phone:
         self.env = policy_env(root, "http://127.0.0.1:9", **{**APPROVALS, **config})
         self.hooks = HookEnv(root)
         self.transcript = root / "transcript.jsonl"
-        lines = TRANSCRIPT.read_bytes().splitlines(keepends=True)
+        lines = ASKING_LINES
         self.answer_line = lines[7]  # the tool_result: the prompt answered at the terminal
         self.transcript.write_bytes(b"".join(lines[:7]))
         self.state = self.env.state

@@ -22,7 +22,7 @@ def test_a_slowed_publish_is_worse_beyond_the_noise(tmp_path: Path) -> None:
     slow = tmp_path / "slow"
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(slow), "HEAD"], check=True)
     try:
-        client = slow / "workers" / "delivery" / "ntfy_client.py"
+        client = slow / "shared" / "ntfy" / "client.py"
         text = client.read_text()
         assert text.count(HOT_LINE) == 1, "the hot line moved: point the test at publish() again"
         client.write_text(text.replace(HOT_LINE, '        __import__("time").sleep(0.05)\n' + HOT_LINE))

@@ -14,13 +14,13 @@ from donebell.shared.bounded_read import (
     TailWindow,
     complete_lines_region,
     open_regular,
+    parse_record,
     read_first_line,
     read_from,
     read_tail,
     reverse_lines,
     utf8_boundary,
 )
-from donebell.shared.bounded_read import parse_record
 
 
 def _jsonl(*records: object) -> bytes:

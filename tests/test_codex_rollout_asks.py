@@ -76,12 +76,31 @@ class Codex:
         return found
 
 
-@pytest.fixture()
-def codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+def opened(world: Codex, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+    """A world for a fixture: no quiet window, the thread's holder stopped after the test."""
     monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 0.0)
-    world = Codex(tmp_path)
     yield world
     world.close()
+
+
+@pytest.fixture()
+def codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Codex]:
+    yield from opened(Codex(tmp_path), monkeypatch)
+
+
+def hook_payload(codex: Codex, command: str = COMMAND) -> dict[str, Any]:
+    """Codex's PermissionRequest for the recorded TUI's call (``command`` in its place)."""
+    return {
+        "session_id": THREAD,
+        "turn_id": TURN,
+        "transcript_path": str(codex.rollout),
+        "cwd": META["cwd"],
+        "hook_event_name": "PermissionRequest",
+        "model": "gpt-fake",
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": WHY},
+    }
 
 
 def test_an_open_dialog_is_one_needs_you_record(codex: Codex) -> None:
@@ -109,18 +128,7 @@ def test_the_hook_first_means_no_second_record(codex: Codex) -> None:
     hook's key): the scanner finds that record and writes none."""
     codex.open_thread()
     codex.write(LINES[: CALL + 1])
-    payload = {
-        "session_id": THREAD,
-        "turn_id": TURN,
-        "transcript_path": str(codex.rollout),
-        "cwd": META["cwd"],
-        "hook_event_name": "PermissionRequest",
-        "model": "gpt-fake",
-        "permission_mode": "default",
-        "tool_name": "Bash",
-        "tool_input": {"command": COMMAND, "description": WHY},
-    }
-    result = codex.hooks.run("codex-permission", stdin=payload)
+    result = codex.hooks.run("codex-permission", stdin=hook_payload(codex))
     assert (result.returncode, result.stdout) == (0, b""), result
     [hooks] = codex.needs()
     assert hooks["source"] == "codex-permissionrequest"
@@ -205,3 +213,78 @@ def test_a_failed_write_is_tried_again_not_a_crash(codex: Codex, monkeypatch: py
     codex.scan()
     codex.scan()
     assert len(codex.needs()) == 1 and len(calls) == 2
+
+
+BEARER = "tk_planted0secret0bearer0value0123"
+AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY"
+
+
+def _waiting_command(command: str) -> list[bytes]:
+    """The recorded rollout with the waiting call's command replaced (its arguments re-encoded)."""
+    record = json.loads(LINES[CALL])
+    args = json.loads(record["payload"]["arguments"])
+    record["payload"]["arguments"] = json.dumps({**args, "cmd": command})
+    return [*LINES[:CALL], json.dumps(record).encode() + b"\n", *LINES[CALL + 1 :]]
+
+
+def test_no_secret_of_a_waiting_command_is_kept_at_rest(codex: Codex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With include_message off, the scanner's cursor kept the waiting command in clear (issue 34
+    item 7): every file of the state directory is searched for the planted secrets, while the call
+    waits (the cursor holds its state) and after its record was written."""
+    codex.open_thread()
+    command = f"curl -H 'Authorization: Bearer {BEARER}' https://x.example && AWS_SECRET_ACCESS_KEY={AWS} aws s3 ls"
+    codex.engine.scan(full=True)  # the cursor exists before the call is read
+    monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 3600.0)
+    codex.write(_waiting_command(command))
+    codex.scan()
+    assert codex.needs() == []  # still waiting: its state is in the cursor only
+    cursors = [p for p in codex.hooks.state_dir.rglob("*") if p.is_file() and "watch" in p.parts]
+    assert cursors, "the scanner kept no cursor: nothing was checked"
+    _assert_nowhere(codex.hooks.state_dir, BEARER, AWS)
+    monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 0.0)
+    codex.scan()
+    [record] = codex.needs()
+    assert record["request_text"] is None and record["summary"] == WHY
+    _assert_nowhere(codex.hooks.state_dir, BEARER, AWS, "aws s3 ls")
+
+
+def test_the_hooks_record_of_a_planted_command_is_still_found(codex: Codex) -> None:
+    """The digest kept instead of the command still names the hook's key: one request, one push."""
+    codex.open_thread()
+    command = f"AWS_SECRET_ACCESS_KEY={AWS} aws s3 ls"
+    lines = _waiting_command(command)
+    codex.write(lines[: CALL + 1])
+    assert codex.hooks.run("codex-permission", stdin=hook_payload(codex, command)).returncode == 0
+    codex.write(lines[CALL + 1 :])
+    codex.scan()
+    [record] = codex.needs()
+    assert record["source"] == "codex-permissionrequest"
+
+
+def test_a_cursor_from_before_loses_the_command_it_kept(codex: Codex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cursor written by an older donebell holds ``command``: the next pass rewrites it without."""
+    codex.open_thread()
+    codex.write(_waiting_command(f"AWS_SECRET_ACCESS_KEY={AWS} aws s3 ls"))
+    monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 3600.0)
+    codex.scan()
+    [path] = [p for p in codex.hooks.state_dir.rglob("*.json") if "watch" in p.parts and THREAD in p.read_text()]
+    cursor = json.loads(path.read_text())
+    [ask] = [t["ask"] for t in cursor["turns"].values() if "ask" in t]
+    ask.update(command=f"AWS_SECRET_ACCESS_KEY={AWS} aws s3 ls", why=WHY)
+    for name in ("digest", "summary", "excerpt"):
+        ask.pop(name)
+    path.write_text(json.dumps(cursor))
+    codex.engine = engine(codex.state, codex.home)  # a restarted scanner reads the old cursor
+    monkeypatch.setattr(rollout_asks, "ASK_QUIET_SECONDS", 0.0)
+    codex.scan()
+    [record] = codex.needs()
+    assert record["summary"] == WHY
+    _assert_nowhere(codex.hooks.state_dir, AWS)
+
+
+def _assert_nowhere(root: Path, *secrets: str) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in secrets:
+                assert secret.encode() not in data, (path, secret)

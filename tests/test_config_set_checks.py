@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.shared.states import ROLE_NAMES
 from donebell.shared.statedir import StateDir
+from donebell.shared.states import ROLE_NAMES
 from donebell.supervisor.commands.config_restart import RESTART_KEYS, fingerprints
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +43,10 @@ def cfg(isolated_env: dict[str, Path]) -> Path:
         (("config", "set", "wake_enabled", "true"), "wake_enabled: no wake_topic configured"),
         (("config", "set", "topic", "has spaces"), "topic: must match [-_A-Za-z0-9]{1,64}"),
         (("config", "set", "quiet_hours", "25:00-07:00"), "quiet_hours: must be 'HH:MM-HH:MM'"),
+        (  # issue 34 item 9: the JSON escape puts a NUL into the prompt the agent is started with
+            ("config", "set", "wake_actions", '[{"label": "Go", "prompt": "go\\u0000on"}]'),
+            'wake_actions: a "prompt" must not contain a NUL byte',
+        ),
     ],
 )
 def test_set_refuses_what_config_check_would_fail(cfg: Path, args: tuple[str, ...], message: str) -> None:
@@ -188,3 +192,19 @@ def test_a_bad_file_value_is_refused_in_our_words_everywhere(cfg: Path) -> None:
         assert res.returncode == 1, (args, res.stdout, res.stderr)
         said = res.stdout + res.stderr
         assert "topic: must match [-_A-Za-z0-9]{1,64}" in said and "Value error" not in said, (args, said)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "message"),
+    [
+        ("go\u0000on", 'a "prompt" must not contain a NUL byte'),
+        ("p" * (128 << 10), 'a "prompt" must be at most 131071 bytes'),
+    ],
+    ids=["nul", "over-128-KiB"],
+)
+def test_config_check_refuses_a_prompt_no_agent_can_be_started_with(cfg: Path, prompt: str, message: str) -> None:
+    """Such a prompt passed `config check`, then the wake role failed on it every 5 s (issue 34 item 9)."""
+    cfg.write_text(json.dumps({"topic": "donebell-mine", "wake_actions": [{"label": "Go", "prompt": prompt}]}))
+    res = _cli("config", "check")
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert f"wake_actions: {message}" in res.stdout + res.stderr

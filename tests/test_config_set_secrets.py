@@ -89,3 +89,14 @@ def test_config_init_refuses_a_server_password_from_argv(isolated_env: dict[str,
     res = _config("init", "--server", f"https://phil:{PASSWORD}@ntfy.example.org")
     assert res.returncode == 2 and "--server carries a password" in res.stderr
     assert PASSWORD not in res.stdout + res.stderr and not isolated_env["config"].exists()
+
+
+@pytest.mark.parametrize("key", ["token", "password", "wake_token"])
+@pytest.mark.parametrize("typed", ["", "\n", "   \n"], ids=["empty-pipe", "bare-enter", "spaces"])
+def test_an_empty_secret_is_refused(cfg: Path, key: str, typed: str) -> None:
+    """`printf '' | donebell config set token -` stored "" behind the mask (issue 34 item 9)."""
+    res = _config("set", key, "-", stdin=typed)
+    assert res.returncode == 2, res
+    assert f"{key}: nothing was read on stdin; an empty secret is refused" in res.stderr
+    assert f"donebell config unset {key}" in res.stderr
+    assert cfg.read_text() == STARTING_FILE

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable
 from donebell.shared.records import new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
-from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable
 from support.delivery_kit import TOPIC, Env, wire_bodies
 from support.ntfy_standin import NtfyStandin
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.statedir import now
 from donebell.shared.ntfy.retry import backoff_seconds
+from donebell.shared.statedir import now
 from support.delivery_kit import Env, wire_bodies
 from support.ntfy_standin import NtfyStandin
 

@@ -29,7 +29,8 @@ def _documented_checks() -> set[str]:
 
 def _checks_in_code() -> set[str]:
     found: set[str] = set()
-    for path in (ROOT / "supervisor").rglob("*.py"):  # doctor/, install/, commands/ too
+    # doctor/, install/, commands/ too, and each agent's wiring checks (workers/agents/<name>/doctor.py)
+    for path in [*(ROOT / "supervisor").rglob("*.py"), *(ROOT / "workers" / "agents").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
         found.update(re.findall(r'Check\(\s*"([a-z_]+)"', text))
     from donebell.supervisor.doctor.agents import CHECK_NAMES  # one per registered agent

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from donebell.shared import records
 from donebell.shared.process.liveness import current_process_identity
+from donebell.shared.process.runner import Completed
 from donebell.shared.statedir import StateDir, now
 from donebell.supervisor.doctor.command import main
 from donebell.supervisor.install.command import main_install
 from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
-from donebell.shared.process.runner import Completed
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 TOKEN = "tk_doctorsecret0123456789"

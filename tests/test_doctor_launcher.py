@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.workers.kit.install.managed import donebell_executable
 from donebell.supervisor.install.service import render_launchd, render_systemd, render_task
+from donebell.workers.kit.install.managed import donebell_executable
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -18,8 +18,8 @@ import pytest
 from donebell.shared.statedir import StateDir
 from donebell.workers.agents.codex.db_view import DbView
 from donebell.workers.gate.commit import apply
-from donebell.workers.kit.gate_context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
+from donebell.workers.kit.gate_context import GateContext
 from fixtures.gate.kit import (
     PARENT_THREAD,
     PARENT_TURN,

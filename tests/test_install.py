@@ -12,9 +12,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from donebell.shared.process.runner import Completed
 from donebell.supervisor.install.command import main_install, main_uninstall
 from donebell.workers.kit.install.managed import donebell_executable
-from donebell.shared.process.runner import Completed
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 EXE = donebell_executable()

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from donebell.supervisor.install.command import main_install
 from donebell.shared.process.runner import Completed, SubprocessRunner
+from donebell.supervisor.install.command import main_install
 from support.install_env import RecordingRunner, copy_fixture, isolate
 
 

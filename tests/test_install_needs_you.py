@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS
-from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
 from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
+from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
 from test_install import env, install, uninstall
 
 EXE = donebell_executable()

@@ -10,9 +10,9 @@ import plistlib
 from pathlib import Path
 
 import pytest
+from donebell.shared.process.runner import Completed
 from donebell.supervisor.install.command import main_install, main_uninstall
 from donebell.workers.kit.install.managed import donebell_executable
-from donebell.shared.process.runner import Completed
 from support.install_env import RecordingRunner, isolate
 
 EXE = donebell_executable()

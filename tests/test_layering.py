@@ -1,4 +1,5 @@
-"""The folders import one way only: supervisor -> workers -> shared (design.md, the map).
+"""The folders import one way only: supervisor -> workers -> shared (design.md, the map), and
+inside workers/: roles -> agents -> kit -> shared, roles reaching agents only through the registry.
 
 ``shared/`` is the floor every process stands on (the hook path included), ``workers/`` holds the
 role processes and ``supervisor/`` supervision and the commands a user types. An import against
@@ -111,8 +112,11 @@ def test_the_check_sees_upward_and_hidden_imports() -> None:
 
 #: The role folders: agent-neutral, they reach an agent through ``workers/agents/registry.py``.
 ROLES = ("hooks", "scanners", "gate", "delivery", "maintenance", "wake")
-#: The agent folders no role may import by name.
-AGENT_FOLDERS = ("donebell.workers.agents.codex", "donebell.workers.agents.claude")
+#: The agent folders no role may import by name: every package under ``workers/agents/``.
+AGENT_FOLDERS = tuple(
+    f"donebell.workers.agents.{path.parent.name}"
+    for path in sorted((Path(list(donebell.workers.__path__)[0]) / "agents").glob("*/__init__.py"))
+)
 #: Named exceptions: (role module, agent module) -> why it still imports the agent by name.
 ROLE_AGENT_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("donebell.workers.scanners.remote_scan_child", "donebell.workers.agents.codex.scan_engine"): (
@@ -135,7 +139,9 @@ def role_agent_imports(module: str, source: str) -> list[str]:
 
 
 def role_modules() -> dict[str, str]:
-    prefixes = tuple(f"donebell.workers.{role}" for role in ROLES)
+    """Every module that must reach agents through the registry: the roles, the kit, the
+    workers' shared modules and the supervisor (its install and doctor name no agent)."""
+    prefixes = (*(f"donebell.workers.{role}" for role in (*ROLES, "kit")), "donebell.supervisor")
     return {
         module: source
         for _folder, module, source in all_modules()
@@ -144,11 +150,11 @@ def role_modules() -> dict[str, str]:
 
 
 def test_roles_reach_agents_only_through_the_registry() -> None:
-    """No module of hooks/, scanners/, gate/, delivery/, maintenance/ or wake/ imports
-    ``workers.agents.codex`` or ``workers.agents.claude`` by name (issue 25): they ask
-    ``workers.agents.registry`` for the record's agent, so a new agent is one folder and one line."""
+    """No module of hooks/, scanners/, gate/, delivery/, maintenance/, wake/, kit/ or supervisor/
+    imports an agent's folder by name (issues 25, 35): they ask ``workers.agents.registry`` for the
+    record's agent (``installer`` for install and doctor), so a new agent is one folder and one line."""
     modules = role_modules()
-    assert len(modules) > 50  # the walk really found the roles
+    assert len(modules) > 100  # the walk really found the roles and the supervisor
     bad = [line for module, source in modules.items() for line in role_agent_imports(module, source)]
     assert not bad, "roles importing an agent folder by name:\n" + "\n".join(bad)
     imports = {module: imported_names(source) for module, source in modules.items()}
@@ -173,7 +179,6 @@ def test_the_role_check_sees_a_hidden_agent_import() -> None:
 #: other to load, which makes either one's import order, and so its start-up, depend on the other.
 #: Role modules that may still name an agent in a string literal, each with its reason.
 ROLE_AGENT_LITERALS: dict[str, str] = {
-    "workers/kit/jsonl_tail.py": "the remote scanner: a watch root is a Codex home (see above)",
     "workers/scanners/remote_root_summary.py": "the remote scanner: a watch root is a Codex home (see above)",
 }
 REPO = Path(__file__).resolve().parents[1]
@@ -181,10 +186,13 @@ _AGENT_LITERAL = re.compile(r"""["'](codex|claude)["']""")
 
 
 def test_roles_name_no_agent_in_their_logic() -> None:
-    """No role module outside ``workers/agents/`` decides by an agent's name (``provider ==
-    "claude"``, a per-agent table): it asks the record's agent through the registry (issue 25)."""
+    """No module outside ``workers/agents/`` (roles, the kit, install and doctor) decides by an
+    agent's name (``provider == "claude"``, a per-agent table): it asks the record's agent through
+    the registry (issues 25, 35)."""
     found = []
-    for path in sorted((REPO / "workers").rglob("*.py")):
+    paths = [*(REPO / "workers").rglob("*.py"), *(REPO / "supervisor" / "install").rglob("*.py")]
+    paths += (REPO / "supervisor" / "doctor").rglob("*.py")
+    for path in sorted(paths):
         rel = path.relative_to(REPO).as_posix()
         if rel.startswith("workers/agents/") or rel in ROLE_AGENT_LITERALS:
             continue

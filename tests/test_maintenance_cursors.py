@@ -13,10 +13,10 @@ from typing import Any
 
 from donebell.shared.keys import event_key
 from donebell.shared.statedir import StateDir, now
+from donebell.workers.kit.jsonl_tail import cursor_key
 from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.scanners.remote_root_summary import SUMMARY_KEY
 from donebell.workers.scanners.remote_scan_child import root_hash
-from donebell.workers.kit.jsonl_tail import cursor_key
 from support.hung_mount import HungMount
 from support.scanner_kit import IDS, fixture_lines, records, rollout_path, set_age
 

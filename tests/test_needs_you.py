@@ -22,6 +22,17 @@ FIXTURES = Path(__file__).parent / "fixtures"
 APPROVALS = FIXTURES / "approvals"
 TRANSCRIPT = FIXTURES / "gate" / "claude" / "print-tool.jsonl"
 COMMAND = "touch approval-marker.txt && echo approval-ran"
+#: The transcript's lines with its one call made the recorded prompts' call (the hook's
+#: tool_input is the tool_use block's input): its tool_result (line 7) answers that very request.
+ASKING_LINES = [
+    line.replace(
+        b'"input":{"command":"echo hi","description":"Print hi"}',
+        json.dumps(
+            {"input": {"command": COMMAND, "description": "Create the approval marker file"}}, separators=(",", ":")
+        )[1:-1].encode(),
+    )
+    for line in TRANSCRIPT.read_bytes().splitlines(keepends=True)
+]
 
 
 def recorded(agent: str, scenario: str) -> dict[str, dict[str, Any]]:
@@ -44,7 +55,7 @@ class World:
         self.env = policy_env(root, server, **config)
         self.hooks = HookEnv(root)
         self.transcript = root / "transcript.jsonl"
-        lines = TRANSCRIPT.read_bytes().splitlines(keepends=True)
+        lines = ASKING_LINES
         self.before_answer, self.answer = lines[:7], lines[7]  # up to the tool_use; its tool_result
         self.transcript.write_bytes(b"".join(self.before_answer))
 

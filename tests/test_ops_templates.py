@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from donebell.workers.kit.install.managed import donebell_executable
 from donebell.supervisor.install.service import render_launchd, render_systemd, render_task
+from donebell.workers.kit.install.managed import donebell_executable
 
 EXE = donebell_executable()
 TRICKY_ENV = {"DONEBELL_STATE_DIR": '/srv/done bell/100% "q" $HOME', "CODEX_HOME": "/home/a&b/<codex>"}

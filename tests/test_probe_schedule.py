@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.backoff import doubling
-from donebell.shared.statedir import StateDir
 from donebell.shared.ntfy.retry import backoff_seconds
+from donebell.shared.statedir import StateDir
 from donebell.workers.kit.probe_schedule import capped, clock_jump_horizon, unknown_delay
 from fixtures.gate.claude_kit import ClaudeWorld
 from fixtures.gate.kit import CodexWorld, fast_settings, gate, last_decision

@@ -155,7 +155,7 @@ def test_final_message_text_only_with_include_message(state: StateDir, tmp_path:
     engine(state, home, include_message=True).scan(full=True)
     [rec] = records(state, "pending")
     assert rec["last_message"] == "Hello from the fake model. Task done."
-    cursor_bytes = state.record_path("watch/local", cursor_of(state, path).to_record()["key"]).read_bytes()
+    cursor_bytes = state.record_path("watch/local", cursor_of(state, path).to_record("codex")["key"]).read_bytes()
     assert b"Hello from the fake model" not in cursor_bytes and b"SCENARIO" not in cursor_bytes
 
 

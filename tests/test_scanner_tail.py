@@ -71,7 +71,7 @@ def test_cursor_is_not_rewritten_when_nothing_changed(state: StateDir, tmp_path:
     path = rollout_path(home, "tool-exec-command")
     path.write_bytes(b"".join(fixture_lines("tool-exec-command")[:5]))
     engine(state, home).scan(full=True)
-    cursor_file = state.record_path("watch/local", cursor_of(state, path).to_record()["key"])
+    cursor_file = state.record_path("watch/local", cursor_of(state, path).to_record("codex")["key"])
     before = os.stat(cursor_file)
     time.sleep(0.01)
     scanner = engine(state, home)  # a restarted worker
@@ -155,7 +155,7 @@ def test_corrupt_cursor_is_dead_lettered_and_the_file_restarted(state: StateDir,
     path = rollout_path(home, "simple-exec")
     path.write_bytes(b"".join(fixture_lines("simple-exec")[:5]))
     engine(state, home).scan(full=True)
-    key = cursor_of(state, path).to_record()["key"]
+    key = cursor_of(state, path).to_record("codex")["key"]
     state.record_path("watch/local", key).write_bytes(b"{not json")
     append(path, b"".join(fixture_lines("simple-exec")[5:]))
     report = engine(state, home).scan(full=True)

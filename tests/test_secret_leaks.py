@@ -153,8 +153,7 @@ def test_shown_urls_lose_the_password() -> None:
 
 def test_settings_secrets_of_both_loaders(tmp_path: Path) -> None:
     """What a role scrubs a failed pass's error with: token, password, URL password (both loaders)."""
-    from donebell.shared.config import model, view
-    from donebell.shared.config import secret_text
+    from donebell.shared.config import model, secret_text, view
 
     path = tmp_path / "config.json"
     path.write_text(
@@ -182,8 +181,7 @@ def test_unvalidated_secret_reads_see_the_variable_as_the_loaders_do(
 ) -> None:
     """What status and the log scrub without validating: the variable's text exactly as the loaders
     take it (``true`` stays the string a token is, not a bool), in any case, over the file's."""
-    from donebell.shared.config import view
-    from donebell.shared.config import secret_text
+    from donebell.shared.config import secret_text, view
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"topic": "t", "token": "file-token"}))

@@ -21,10 +21,10 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from donebell.shared.config import secret_text
 from donebell.shared.config.model import Settings
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import StateDir
-from donebell.shared.config import secret_text
 from support.delivery_kit import outbox_record
 from support.ntfy_standin import NtfyStandin
 from support.secrets_check import SecretScan
@@ -72,7 +72,7 @@ def _plant(state: StateDir, secrets: list[str]) -> dict[str, Any]:
     """An old dead letter, a sent receipt and a delivery health file, each quoting the secrets."""
     error = _leaky_error(secrets)
     dead = outbox_record(attempts=9, last_error=error)
-    state.create("dead", new_receipt(dead, status="dead", reason="http-4xx", last_error=error))
+    state.create("dead", new_receipt(dead, status="dead", reason="permanent-http-error", last_error=error))
     sent = outbox_record(thread_id=dead["thread_id"], attempts=2, last_error=error)
     state.create("sent", new_receipt(sent, status="sent", reason="sent", last_error=error))
     health = state.root / "health" / "delivery.json"

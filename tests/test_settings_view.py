@@ -158,6 +158,20 @@ CASES: list[tuple[str, Any, dict[str, str], Literal["loaded", "refused"]]] = [
     ("wake_actions without a prompt", {"wake_actions": [{"label": "a"}]}, {}, "refused"),
     ("wake_actions blank label", {"wake_actions": [{"label": " ", "prompt": "p"}]}, {}, "refused"),
     ("wake_actions empty", {"wake_actions": []}, {}, "loaded"),
+    # issue 34 item 9: a prompt no agent can be started with is refused at load, not every 5 s
+    ("wake_actions prompt with a NUL", {"wake_actions": [{"label": "a", "prompt": "go\u0000on"}]}, {}, "refused"),
+    (
+        "wake_actions prompt over 128 KiB",
+        {"wake_actions": [{"label": "a", "prompt": "p" * (128 << 10)}]},
+        {},
+        "refused",
+    ),
+    (
+        "wake_actions prompt just under 128 KiB",
+        {"wake_actions": [{"label": "a", "prompt": "p" * ((128 << 10) - 1)}]},
+        {},
+        "loaded",
+    ),
     ("tags with a number", {"tags": ["a", 5]}, {}, "refused"),
     ("chain_notify null", {"chain_notify": None}, {}, "loaded"),
     ("username null", {"username": None}, {}, "loaded"),
@@ -233,12 +247,13 @@ VIEW_METHODS = {"model_dump", "redacted"}
 
 def test_role_code_reads_only_what_the_view_holds() -> None:
     """The type checker reads role settings as the pydantic model, so it would let a role call a
-    model method the view lacks: every ``settings.<name>`` under workers/ is a key or a view method."""
+    model method the view lacks: every ``settings.<name>`` under workers/ is a key or a view method
+    (Claude Code's ``settings.json``, which its install and doctor edit and read, is a file)."""
     workers = Path(__file__).resolve().parents[1] / "workers"
     used = {
         name
         for module in workers.rglob("*.py")
-        for name in re.findall(r"\bsettings\.(\w+)", module.read_text(encoding="utf-8"))
+        for name in re.findall(r"(?<![\"'`/])\bsettings\.(?!json\b)(\w+)", module.read_text(encoding="utf-8"))
     }
     assert len(used) > 20  # the scan sees the roles' reads
     assert used - set(Settings.model_fields) - VIEW_METHODS == set()

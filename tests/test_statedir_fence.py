@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from donebell.shared.statedir import BIRTH_NAME, StateDir, StateDirReplaced
-from donebell.workers.role import EXIT_LOCK_LOST, Role, run_role
 from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.role import EXIT_LOCK_LOST, Role, run_role
 from support.statedir_kit import numbered_candidate
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from donebell.shared.states import ROLE_NAMES
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
+from donebell.shared.states import ROLE_NAMES
 
 TOKEN = "tk_abcdefghijklmnopqrstuvwxyz123"
 

@@ -49,7 +49,8 @@ printed (`priority: 3 (default) -> 5`). Lists take JSON or comma-separated words
 history and the process list would keep it: `donebell config set token -` reads it from stdin (a
 hidden prompt on a terminal). The same holds for `password`, `wake_token` and a `server` URL with a
 `user:password@` part (`config set server -`; one without a password is taken from argv); set and
-unset print them masked (`**********`, `https://user:**********@host`).
+unset print them masked (`**********`, `https://user:**********@host`). An empty secret (nothing
+piped, a bare Enter) is refused, exit 2: `config unset KEY` removes one.
 
 `config set` and `config unset` refuse what `config check` would fail on, not only a value that is
 wrong on its own: a change that leaves no `topic`, or turns on `wake_enabled` without what the wake

@@ -28,31 +28,21 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from donebell.shared.config import secret_text
 from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.faults import injected_fault
 from donebell.shared.health import HealthWriter
 from donebell.shared.statedir import StateDir, StateDirReplaced, now, open_state_dir
-from donebell.shared.config import secret_text
 from donebell.shared.waker import Waker
 from donebell.workers import pass_control
+from donebell.workers.kit.pass_result import PassResult
 
 EXIT_CONFIG = 78  # sysexits EX_CONFIG: the supervisor throttles such a role
 EXIT_FAULT = 70  # sysexits EX_SOFTWARE: an injected start-up fault (test seam)
 EXIT_LOCK_LOST = 75  # sysexits EX_TEMPFAIL: the role lock file was deleted or replaced under a running role
-
-
-@dataclass
-class PassResult:
-    """What one pass did: when to run again, and whether a bounded run may stop now."""
-
-    next_in: float | None = None  # seconds until work becomes due again (None: only on wake-up)
-    idle: bool = False  # nothing left that a bounded (--until-idle) run should wait for
-    counters: dict[str, int] = field(default_factory=dict)
-    degraded: str | None = None  # a reason to show state "degraded" (e.g. index unavailable)
 
 
 class Role:
@@ -320,6 +310,12 @@ def main(argv: list[str]) -> int:
         unknown = f"donebell worker: unknown role '{argv[0]}'\n" if argv else ""
         sys.stderr.write(unknown + usage)
         return 2
-    module_name, class_name = ROLES[argv[0]].split(":")
-    module = importlib.import_module(module_name)
-    return run_role(getattr(module, class_name), argv[1:])
+    return run_role(role_class(argv[0]), argv[1:])
+
+
+def role_class(name: str) -> type[Role]:
+    """The Role subclass of ``name`` (a key of :data:`ROLES`), importing only its module: the
+    one way code outside a role's folder reaches the role (the CLI's ``test`` runs delivery)."""
+    module_name, class_name = ROLES[name].split(":")
+    found: type[Role] = getattr(importlib.import_module(module_name), class_name)
+    return found

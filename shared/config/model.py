@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from donebell.shared import paths
-from donebell.shared.config import raw_file, rules, schema
+from donebell.shared.config import raw_file, rules, schema, secret_text
 from donebell.shared.paths import config_path
-from donebell.shared.config import secret_text
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
@@ -50,7 +49,6 @@ class WatchRoot(BaseModel):
     sqlite_path: str | None = None
 
 
-NonNegative = Field(ge=0)
 #: The longest duration a key may hold: ten years. A larger one (1e309 reads as infinity) used to
 #: pass the check and then overflow a date at render time, dead-lettering every notification.
 MAX_SECONDS = 10 * 365 * 86400
@@ -151,7 +149,10 @@ class Settings(BaseSettings):
     wake_token: SecretStr | None = Field(None, description="Token sent by the buttons (a write-only user). Secret.")
     wake_actions: list[dict[str, str]] = Field(
         default_factory=lambda: [{"label": "Continue", "prompt": "continue"}],
-        description="Up to 3 buttons {label, prompt}; the prompt stays local, never in the action.",
+        description=(
+            "Up to 3 buttons {label, prompt}; the prompt stays local, never in the action. The prompt is one"
+            " argument of the agent's command: no leading '-', no NUL byte, at most 131071 bytes."
+        ),
     )
     wake_ticket_ttl_seconds: float = Field(
         86400.0, gt=0, le=MAX_SECONDS, description="A button's ticket expires after this."

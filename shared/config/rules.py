@@ -80,15 +80,27 @@ def check_password(value: Value) -> Value:
     return value
 
 
+#: The longest prompt an agent can be started with: Linux refuses one argument of 128 KiB or more
+#: (``MAX_ARG_STRLEN``, its terminating NUL included) with E2BIG.
+PROMPT_MAX_BYTES = (128 << 10) - 1
+
+
 def check_wake_actions(value: list[dict[str, str]]) -> list[dict[str, str]]:
-    """At most 3 buttons (ntfy's limit), each with a non-empty ``label`` and ``prompt``."""
+    """At most 3 buttons (ntfy's limit), each with a non-empty ``label`` and ``prompt``; the prompt
+    is one argument of the agent's command, so no NUL byte and under 128 KiB: refused here rather
+    than by every start of the agent."""
     if len(value) > 3:
         raise ValueError("at most 3 actions (ntfy shows no more)")
     for entry in value:
         if not entry.get("label", "").strip() or not entry.get("prompt", "").strip():
             raise ValueError('each action needs a non-empty "label" and "prompt"')
-        if entry["prompt"].startswith("-"):  # it is a positional argument of the agent's CLI
+        prompt = entry["prompt"]
+        if prompt.startswith("-"):  # it is a positional argument of the agent's CLI
             raise ValueError('a "prompt" must not start with "-"')
+        if "\x00" in prompt:
+            raise ValueError('a "prompt" must not contain a NUL byte (no program argument can hold one)')
+        if len(prompt.encode("utf-8", "surrogatepass")) > PROMPT_MAX_BYTES:
+            raise ValueError(f'a "prompt" must be at most {PROMPT_MAX_BYTES} bytes (the longest argument Linux passes)')
     return value
 
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from donebell.shared.config import secret_text
 from donebell.shared.config.fields import FIELDS, LEGACY_UNUSED_KEYS
 from donebell.shared.config.schema import ConfigError, FieldSpec, read_values
-from donebell.shared.config import secret_text
 
 if TYPE_CHECKING:
     from donebell.shared.config.model import Settings as SettingsLike

@@ -36,18 +36,31 @@ import stat
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir._base import (
     BIRTH_NAME,
+    CLAUDE,
+    DEAD,
     FOLDERS,
+    HEALTH,
+    LOCKS,
     LOG_MAX_BYTES,
     LOG_NAME,
     MUTATION_LOCK_SHARDS,
+    MUTATION_LOCKS,
+    OUTBOX,
+    PENDING,
     PIPELINE,
     RECEIPT_FOLDERS,
     SCHEMA_VERSION,
+    SENT,
+    SUPPRESSED,
+    TMP,
+    WATCH,
+    WATCH_CLAUDE,
+    WATCH_LOCAL,
+    WATCH_REMOTE,
     InvalidRecord,
     StateDirReplaced,
     StateError,
     UnsafeStateDir,
-    _step,
     decode,
     encode,
     now,
@@ -58,7 +71,6 @@ from donebell.shared.statedir._files import (
     _O_NOFOLLOW,
     _O_NONBLOCK,
     MutationLock,
-    _rename,
     _replace,
     same_file_check,
 )
@@ -70,6 +82,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BIRTH_NAME",
+    "CLAUDE",
+    "DEAD",
+    "HEALTH",
+    "LOCKS",
+    "MUTATION_LOCKS",
+    "OUTBOX",
+    "PENDING",
+    "SENT",
+    "SUPPRESSED",
+    "TMP",
+    "WATCH",
+    "WATCH_CLAUDE",
+    "WATCH_LOCAL",
+    "WATCH_REMOTE",
     "FOLDERS",
     "GroupCommit",
     "LOG_MAX_BYTES",
@@ -110,32 +136,9 @@ class StateDir(RecordStore):
         The original bytes are kept beside it as ``dead/<key>.raw`` (never deleted by retention
         before the dead letter itself) so nothing is silently lost. Returns the dead key used.
         """
-        src = self.path(folder, name)
-        # A fresh key, not the file's own: the real key stays free, so a later signal for the
-        # same turn can still create a good record instead of deduplicating against the wreck.
-        key = _hash_name(f"{folder}/{name}/{now()}/{os.urandom(8).hex()}")
-        raw_path = self.path("dead", f"{key}.raw")
-        _step()
-        try:
-            _rename(src, raw_path)
-        except FileNotFoundError:
-            return key
-        letter = {
-            "schema": SCHEMA_VERSION,
-            "kind": "dead-letter",
-            "key": key,
-            "provider": "unknown",
-            "created_at": now(),
-            "status": "dead",
-            "reason": "invalid-record",
-            "detail": reason[:200],
-            "from_folder": folder,
-            "original_name": name[:200],
-        }
-        if not self.create("dead", letter):
-            self.replace("dead", letter)
-        self.log("warning", "invalid record moved to dead/", folder=folder, key=key, reason=reason[:200])
-        return key
+        from donebell.shared.statedir._upkeep import dead_letter_invalid  # a rare path: off the hook's imports
+
+        return dead_letter_invalid(self, folder, name, reason)
 
     # locks -------------------------------------------------------------------------------
 
@@ -307,12 +310,6 @@ class StateDir(RecordStore):
         from donebell.shared.statedir._upkeep import sweep_mutation_locks
 
         return sweep_mutation_locks(self)
-
-
-def _hash_name(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def open_state_dir() -> StateDir:

@@ -17,14 +17,31 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 SCHEMA_VERSION = 1
 
+#: The queue folders' names (as Postfix's ``MAIL_QUEUE_*``): write ``PENDING``, not ``"pending"``.
+PENDING = "pending"  # candidates the gate has not decided yet
+OUTBOX = "outbox"  # idle-confirmed, to be sent
+SENT = "sent"  # receipts of what was delivered
+SUPPRESSED = "suppressed"  # receipts of what was decided against
+DEAD = "dead"  # receipts of what could not be delivered, and unparsable files moved aside
+WATCH = "watch"  # the scanners' cursors: watch/local, watch/remote/<root>, watch/claude
+WATCH_LOCAL = "watch/local"
+WATCH_REMOTE = "watch/remote"
+WATCH_CLAUDE = "watch/claude"
+CLAUDE = "claude"  # Claude session records (the prompt epoch)
+HEALTH = "health"
+LOCKS = "locks"
+TMP = "tmp"
+MUTATION_LOCKS = "mutation-locks"
+
 #: Folders in pipeline order: a key is looked up in this order (see :meth:`StateDir.locate`).
-PIPELINE = ("pending", "outbox", "sent", "suppressed", "dead")
-RECEIPT_FOLDERS = ("sent", "suppressed", "dead")
-FOLDERS = (*PIPELINE, "watch", "claude", "mutation-locks", "tmp", "health", "locks")
+PIPELINE = (PENDING, OUTBOX, SENT, SUPPRESSED, DEAD)
+RECEIPT_FOLDERS = (SENT, SUPPRESSED, DEAD)
+FOLDERS = (*PIPELINE, WATCH, CLAUDE, MUTATION_LOCKS, TMP, HEALTH, LOCKS)
 MUTATION_LOCK_SHARDS = 64
 LOG_NAME = "notify.log"
 #: Written once, when a call of ``ensure`` creates the root: ``{"created_at": …}``. The scanners
@@ -83,7 +100,7 @@ def operations_done() -> int:
 # --- encoding -----------------------------------------------------------------------------
 
 
-def encode(obj: dict[str, Any]) -> bytes:
+def encode(obj: Mapping[str, Any]) -> bytes:
     """Compact UTF-8 JSON, the on-disk form of every record."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False).encode("utf-8")
 

@@ -32,6 +32,7 @@ from donebell.shared.statedir._files import _IS_WINDOWS, FileStore, _rename
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any, Self
 
@@ -124,11 +125,11 @@ class RecordStore(FileStore):
 
     # records -----------------------------------------------------------------------------
 
-    def create(self, folder: str, record: dict[str, Any]) -> bool:
+    def create(self, folder: str, record: Mapping[str, Any]) -> bool:
         """Durably create ``folder/<key>.json`` if absent; False if it already existed."""
         return self.create_file(self._record_file(folder, record["key"]), encode(record))
 
-    def replace(self, folder: str, record: dict[str, Any]) -> None:
+    def replace(self, folder: str, record: Mapping[str, Any]) -> None:
         """Durably create or replace ``folder/<key>.json``."""
         self.write_file(self._record_file(folder, record["key"]), encode(record))
 
@@ -241,7 +242,7 @@ class RecordStore(FileStore):
         """Make every link and removal in ``folder`` so far durable (one fsync of the folder)."""
         self._fsync_dir(self.path(folder))
 
-    def finish(self, src: str, receipt_folder: str, receipt: dict[str, Any]) -> bool:
+    def finish(self, src: str, receipt_folder: str, receipt: Mapping[str, Any]) -> bool:
         """Write a receipt, then remove the ``src`` record of the same key.
 
         The receipt exists before the source disappears, so a crash in between leaves both (a

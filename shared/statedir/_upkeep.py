@@ -14,13 +14,60 @@ import stat
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir import (
     BIRTH_NAME,
+    DEAD,
     FOLDERS,
     LOG_NAME,
     MUTATION_LOCK_SHARDS,
+    OUTBOX,
+    PENDING,
     RECEIPT_FOLDERS,
+    SCHEMA_VERSION,
     StateDir,
     StateError,
+    now,
 )
+from donebell.shared.statedir._base import _step
+from donebell.shared.statedir._files import _rename
+
+
+def dead_letter_invalid(state: StateDir, folder: str, name: str, reason: str) -> str:
+    """Move an unparsable file out of ``folder`` into ``dead/`` with a sanitized minimal record.
+
+    The original bytes are kept beside it as ``dead/<key>.raw`` (never deleted by retention
+    before the dead letter itself) so nothing is silently lost. Returns the dead key used.
+    """
+    src = state.path(folder, name)
+    # A fresh key, not the file's own: the real key stays free, so a later signal for the
+    # same turn can still create a good record instead of deduplicating against the wreck.
+    key = _hash_name(f"{folder}/{name}/{now()}/{os.urandom(8).hex()}")
+    raw_path = state.path(DEAD, f"{key}.raw")
+    _step()
+    try:
+        _rename(src, raw_path)
+    except FileNotFoundError:
+        return key
+    letter = {
+        "schema": SCHEMA_VERSION,
+        "kind": "dead-letter",
+        "key": key,
+        "provider": "unknown",
+        "created_at": now(),
+        "status": "dead",
+        "reason": "invalid-record",
+        "detail": reason[:200],
+        "from_folder": folder,
+        "original_name": name[:200],
+    }
+    if not state.create(DEAD, letter):
+        state.replace(DEAD, letter)
+    state.log("warning", "invalid record moved to dead/", folder=folder, key=key, reason=reason[:200])
+    return key
+
+
+def _hash_name(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def expire(state: StateDir, folder: str, older_than: float) -> int:
@@ -41,13 +88,13 @@ def expire(state: StateDir, folder: str, older_than: float) -> int:
         if not name.endswith(".json") or not is_event_key(name[:-5]) or st.st_mtime >= older_than:
             continue
         key = name[:-5]
-        if state.exists("pending", key) or state.exists("outbox", key):
+        if state.exists(PENDING, key) or state.exists(OUTBOX, key):
             continue
         if state._unlink(os.path.join(base, name)):
             deleted += 1
-        if folder == "dead" and state._unlink(os.path.join(base, f"{key}.raw")):
+        if folder == DEAD and state._unlink(os.path.join(base, f"{key}.raw")):
             deleted += 1
-    if folder == "dead":
+    if folder == DEAD:
         for name, st in _scan(base):
             # A rename keeps the original mtime: ctime says when it became a .raw.
             if (

@@ -32,11 +32,11 @@ from donebell.shared import paths
 from donebell.shared.config import model, schema
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.rules import SECRET_KEYS as CONFIG_SECRET_KEYS
-from donebell.shared.paths import config_path
 from donebell.shared.config.secret_text import MASK, redact_url, url_passwords
+from donebell.shared.paths import config_path
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
-from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from donebell.supervisor.install.own_config import parse_config_document
+from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from pydantic import ValidationError
 
 SECRET_KEYS = frozenset(CONFIG_SECRET_KEYS)
@@ -284,7 +284,12 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
                     "so it never lands in your shell history or the process list"
                 )
             value = read_secret(key, stdin or sys.stdin)
-            if value and not value.strip("*"):  # pasted from an earlier `config show` or `set`
+            if not value.strip():  # an empty pipe or a bare Enter: stored, it would hide behind the mask
+                raise ConfigSetError(
+                    f"{key}: nothing was read on stdin; an empty secret is refused "
+                    f"(to remove it: `donebell config unset {key}`)"
+                )
+            if not value.strip("*"):  # pasted from an earlier `config show` or `set`
                 raise ConfigSetError(f"{key}: that is the mask donebell prints ({REDACTED}), not the secret")
         elif not unset and key == "server":
             value = _server_value(value, stdin)

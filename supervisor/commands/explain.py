@@ -16,10 +16,10 @@ import sys
 import time
 from typing import Any
 
+from donebell.shared.config import secret_text
 from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
 from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
-from donebell.shared.config import secret_text
 from donebell.supervisor.commands.explain_ids import matches, normalize
 from donebell.supervisor.commands.explain_story import ago, clock, render, short
 from donebell.supervisor.commands.holds import outbox_holds

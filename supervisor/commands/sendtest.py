@@ -21,16 +21,17 @@ import json
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from donebell.shared.config.model import ConfigError, Settings, load, subscribe_url
 from donebell.shared.keys import sequence_id
+from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now, open_state_dir
 from donebell.shared.text.subscribe_qr import qr_text
-from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.workers.delivery.test_records import TEST_EXPIRY_SECONDS, expires_at, retire_older_tests
-from donebell.workers.role import EXIT_CONFIG
+from donebell.workers.role import EXIT_CONFIG, role_class
 
 PROVIDER = "test"
 POLL_SECONDS = 0.05
@@ -137,12 +138,11 @@ def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> 
 
 def _deliver_here(state: StateDir, settings: Settings, key: str) -> None:
     """Attempt the record with the delivery role's own code (this process holds the role lock)."""
-    from donebell.workers.delivery.role import DeliveryRole
-
-    role = DeliveryRole(state, settings, argparse.Namespace(once=True, until_idle=False, debug=False))
+    role = role_class("delivery")(state, settings, argparse.Namespace(once=True, until_idle=False, debug=False))
     try:
         role.setup()
-        role.deliver_one(key)
+        deliver_one: Callable[[str], object] = getattr(role, "deliver_one")  # noqa: B009 - the delivery role's own entry
+        deliver_one(key)
     finally:
         role.teardown()
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.shared.config.model import Settings
+from donebell.shared.ntfy.access import probe
 from donebell.shared.ntfy.client import ConfigProblem, auth_for
 from donebell.shared.ntfy.proxy import has_credentials
-from donebell.shared.ntfy.access import probe
 from donebell.shared.ntfy.refusal import NOT_NTFY_STATUSES
 
 NOT_NTFY_ACCEPTED = "the server answered 2xx without ntfy's message id: it is probably not an ntfy server"

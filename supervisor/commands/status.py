@@ -19,19 +19,18 @@ import re
 import sys
 from typing import Any
 
-from donebell.shared.config import raw_file
+from donebell.shared.config import raw_file, secret_text
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.schema import overridden
-from donebell.shared.states import RESTARTING_STATES, ROLE_NAMES
 from donebell.shared.health import alive, heartbeat_age, is_stale, stale_after
 from donebell.shared.paths import state_dir_path
+from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
-from donebell.shared.config import secret_text
-from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
-from donebell.supervisor.commands.holds import outbox_holds
+from donebell.shared.states import RESTARTING_STATES, ROLE_NAMES
 from donebell.supervisor.commands import agent_versions, no_service
 from donebell.supervisor.commands.agent_versions import AgentVersion
-from donebell.shared.process.runner import Runner, SubprocessRunner
+from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
+from donebell.supervisor.commands.holds import outbox_holds
 
 SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3

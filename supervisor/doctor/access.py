@@ -10,10 +10,10 @@ blocks notifications".
 from __future__ import annotations
 
 from donebell.shared.config.view import SettingsLike
-from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, Check
+from donebell.shared.ntfy.access import probe, routes_sequence_ids
 from donebell.shared.ntfy.client import ConfigProblem, auth_for
 from donebell.shared.ntfy.proxy import has_credentials
-from donebell.shared.ntfy.access import probe, routes_sequence_ids
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 
 VERDICT_STATUS = {"allowed": OK, "unauthorized": FAIL, "forbidden": FAIL, "not-ntfy": FAIL, "unknown": UNKNOWN}
 UPDATES_NOTE = (

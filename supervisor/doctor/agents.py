@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from donebell.shared.process.runner import Runner
 from donebell.supervisor.commands import agent_versions
 from donebell.workers.kit.install.checks import OK, SKIP, UNKNOWN, WARN, Check
-from donebell.shared.process.runner import Runner
 
 #: agent -> the name of its doctor check (tests/test_docs_match_code.py reads this table).
 CHECK_NAMES: dict[str, str] = {name: f"{name}_version" for name in agent_versions.TESTED}

@@ -9,16 +9,12 @@ older donebell, or edited by hand, is found here.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-
-from donebell.workers.agents import claude as claude_folder
-from donebell.workers.agents import codex as codex_folder
 from donebell.shared.config.view import SettingsLike
-from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
-from donebell.supervisor.doctor.local import _handlers, _read_json
-from donebell.workers.agents.claude.install import CLAUDE_ARGS
-from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS
+from donebell.workers.agents.registry import installer, names
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check, managed_handlers, read_json
 from donebell.workers.wake.policy import approvals_problem
 
 #: A hook needs this much more than the wait: its own start, the answer's write, the print.
@@ -47,13 +43,10 @@ def check_approvals(settings: SettingsLike) -> Check:
 def installed_permission_hooks() -> list[dict[str, Any]]:
     """Each installed donebell PermissionRequest hook: its agent, file and timeout in seconds."""
     found = []
-    sources = (
-        ("codex", codex_folder.codex_home() / "hooks.json", CODEX_PERMISSION_ARGS),
-        ("claude", claude_folder.claude_config_dir() / "settings.json", CLAUDE_ARGS),
-    )
+    sources = [(name, path, args) for name in names() for path, args in _permission_hooks(name)]
     for name, path, args in sources:
-        doc, _error = _read_json(path) if path.is_file() else (None, None)
-        for handler in _handlers(doc, "PermissionRequest", args):
+        doc, _error = read_json(path) if path.is_file() else (None, None)
+        for handler in managed_handlers(doc, "PermissionRequest", args):
             found.append({"agent": name, "file": str(path), "timeout": _seconds(handler.get("timeout"))})
     return found
 
@@ -62,3 +55,8 @@ def _seconds(value: object) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return AGENT_DEFAULT_TIMEOUT
+
+
+def _permission_hooks(name: str) -> list[tuple[Path, tuple[str, ...]]]:
+    agent = installer(name)
+    return agent.permission_hooks() if agent is not None else []

@@ -21,14 +21,14 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from donebell.shared import paths
+from donebell.shared.config import model, secret_text
+from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import StateDir
-from donebell.shared.config import secret_text
 from donebell.supervisor.doctor import local as doctor_local
 from donebell.supervisor.doctor import runtime as doctor_runtime
-from donebell.workers.agents.codex.doctor import check_chain_notify
 from donebell.supervisor.doctor.launcher import check_launchers
+from donebell.workers.agents.registry import installer, names
 from donebell.workers.kit.install.checks import FAIL, OK, SKIP, WARN, Check
-from donebell.shared.process.runner import Runner, SubprocessRunner
 
 SCHEMA = 1
 
@@ -36,11 +36,10 @@ SCHEMA = 1
 def run_checks(runner: Runner) -> list[Check]:
     config_check, settings = doctor_local.check_config()
     checks = [config_check, doctor_local.check_state_dir()]
-    agents = doctor_local.check_codex() + doctor_local.check_claude(settings.enable_claude_code if settings else True)
+    agents = [check for name in names() for check in _wiring_checks(name, settings)]
     from donebell.supervisor.doctor.agents import agent_version_checks  # (kept apart from the wiring checks)
 
     checks += agents + agent_version_checks(runner)
-    checks.append(check_chain_notify(settings.chain_notify if settings else None))
     if settings is not None and settings.wake_enabled:
         from donebell.supervisor.doctor.wake import check_wake
 
@@ -79,6 +78,12 @@ def run_checks(runner: Runner) -> list[Check]:
     checks.append(doctor_runtime.check_clock(server_time))
     checks += doctor_runtime.check_queue(state, status, checks)  # the delivery line: as things are now
     return checks
+
+
+def _wiring_checks(name: str, settings: model.Settings | None) -> list[Check]:
+    """One agent's wiring checks, through the registry (doctor names no agent)."""
+    agent = installer(name)
+    return agent.doctor_checks(settings) if agent is not None else []
 
 
 def scrub(text: str, secrets: list[str], username: str | None = None) -> str:

@@ -16,8 +16,8 @@ import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 from donebell.supervisor.install import service as install_service
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 
 TASK_NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
 FIX = "run `donebell install` again with the donebell you use now: it rewrites the launcher to name that install"

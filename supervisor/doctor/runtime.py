@@ -17,13 +17,13 @@ import time
 from typing import Any
 
 from donebell.shared.config import model
-from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
 from donebell.shared.config.secret_text import public_url as _public_url
+from donebell.shared.process.runner import Runner
+from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
 from donebell.supervisor.commands import no_service
-from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager
-from donebell.shared.process.runner import Runner
+from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, Check
 
 SERVER_TIMEOUT = 5.0
 CLOCK_SKEW_WARN = 300.0

@@ -10,9 +10,9 @@ reply topic's other tickets).
 from __future__ import annotations
 
 from donebell.shared.config.model import Settings
-from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
-from donebell.shared.ntfy.client import Auth, ConfigProblem, auth_for, check_sendable, public_server
 from donebell.shared.ntfy.access import may_read, probe_topic
+from donebell.shared.ntfy.client import Auth, ConfigProblem, auth_for, check_sendable, public_server
+from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 from donebell.workers.wake.policy import config_problem
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from donebell.shared import paths
-from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp
+from donebell.shared.process.runner import Runner
 from donebell.supervisor.install.purge import deepest_first, missing_folders, remove_empty
 from donebell.supervisor.install.service import ServicePlan, Step, plan_uninstall
-from donebell.shared.process.runner import Runner
+from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp
 
 #: What install wrote, in order, with the backup each write made (for a roll-back).
 Applied = list[tuple[FileChange, Path | None]]

@@ -10,17 +10,13 @@ restores ``notify`` before it drops ``chain_notify``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from donebell.shared import paths
-from donebell.workers.agents import claude as claude_folder
-from donebell.workers.agents import codex as codex_folder
+from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import StateDir
-from donebell.workers.agents.claude import install as install_claude
-from donebell.workers.agents.codex import install as install_codex
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager, stop_running
 from donebell.supervisor.install.all_or_nothing import (
@@ -30,16 +26,16 @@ from donebell.supervisor.install.all_or_nothing import (
     install_all_or_nothing,
     remember_install,
 )
-from donebell.workers.kit.install.edits import EditError, FileChange
-from donebell.workers.kit.install.managed import ExecutableNotFound, donebell_executable
-from donebell.workers.kit.install.plans import KEEP
 from donebell.supervisor.install.own_config import current_chain, plan_config, plan_record, read_record
-from donebell.workers.kit.install.plans import AgentPlan
 from donebell.supervisor.install.purge import PurgeRefused, config_backups, purge, remove_empty
 from donebell.supervisor.install.service import SERVICES, ServicePlan
 from donebell.supervisor.install.summary import print_install_summary
+from donebell.workers.agents.protocols import Install
+from donebell.workers.agents.registry import installer, names
+from donebell.workers.kit.install.edits import EditError, FileChange
+from donebell.workers.kit.install.managed import ExecutableNotFound, donebell_executable
+from donebell.workers.kit.install.plans import KEEP, AgentPlan
 from donebell.workers.kit.install.tidy import prune_backups
-from donebell.shared.process.runner import Runner, SubprocessRunner
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -48,10 +44,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
         prog=f"donebell {command}",
         description=f"{what} the agents' hooks and the background service (default: every agent found).",
     )
-    parser.add_argument("--codex", action="store_true", help="only Codex ($CODEX_HOME, default ~/.codex)")
-    parser.add_argument(
-        "--claude", action="store_true", help="only Claude Code ($CLAUDE_CONFIG_DIR, default ~/.claude)"
-    )
+    for name, agent in _installers():
+        parser.add_argument(f"--{name}", action="store_true", help=agent.INSTALL_HELP)
     parser.add_argument("--service", choices=SERVICES, help="service manager (default: this platform's)")
     parser.add_argument("--dry-run", action="store_true", help="print the exact diff of each file; change nothing")
     if command == "uninstall":
@@ -60,15 +54,39 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _agents(args: argparse.Namespace, runner: Runner) -> tuple[bool, bool]:
+def _installers() -> list[tuple[str, Install]]:
+    """Every registered agent's wiring, in registration order."""
+    found = []
+    for name in names():
+        agent = installer(name)
+        if agent is not None:
+            found.append((name, agent))
+    return found
+
+
+def _chosen(args: argparse.Namespace) -> list[tuple[str, Install]]:
+    """The agents named by their ``--<name>`` flags (none: every agent)."""
+    return [(name, agent) for name, agent in _installers() if getattr(args, name)]
+
+
+def _agents(args: argparse.Namespace, runner: Runner) -> list[Install]:
     """Which agents to wire: the flags, else every agent whose home exists or whose CLI is on PATH."""
-    if args.codex or args.claude:
-        return args.codex, args.claude
-    codex = "CODEX_HOME" in os.environ or codex_folder.codex_home().is_dir() or runner.which("codex") is not None
-    claude = (
-        "CLAUDE_CONFIG_DIR" in os.environ or claude_folder.claude_config_dir().is_dir() or runner.which("claude") is not None
-    )
-    return codex, claude
+    chosen = _chosen(args)
+    if chosen:
+        return [agent for _name, agent in chosen]
+    return [agent for _name, agent in _installers() if agent.present(runner)]
+
+
+def _nothing_found() -> str:
+    agents = _installers()
+    who = " or ".join(agent.DISPLAY_NAME for _name, agent in agents)
+    flags = " or ".join(f"--{name}" for name, _agent in agents)
+    return f"donebell install: no {who} found; pass {flags} to wire one anyway\n"
+
+
+def _chain_of(plans: list[AgentPlan]) -> Any:
+    """The ``chain_notify`` a plan sets or drops (an agent whose previous notifier donebell runs), else KEEP."""
+    return next((plan.chain for plan in plans if plan.chain is not KEEP), KEEP)
 
 
 def _show_plan(changes: list[FileChange], service: ServicePlan | None, out: TextIO) -> None:
@@ -94,21 +112,15 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         return 1
     try:
         executable = donebell_executable()
-        with_codex, with_claude = _agents(args, runner)
+        agents = _agents(args, runner)
         config_file = paths.config_path()
         kind = args.service or install_service.default_service(runner)
         record: dict[str, Any] = remember_install(read_record(config_file), config_file, kind)
         plans: list[AgentPlan] = []
-        if with_codex:
-            plans.append(install_codex.plan_install(codex_folder.codex_home(), executable, record))
+        for agent in agents:
+            plans.append(agent.plan_install(executable, record, runner))
             record = plans[-1].record
-        if with_claude:
-            exec_form = install_claude.use_exec_form(install_claude.claude_version(runner))
-            plans.append(
-                install_claude.plan_install(claude_folder.claude_config_dir(), executable, record, exec_form=exec_form)
-            )
-            record = plans[-1].record
-        chain = plans[0].chain if with_codex else KEEP
+        chain = _chain_of(plans)
         # chain_notify and the record first: the user's notify is saved before it is replaced.
         own = [plan_record(config_file, record), plan_config(config_file, chain=chain)]
         service = install_service.plan_install(kind, executable, runner) if kind != "none" else None
@@ -120,7 +132,7 @@ def main_install(argv: list[str], *, runner: Runner | None = None, out: TextIO |
         out.write(manager_problem)
         return 1
     if not plans:
-        out.write("donebell install: no Codex or Claude Code found; pass --codex or --claude to wire one anyway\n")
+        out.write(_nothing_found())
     changes = own + [c for plan in plans for c in plan.changes]
     service_files = [service.change] if service and service.change else []
     if args.dry_run:
@@ -153,19 +165,17 @@ def main_uninstall(
     stdin = stdin or sys.stdin
     runner = runner or SubprocessRunner()
     args = _parser("uninstall").parse_args(argv)
-    every = not (args.codex or args.claude)
+    chosen = _chosen(args)
+    every = not chosen
     config_file = paths.config_path()
     try:
         record = read_record(config_file)
         created_folders = forget_install(record, every)
         plans: list[AgentPlan] = []
-        if args.codex or every:
-            plans.append(install_codex.plan_uninstall(codex_folder.codex_home(), current_chain(config_file), record))
+        for _name, agent in chosen or _installers():
+            plans.append(agent.plan_uninstall(record, current_chain(config_file)))
             record = plans[-1].record
-        if args.claude or every:
-            plans.append(install_claude.plan_uninstall(claude_folder.claude_config_dir(), record))
-            record = plans[-1].record
-        chain = plans[0].chain if (args.codex or every) else KEEP
+        chain = _chain_of(plans)
         # Agents' files first: notify is restored before chain_notify is dropped.
         own = [plan_config(config_file, chain=chain, create=False), plan_record(config_file, record)]
         kind = args.service or _platform_service()

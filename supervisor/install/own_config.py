@@ -16,10 +16,10 @@ from typing import Any
 from donebell.shared.config.model import DEFAULT_SERVER, random_topic
 from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom, target_of
 from donebell.workers.kit.install.jsonedit import JsonDocument, JsonEditError
+from donebell.workers.kit.install.plans import KEEP
 
 RECORD_NAME = "install-record.json"
 RECORD_SCHEMA = 1
-KEEP = object()  # plan_config(chain=KEEP): leave chain_notify as it is
 
 
 def new_config_text(server: str = DEFAULT_SERVER) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from donebell.shared.config.model import CREATED_FOLDERS_NAME
 from donebell.shared.statedir import StateDir, UnsafeStateDir
-from donebell.workers.kit.install.edits import BACKUP_INFIX
 from donebell.supervisor.install.own_config import record_path
+from donebell.workers.kit.install.edits import BACKUP_INFIX
 
 
 class PurgeRefused(Exception):

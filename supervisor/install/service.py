@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from donebell.workers.kit.install.edits import FileChange, read_text
-from donebell.supervisor.install.service_manager import systemd_user_problem
 from donebell.shared.process.runner import Runner
+from donebell.supervisor.install.service_manager import systemd_user_problem
+from donebell.workers.kit.install.edits import FileChange, read_text
 
 SERVICES = ("systemd", "launchd", "task-scheduler", "none")
 UNIT_NAME = "donebell.service"

@@ -5,13 +5,9 @@ from __future__ import annotations
 import platform
 from typing import TextIO
 
-
-from donebell.workers.agents import codex as codex_folder
 from donebell.shared.text.subscribe_qr import qr_text
-from donebell.workers.agents.codex.install import REVIEW_HINT
-from donebell.workers.kit.install.plans import AgentPlan
 from donebell.supervisor.install.service import ServicePlan
-from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
+from donebell.workers.kit.install.plans import AgentPlan
 
 NO_SERVICE = (
     "no background service: a notification still goes out after each hook (an on-demand worker), "
@@ -28,13 +24,6 @@ def _service_lines(service: ServicePlan | None, *, ok: bool, kind: str) -> list[
     if "microsoft" in platform.release().lower():
         lines.append("WSL: enable systemd with `[boot]` `systemd=true` in /etc/wsl.conf, then `wsl --shutdown`")
     return lines
-
-
-def _codex_trust_line() -> str:
-    hooks = donebell_stop_hooks(codex_folder.codex_home())
-    if hooks and all(h.status == "trusted" for h in hooks):
-        return "Codex already trusts the donebell Stop hook"
-    return REVIEW_HINT
 
 
 def subscribe_lines() -> list[str]:
@@ -60,8 +49,8 @@ def print_install_summary(
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")
-        if plan.agent == "Codex":
-            out.write(f"  Codex: {_codex_trust_line()}\n")
+        for line in plan.after() if plan.after else []:
+            out.write(f"  {plan.agent}: {line}\n")
     for line in _service_lines(service, ok=service_ok, kind=kind):
         out.write(f"  service: {line}\n")
     for line in subscribe_lines():

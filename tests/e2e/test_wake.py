@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 from support import npm_clis
-from support.fake_messages import FakeMessages
+from support.fake_messages import FakeMessages, api_error
 from support.fake_messages import Text as ClaudeText
-from support.fake_responses import FakeResponses, Text
+from support.fake_responses import FakeResponses, Text, http_500
 from support.scripted_server import Stall
 
 from e2e.agent_proc import RunningAgent, start_agent
@@ -147,6 +147,28 @@ def test_claude_continue_resumes_the_session(tmp_path: Path) -> None:
         [transcript] = home.transcripts()  # resumed: the same session file
         assert PROMPT in transcript.read_text()
         assert_one_confirmed_wake(product)
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex"])
+def test_continue_on_a_failed_turns_push_resumes_it(tmp_path: Path, provider: str) -> None:
+    """A turn that failed (an API error: Claude's StopFailure, Codex's error turn) is the newest
+    ended turn: its push's Continue starts one more turn, never ``superseded`` (issue 34 item 8:
+    Claude's ``-p`` transcript ends with the error record and no ``turn_duration``)."""
+    if provider == "claude":
+        script: dict[str, Any] = {"main": [api_error(500), ClaudeText("FAKE-FINAL: second")]}
+        server: Any = FakeMessages(script)
+    else:
+        server = FakeResponses({"root": [http_500(), Text("FAKE-FINAL: second")]})
+    with server, wake_product(tmp_path, server, provider) as (product, home):
+        run = run_codex(home, "start") if provider == "codex" else run_claude(home, "start")
+        assert run is not None
+        [failed] = product.expect_matching(1)
+        assert failed["tags"][0] != "white_check_mark", failed  # the failed turn's push
+        tap(continue_button(failed))
+        product.wait_until(lambda: len(product.messages()) >= 2, 90, "the continued turn's push")
+        [record] = wake_records(product)
+        assert record["status"] == "confirmed", record
+        assert "FAKE-FINAL: second" in product.messages()[1]["message"]
 
 
 def test_codex_reply_tapped_during_the_users_own_turn_is_superseded_when_it_ends(tmp_path: Path) -> None:

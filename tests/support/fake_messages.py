@@ -43,6 +43,7 @@ __all__ = [
     "Stall",
     "Text",
     "ToolUse",
+    "ToolUses",
     "agent",
     "api_error",
     "bash",
@@ -85,6 +86,15 @@ class ToolUse(Step):
 
     name: str
     input: JSON = field(default_factory=dict)
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolUses(Step):
+    """One assistant message calling several tools (optionally after some text), as the model
+    asks for parallel calls; stop_reason tool_use."""
+
+    calls: tuple[ToolUse, ...]
     text: str | None = None
 
 
@@ -222,10 +232,11 @@ class FakeMessages(ScriptedServer):
         elif isinstance(step, MidStreamError):
             yield from self._mid_stream_error(req, step)
             return
-        elif isinstance(step, ToolUse):
+        elif isinstance(step, (ToolUse, ToolUses)):
             if step.text:
                 blocks.append({"type": "text", "text": step.text})
-            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": step.name, "input": step.input})
+            for call in step.calls if isinstance(step, ToolUses) else (step,):
+                blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call.name, "input": call.input})
             stop_reason = "tool_use"
         else:
             raise TypeError(f"FakeMessages cannot stream {step!r}")

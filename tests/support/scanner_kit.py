@@ -144,4 +144,4 @@ def records(state: StateDir, folder: str) -> list[dict[str, Any]]:
 
 
 def cursor_of(state: StateDir, path: Path, folder: str = "watch/local") -> Any:
-    return CursorStore(state, folder).load(str(path))
+    return CursorStore(state, folder, "codex").load(str(path))

@@ -15,11 +15,13 @@ An agent is one module (``workers/agents/<name>/agent.py``) registered by name i
   coalescing, the reply ticket's ids, ``explain``), and the push's link to the task;
 * :class:`Policies`: the delivery policies' evidence (task time, desk return, a "needs you"
   request answered at the terminal);
-* :class:`Versions`: the releases the e2e suite passed on, for ``doctor``.
+* :class:`Versions`: the releases the e2e suite passed on, for ``doctor``;
+* :class:`Install`: ``install``, ``uninstall`` and ``doctor``'s wiring checks (the folder's
+  ``setup.py``, loaded by :func:`~donebell.workers.agents.registry.installer` only).
 
 What the roles pass in and get back are their own types (``HookContext``, ``GateContext``,
-``Verdict``, the settings view): an agent imports the roles' types, a role never imports an agent
-by name (``tests/test_layering.py``).
+``Verdict``, the settings view) from ``workers/kit/``: an agent imports the kit and ``shared/``, a
+role never imports an agent by name (``tests/test_layering.py``).
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from donebell.shared.config.view import SettingsLike
+    from donebell.shared.process.runner import Runner
     from donebell.shared.statedir import StateDir
     from donebell.workers.kit.gate_context import GateContext
-    from donebell.workers.kit.verdict import Verdict
     from donebell.workers.kit.hook_context import HookContext
+    from donebell.workers.kit.install.checks import Check
+    from donebell.workers.kit.install.plans import AgentPlan
     from donebell.workers.kit.pass_result import PassResult
     from donebell.workers.kit.thread_view import ThreadView
+    from donebell.workers.kit.verdict import Verdict
 
 
 class Hooks(Protocol):
@@ -181,9 +186,12 @@ class Records(Protocol):
 class Policies(Protocol):
     """The delivery policies' evidence, read from the state directory or the agent's own files."""
 
-    @property
-    def ANSWER_MARKERS(self) -> tuple[bytes, ...]:
-        """Bytes the agent writes to a request's file only once the request was answered."""
+    def answered_in_file(self, record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+        """Why the request's file shows this very request answered, or None. ``after``: what the
+        agent wrote there after the request (from ``answer_offset``); ``before``: the end of what it
+        had written until then (where the waiting call usually is). Only the request's own call's
+        result counts (another call's never does); while that call cannot be identified, only what
+        ends the whole wait (the turn's end, a new prompt)."""
         ...
 
     def task_seconds(self, record: dict[str, Any], state: StateDir) -> float | None:
@@ -195,7 +203,7 @@ class Policies(Protocol):
         ...
 
     def answered_at_terminal(self, state: StateDir, record: dict[str, Any]) -> str | None:
-        """The agent's own sign, beyond ``ANSWER_MARKERS``, that a "needs you" request was answered."""
+        """The agent's own sign, beyond its file (``answered_in_file``), that a "needs you" request was answered."""
         ...
 
 
@@ -215,3 +223,45 @@ class Versions(Protocol):
 
 class Agent(Hooks, Gate, Titles, Scanning, Upkeep, Wake, Records, Policies, Versions, Protocol):
     """Everything the roles ask of one agent."""
+
+
+class Install(Protocol):
+    """``donebell install | uninstall | doctor``: the agent's wiring, in its folder's ``setup.py``.
+
+    Hook entries, config files, trust and the checks of them: the CLI asks
+    :func:`~donebell.workers.agents.registry.installer` and names no agent, so the agent's folder
+    is the only place that knows where its files are and what goes into them. The version check
+    is :class:`Versions` (``doctor``'s table of tested releases).
+    """
+
+    @property
+    def DISPLAY_NAME(self) -> str:
+        """The agent's name as a person reads it (install's lines, the ``--<name>`` flag's help)."""
+        ...
+
+    @property
+    def INSTALL_HELP(self) -> str:
+        """Help of ``donebell install --<name>``: where the agent's files are."""
+        ...
+
+    def present(self, runner: Runner) -> bool:
+        """Is the agent on this machine (its home exists, its variable is set, or its CLI is on PATH)?"""
+        ...
+
+    def plan_install(self, executable: str, record: dict[str, Any], runner: Runner) -> AgentPlan:
+        """The edits that wire the agent to ``executable`` (nothing is written); ``record`` is
+        donebell's install record, the plan's ``record`` the record after it."""
+        ...
+
+    def plan_uninstall(self, record: dict[str, Any], chain: list[str] | None) -> AgentPlan:
+        """The edits that unwire the agent; ``chain`` is donebell's ``chain_notify`` (what to put back)."""
+        ...
+
+    def doctor_checks(self, settings: SettingsLike | None) -> list[Check]:
+        """doctor's lines about the wiring (``details["wired"]`` when anything is wired); ``settings``
+        is None when the config cannot be read."""
+        ...
+
+    def permission_hooks(self) -> list[tuple[Path, tuple[str, ...]]]:
+        """Each file that may hold donebell's PermissionRequest hook, with its hook arguments."""
+        ...

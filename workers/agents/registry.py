@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
-    from donebell.workers.agents.protocols import Agent
+    from donebell.workers.agents.protocols import Agent, Install
 
 #: name (the records' ``provider``, the hook command's prefix) -> the module implementing it.
 AGENTS: dict[str, str] = {
@@ -48,3 +48,14 @@ def hook_target(command: str) -> tuple[Agent | None, str]:
     """
     name, _, event = command.partition("-")
     return agent(name), event
+
+
+def installer(name: str) -> Install | None:
+    """The agent's wiring for ``install``, ``uninstall`` and ``doctor``: its folder's ``setup.py``
+    (the agent's package beside its ``agent.py``), or ``None`` for a name no agent is registered under."""
+    path = AGENTS.get(name)
+    if path is None:
+        return None
+    module: Any = __import__(path.rpartition(".")[0] + ".setup", fromlist=("plan_install",))
+    found: Install = module
+    return found

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from donebell.shared.bounded_read import read_tail
-from donebell.shared.bounded_read import parse_record
+from donebell.shared.bounded_read import parse_record, read_tail
 
 #: Synchronous-path cap of a tail read (hook-path transcript scans are capped at 1 MiB, docs/agent-facts.md).
 TAIL_BYTES = 1 << 20

@@ -14,15 +14,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from donebell.shared.config.view import SettingsLike
+from donebell.shared.ntfy.client import Auth, NtfyClient, public_server, scrub
+from donebell.shared.ntfy.retry import Decision, backoff_seconds, clean_text
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers import pass_control
-from donebell.shared.ntfy.client import Auth, NtfyClient, public_server, scrub
 from donebell.workers.delivery.policies import send as policy_send
 from donebell.workers.delivery.policies.digest import is_digest
 from donebell.workers.delivery.policies.sweep import plan as policy_plan
 from donebell.workers.delivery.render import render
-from donebell.shared.ntfy.retry import Decision, backoff_seconds, clean_text
 from donebell.workers.delivery.server_backoff import ServerBackoff
 from donebell.workers.delivery.test_records import expires_at, retire_if_stale
 

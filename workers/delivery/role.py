@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from donebell.shared.config.view import SettingsLike
+from donebell.shared.ntfy.client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
 from donebell.shared.statedir import StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.config_watch import ConfigWatch
-from donebell.shared.ntfy.client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
 from donebell.workers.delivery.outbox_sender import OutboxSender, SendOutcome
 from donebell.workers.gate import run_gate_pass
 from donebell.workers.kit.pass_result import PassResult

@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from donebell.shared.backoff import doubling
-from donebell.shared.statedir import InvalidRecord, StateDir, encode
 from donebell.shared.ntfy.retry import Decision, backoff_seconds
+from donebell.shared.statedir import InvalidRecord, StateDir, encode
 
 FILE = "server-backoff.json"
 RATE_LIMIT_FLOOR_SECONDS = 5.0

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from donebell.shared import records
 from donebell.shared.statedir import GroupCommit, InvalidRecord, StateDir
 from donebell.workers.kit import probe_schedule
+from donebell.workers.kit.probe_schedule import first_seen
 from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.weak_merge import MERGED, merge_into
 
@@ -59,16 +60,6 @@ def record_decision(record: dict[str, Any], verdict: Verdict, now: float) -> dic
     out = dict(record)
     out["probe"] = probe
     return out
-
-
-def first_seen(record: dict[str, Any], now: float) -> float:
-    """When the gate first saw this candidate (the start of its probe grace)."""
-    probe = record.get("probe") or {}
-    value = probe.get("first_seen_at")
-    if isinstance(value, (int, float)):
-        return float(value)
-    created = record.get("created_at")
-    return float(created) if isinstance(created, (int, float)) else now
 
 
 def next_probe_delay(record: dict[str, Any], verdict: Verdict, *, retry_max: float) -> float:

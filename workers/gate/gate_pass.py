@@ -17,12 +17,12 @@ from donebell.shared.statedir import InvalidRecord, StateDir
 from donebell.workers import pass_control
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import Promotions, apply
-from donebell.workers.kit.gate_context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
 from donebell.workers.gate.due import load_due, root_of, watch_of
-from donebell.workers.kit.probe_schedule import clock_jump_horizon
 from donebell.workers.gate.remote import RootSpec, configured_roots, mark, offline_verdict, remote_root, settings_wire
 from donebell.workers.gate.remote_pool import SYNC_WINDOW_SECONDS, Answer, RemotePool, Trouble, pool_for
+from donebell.workers.kit.gate_context import GateContext
+from donebell.workers.kit.probe_schedule import clock_jump_horizon
 from donebell.workers.kit.verdict import Verdict
 
 if TYPE_CHECKING:

@@ -20,9 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from donebell.workers.kit.probe_schedule import first_seen
 from donebell.workers.kit.ladder import CAPTURED_SUBAGENT, decided
-from donebell.workers.kit.probe_schedule import attempts_of, unknown_delay
+from donebell.workers.kit.probe_schedule import attempts_of, first_seen, unknown_delay
 from donebell.workers.kit.verdict import Verdict
 
 if TYPE_CHECKING:

@@ -33,9 +33,9 @@ from typing import Any
 from donebell.shared.faults import injected_fault
 from donebell.shared.process.orphans import die_with_parent
 from donebell.shared.statedir import StateDir
-from donebell.workers.kit.gate_context import GateContext
 from donebell.workers.gate.decide import safe_evaluate
 from donebell.workers.gate.remote import TITLE_FIELD, to_wire
+from donebell.workers.kit.gate_context import GateContext
 
 
 def _title(record: dict[str, Any]) -> str | None:

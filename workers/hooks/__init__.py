@@ -11,10 +11,13 @@ folders' hook modules only, and of the standard library not ``typing``, ``pathli
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 from donebell.shared.process import hook_signals
+from donebell.shared.process.liveness import owner_alive, process_create_time
+from donebell.shared.statedir import StateDir, encode, now
 from donebell.workers.agents.registry import hook_target, names
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import PayloadError
@@ -22,6 +25,7 @@ from donebell.workers.kit.hook_input import PayloadError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
+    from typing import Any
 
 USAGE = (
     "usage: donebell hook codex-stop|codex-notify|codex-permission|claude"
@@ -60,6 +64,7 @@ def main(argv: list[str]) -> int:
         _release_signals_quietly()
         return EXIT_USAGE
     ctx = HookContext(command or "?")
+    ctx.agent = agent
     try:
         if agent is not None and known:
             agent.hook(event, ctx, argv[1:])
@@ -76,6 +81,8 @@ def main(argv: list[str]) -> int:
             "error", "hook internal error", error=f"{type(exc).__name__}: {exc}"[:300], at=_where(exc.__traceback__)
         )
     finally:
+        if ctx.delivery_wanted:  # the agent's hook wrote a record: delivery must see it
+            kick_and_log(ctx)
         # What the agent expects on stdout, always (Codex reads ``{}`` from its Stop hook as "no
         # decision"); nothing for a command no agent knows.
         output = agent.HOOK_OUTPUT.get(event, "") if agent is not None else ""
@@ -147,3 +154,82 @@ def _emit(text: str) -> None:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError):
             pass
+
+
+# --- the kick --------------------------------------------------------------------------------
+# Start an on-demand delivery worker when no supervisor runs one (notifications without a service).
+#
+# After a hook wrote a candidate, if no live process holds the delivery role (its recorded owner,
+# checked by pid + start time) and no worker this mechanism started is still alive, the hook
+# starts ``donebell worker delivery --until-idle`` detached and returns at once. Several hooks
+# racing here may start several workers; only one gets the role lock and the others exit.
+#
+# ``locks/delivery.kick.json`` remembers the last worker started this way, so hooks arriving while
+# it is still importing (before it records itself as the lock owner) do not start more.
+#
+# Test seam: ``DONEBELL_KICK_COMMAND`` = ``off`` disables the kick; a JSON list is an argv
+# *prefix* the real command is appended to (tests point it at a recorder). Not a user setting.
+
+KICK_ENV = "DONEBELL_KICK_COMMAND"
+KICK_RECORD = "delivery.kick.json"
+
+
+def worker_argv() -> list[str]:
+    """The on-demand worker's command line: this interpreter, this package, no shell, no cwd on sys.path."""
+    from donebell.shared.process.groups import own_python
+
+    return own_python("donebell.supervisor.cli", "worker", "delivery", "--until-idle")
+
+
+def kick_argv() -> list[str] | None:
+    """The argv to start, or None when the test seam turned the kick off."""
+    raw = os.environ.get(KICK_ENV, "").strip()
+    if not raw:
+        return worker_argv()
+    if raw.lower() in ("off", "none", "0", "false"):
+        return None
+    prefix = json.loads(raw)
+    if not isinstance(prefix, list) or not all(isinstance(a, str) for a in prefix):
+        raise ValueError(f"{KICK_ENV} must be 'off' or a JSON list of strings")
+    return [*prefix, *worker_argv()]
+
+
+def read_kick_record(state: StateDir) -> dict[str, Any] | None:
+    try:
+        data = state.read_bytes(state.path("locks", KICK_RECORD), limit=1 << 16)
+        record = None if data is None else json.loads(data.decode("utf-8"))
+    except Exception:  # noqa: BLE001 - unreadable or not JSON: no kick is known
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def kick_delivery(state: StateDir) -> str:
+    """Start a delivery worker if none is alive; returns ``running``, ``starting``, ``off`` or ``kicked``.
+
+    Raises ``OSError`` if the worker cannot be started (the caller logs it; the candidate is safe
+    in ``pending/`` for the next worker or service start).
+    """
+    if owner_alive(state.lock_owner("delivery")):
+        return "running"
+    if owner_alive(read_kick_record(state)):
+        return "starting"
+    argv = kick_argv()
+    if argv is None:
+        return "off"
+    from donebell.shared.process.groups import NEUTRAL_CWD, spawn_detached
+
+    pid = spawn_detached(argv, cwd=NEUTRAL_CWD)  # never the agent's folder: see proc_group
+    record = {"pid": pid, "create_time": process_create_time(pid), "kicked_at": now(), "role": "delivery"}
+    state.write_file(state.path("locks", KICK_RECORD), encode(record), durable=False)
+    return "kicked"
+
+
+def kick_and_log(ctx: HookContext) -> None:
+    """:func:`kick_delivery` after a write; a failure is logged (the candidate waits safely)."""
+    try:
+        result = kick_delivery(ctx.state)
+    except Exception as exc:  # noqa: BLE001 - the record is written; a failed kick must not hide that
+        ctx.log("warning", "could not start a delivery worker", error=f"{type(exc).__name__}: {exc}"[:200])
+        return
+    if result == "kicked":
+        ctx.log("info", "started an on-demand delivery worker")

@@ -28,8 +28,8 @@ import re
 from typing import Any
 
 from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.workers.kit.jsonl_tail import Cursor, cursor_updated_at
 from donebell.workers.scanners.remote_root_summary import SUMMARY_KIND
-from donebell.workers.kit.jsonl_tail import Cursor
 
 DAY = 86400.0
 CURSOR_MAX_AGE_DAYS = 30.0
@@ -47,14 +47,6 @@ def remote_folders(state: StateDir) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     return [f"{REMOTE_FOLDER}/{name}" for name in sorted(names)]
-
-
-def _updated_at(rec: dict[str, Any]) -> float | None:
-    for field in ("updated_at", "created_at"):
-        value = rec.get(field)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    return None
 
 
 class CursorRetention:
@@ -96,7 +88,7 @@ class CursorRetention:
 
     def _verdict(self, rec: dict[str, Any], *, local: bool) -> str | None:
         """The counter to bump when ``rec`` should go, or None to keep it."""
-        updated = _updated_at(rec)
+        updated = cursor_updated_at(rec)
         max_age = self.local_max_age if local else self.remote_max_age
         if updated is not None and self.at - updated > max_age:
             return "cursors_expired"

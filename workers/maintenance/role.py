@@ -36,8 +36,8 @@ from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.health import alive, settled
 from donebell.shared.statedir import LOG_MAX_BYTES, now
 from donebell.workers.agents.registry import agent, names
-from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.maintenance.cursor_retention import CursorRetention
 from donebell.workers.role import Role
 
 DAY = 86400.0

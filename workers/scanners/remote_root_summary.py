@@ -47,8 +47,6 @@ QUICK_INDEX_STATUSES = ("ok", "missing")
 #: Spec fields that shape a full scan; a summary written under other values is not trusted.
 SPEC_FIELDS = ("path", "sqlite_path", "origin", "replay_seconds", "include_message")
 
-Sig = list[int] | None
-
 
 def index_signature(sqlite_home: str) -> list[list[int] | None]:
     """``[mtime_ns, size]`` of the database and its WAL (``scan_discovery.ThreadIndex.signature``)."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from donebell.shared.config.secret_text import public_url
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.statedir import StateDir, now, open_state_dir
-from donebell.shared.config.secret_text import public_url
 from donebell.shared.wake_ticket import TicketKey, issue, issue_answer, load_key
 from donebell.workers.agents.registry import agent
 

@@ -7,8 +7,8 @@ same agent, conversation and turn, and the digest of the exact tool call matches
 answered at the terminal (the agent went on) is closed and the tap refused as
 ``already-answered``, as is any tap after the request's one answer (the other button, a second
 phone, the hook's own close when it stopped waiting). The answer is written to
-``wake/answers/`` by exclusive create before the reply is marked ``answered``; the waiting hook
-prints it.
+``wake/answers/`` by exclusive create before the reply is marked ``answered``, with the digest of
+the call it answers; the waiting hook prints it only for that very call.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ def handle_answer(pipe: WakePipeline, record: dict[str, Any]) -> None:
         _refuse_answered(pipe, record, needs)
         return
     decision = str(record["decision"])
-    answer, ours = box.answer(request, decision, message_id=record["message_id"], provider=record["provider"])
+    answer, ours = box.answer(
+        request, decision, message_id=record["message_id"], provider=record["provider"], digest=needs["tool_digest"]
+    )
     if not ours:
         _refuse_answered(pipe, record, needs)
         return
@@ -92,4 +94,4 @@ def _answered_at_terminal(pipe: WakePipeline, needs: dict[str, Any], folder: str
         return f"its notification is in {folder}/"
     from donebell.workers.kit.needs_answered import needs_answered
 
-    return needs_answered(pipe.state, needs)
+    return needs_answered(pipe.state, needs, registry.agent(needs.get("provider")))

@@ -21,8 +21,8 @@ from typing import Any
 
 from donebell.shared.statedir import now
 from donebell.workers.agents import registry
-from donebell.workers.wake.pipeline_like import WakePipeline
 from donebell.workers.kit.thread_view import DaemonError, ThreadView
+from donebell.workers.wake.pipeline_like import WakePipeline
 
 #: A message taken by the session but not turned into a turn this long after: ``held``.
 HELD_AFTER_SECONDS = 20.0

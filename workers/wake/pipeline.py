@@ -35,8 +35,8 @@ from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
 from donebell.workers.agents import registry
-from donebell.workers.wake import agents, live_session
 from donebell.workers.kit.thread_view import DaemonError
+from donebell.workers.wake import agents, live_session
 
 BUSY_WAIT_SECONDS = 30 * 60.0
 RETRY_DELAYS = (2.0, 5.0, 15.0)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from donebell.shared.config.view import SettingsLike
 from donebell.shared.config.secret_text import url_passwords
+from donebell.shared.config.view import SettingsLike
 
 
 def approvals_problem(settings: SettingsLike) -> str | None:

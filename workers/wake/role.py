@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 
 from donebell.shared.config.secret_text import public_url
 from donebell.shared.ntfy.client import ConfigProblem, account_auth, check_sendable
-from donebell.workers.role import EXIT_CONFIG, Role
+from donebell.shared.ntfy.subscribe import Subscriber, clear_card, poll, topic_url
 from donebell.workers.kit.pass_result import PassResult
+from donebell.workers.role import EXIT_CONFIG, Role
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
-from donebell.shared.ntfy.subscribe import Subscriber, clear_card, poll, topic_url
 
 PASS_WAIT = 9.0  # longest block of one pass on the inbox: health is written per pass, stale after 30 s
 BATCH_MAX = 200  # messages handled per pass before open records get their turn

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
-from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
 from donebell.workers.kit.thread_view import DaemonError
+from donebell.workers.kit.verdict import Verdict
 
 if TYPE_CHECKING:
     from donebell.shared.config.view import SettingsLike
@@ -118,7 +118,6 @@ TURN_LABEL = "Toy turn"
 RESUME_COMMAND = "toy --resume {id}"
 PROGRAM = "toy"
 TESTED_RELEASES = ("1.0.0",)
-ANSWER_MARKERS: tuple[bytes, ...] = ()  # the toy never asks for permission
 
 
 def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -140,6 +139,10 @@ def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
 
 def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
     return None
+
+
+def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    return None  # the toy never asks for permission
 
 
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.kit.gate_context import GateContext
-    from donebell.workers.kit.verdict import Verdict
     from donebell.workers.kit.hook_context import HookContext
     from donebell.workers.kit.thread_view import ThreadView
+    from donebell.workers.kit.verdict import Verdict
 
 NAME = "claude"
 DISPLAY_NAME = "Claude Code"
@@ -117,8 +117,6 @@ RESUME_COMMAND = "claude --resume {id}"
 PROGRAM = "claude"
 #: Releases the e2e suite passed on, oldest first (a unit test keeps them in step with the pins).
 TESTED_RELEASES = ("2.1.197", "2.1.332")
-#: A tool result follows an answered permission prompt: the call ran, or was refused.
-ANSWER_MARKERS = (b'"type":"tool_result"',)
 
 
 def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -147,6 +145,13 @@ def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
     from donebell.workers.agents.claude import policy_evidence
 
     return policy_evidence.user_returned(state, record)
+
+
+def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    """The request's own call's ``tool_result`` (the call ran, or was refused), or the turn's end."""
+    from donebell.workers.agents.claude.needs_you import answered
+
+    return answered(record, before, after)
 
 
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:

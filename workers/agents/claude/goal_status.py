@@ -11,9 +11,7 @@ the gate all go through them. Standard library only.
 
 from __future__ import annotations
 
-import json
-
-from donebell.shared.bounded_read import read_tail
+from donebell.shared.bounded_read import parse_record, read_tail
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -56,15 +54,6 @@ def newest_goal_marker(path: str | None, cap: int = TAIL_CAP) -> tuple[dict[str,
             return marker, scan
         pos = line_start
     return None, scan
-
-
-def parse_record(line: bytes) -> dict[str, Any] | None:
-    """One JSONL record; None if it is not valid UTF-8 JSON of an object (skipped, never fatal)."""
-    try:
-        record = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def _parse_marker(line: bytes) -> dict[str, Any] | None:

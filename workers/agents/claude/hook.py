@@ -35,7 +35,6 @@ from donebell.shared.statedir import now
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
 from donebell.workers.kit.hook_context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
-from donebell.workers.hooks import kick_and_log
 from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -190,7 +189,7 @@ def on_notification(ctx: HookContext, payload: dict[str, Any]) -> None:
                 state.replace("pending", merged)
                 marked = True
     ctx.log("info", "claude idle notification", session_id=session_id, prompt_id=prompt_id, marked=marked)
-    kick_and_log(ctx)
+    ctx.request_delivery()
 
 
 def on_session_end(ctx: HookContext, payload: dict[str, Any]) -> None:
@@ -295,7 +294,7 @@ def _ingest(
         weak_identity=weak,
     )
     if result in ("created", "merged"):
-        kick_and_log(ctx)
+        ctx.request_delivery()
 
 
 def _session_of(

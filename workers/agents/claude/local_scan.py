@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
-from donebell.workers.agents.claude import claude_config_dir
 from donebell.shared.statedir import StateDir
+from donebell.workers.agents.claude import claude_config_dir
 from donebell.workers.agents.claude.tail import ClaudeTail
 from donebell.workers.kit.pass_result import PassResult
 

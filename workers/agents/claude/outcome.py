@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import os
 
-from donebell.shared.bounded_read import read_from, read_tail
+from donebell.shared.bounded_read import parse_record, read_from, read_tail
 from donebell.shared.keys import transcript_index_key
 from donebell.shared.statedir import InvalidRecord
 from donebell.workers.agents.claude.goal_status import TAIL_CAP, marker_of
-from donebell.shared.bounded_read import parse_record
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

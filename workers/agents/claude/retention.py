@@ -5,7 +5,7 @@ baseline) and nothing else ever removed one, so ``claude/`` grew with every sess
 A record goes when it was not updated for :data:`SESSION_MAX_AGE_DAYS` and no ``pending/`` or
 ``outbox/`` record of that session still needs it (the gate judges a candidate's epoch against
 it). Deleting one is safe by design: a session prompted again without its record starts above
-every epoch still pending (``workers/hooks/claude_session.advance``), the same as a lost record.
+every epoch still pending (``advance`` in ``workers/agents/claude/session.py``), the same as a lost record.
 A record that does not load is dead-lettered, as the hook would do on meeting it. The removal
 happens under the record's mutation lock after a re-read, so a hook that just rewrote it wins.
 """
@@ -13,7 +13,7 @@ happens under the record's mutation lock after a re-read, so a hook that just re
 from __future__ import annotations
 
 from donebell.shared.statedir import InvalidRecord, StateDir
-from donebell.workers.maintenance.cursor_retention import _updated_at
+from donebell.workers.kit.jsonl_tail import cursor_updated_at
 
 DAY = 86400.0
 SESSION_MAX_AGE_DAYS = 30.0
@@ -47,7 +47,7 @@ def expire_claude_sessions(state: StateDir, at: float) -> dict[str, int]:
                 state.dead_letter_invalid(FOLDER, f"{key}.json", f"claude session record: {exc}")
             invalid += 1
             continue
-        stamp = _updated_at(rec) if rec else None
+        stamp = cursor_updated_at(rec) if rec else None
         if rec is None or (stamp is not None and stamp >= cutoff):
             continue
         if in_use is None:
@@ -59,7 +59,7 @@ def expire_claude_sessions(state: StateDir, at: float) -> dict[str, int]:
                 again = state.read(FOLDER, key)
             except InvalidRecord:
                 continue
-            again_stamp = _updated_at(again) if again else None
+            again_stamp = cursor_updated_at(again) if again else None
             if again is not None and (again_stamp is None or again_stamp < cutoff) and state.remove(FOLDER, key):
                 expired += 1
     return {"expired_claude_sessions": expired, "claude_invalid": invalid}

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from donebell.shared.bounded_read import read_tail
+from donebell.shared.bounded_read import parse_record, read_tail
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
@@ -42,7 +42,6 @@ from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.claude import cursor as claude_cursor
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
-from donebell.shared.bounded_read import parse_record
 from donebell.workers.kit.hook_context import MESSAGE_LIMIT
 from donebell.workers.kit.jsonl_tail import FileStat, LineReader, close_quietly, open_rollout
 

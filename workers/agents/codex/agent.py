@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
     from donebell.workers.agents.protocols import LocalScan
     from donebell.workers.kit.gate_context import GateContext
-    from donebell.workers.kit.verdict import Verdict
     from donebell.workers.kit.hook_context import HookContext
     from donebell.workers.kit.thread_view import ThreadView
+    from donebell.workers.kit.verdict import Verdict
 
 NAME = "codex"
 DISPLAY_NAME = "Codex"
@@ -119,16 +119,6 @@ RESUME_COMMAND = "codex resume {id}"
 PROGRAM = "codex"
 #: Releases the e2e suite passed on, oldest first (a unit test keeps them in step with the pins).
 TESTED_RELEASES = ("0.163.0", "0.168.0", "0.171.0")
-#: Records Codex writes to a rollout only once a blocked call was answered (allowed, declined or
-#: reviewed), or the turn went on: a call's output, a command's end, a turn's end or abort, a new
-#: user message.
-ANSWER_MARKERS = (
-    b'"function_call_output"',
-    b'"exec_command_end"',
-    b'"task_complete"',
-    b'"turn_aborted"',
-    b'"user_message"',
-)
 
 
 def conversation_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -160,6 +150,13 @@ def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
     return policy_evidence.user_returned(state, record)
 
 
+def answered_in_file(record: dict[str, Any], before: bytes, after: bytes) -> str | None:
+    """The request's own call's output, or the turn's end or abort, a new user message."""
+    from donebell.workers.agents.codex import call_evidence
+
+    return call_evidence.answered(record, before, after)
+
+
 def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
-    """Nothing beyond the rollout's own records (``ANSWER_MARKERS``)."""
+    """Nothing beyond the rollout's own records (``answered_in_file``)."""
     return None

@@ -15,7 +15,6 @@ from donebell.workers.agents.codex import codex_sqlite_home
 BUSY_TIMEOUT_MS = 200
 
 STATE_DB = "state_5.sqlite"
-HISTORY_DB = "thread_history_1.sqlite"
 GOALS_DB = "goals_1.sqlite"
 
 

@@ -30,7 +30,6 @@ from donebell.workers.kit.gate_context import GateContext
 
 MAX_DEPTH = 8
 MAX_CHILDREN = 256
-HOLDING = ("running", "partial", "invalid", "unknown")
 
 
 @dataclass

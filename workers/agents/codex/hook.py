@@ -28,7 +28,6 @@ from donebell.shared.records import new_candidate
 from donebell.workers.agents.codex.hook_evidence import classify_thread, codex_homes
 from donebell.workers.agents.codex.identity import ThreadIdentity
 from donebell.workers.kit.hook_context import MESSAGE_LIMIT, HookContext
-from donebell.workers.hooks import kick_and_log
 from donebell.workers.kit.hook_input import (
     PayloadError,
     argv_object,
@@ -214,4 +213,4 @@ def _submit(ctx: HookContext, candidate: dict[str, Any], ident: ThreadIdentity) 
         weak_identity=candidate["weak_identity"],
     )
     if result in ("created", "merged"):
-        kick_and_log(ctx)
+        ctx.request_delivery()

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
-from donebell.workers.agents.codex import codex_home, codex_sqlite_home
 from donebell.shared.statedir import StateDir, now
+from donebell.workers.agents.codex import codex_home, codex_sqlite_home
 from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 from donebell.workers.kit.pass_result import PassResult
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from donebell.workers.agents.codex import codex_home_str
-from donebell.workers.agents.codex import appserver
+from donebell.workers.agents.codex import appserver, codex_home_str
 from donebell.workers.agents.codex.writer_lock import thread_is_open
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 

@@ -25,6 +25,10 @@ it ends. So a call counts as a request only when all of these hold:
 Then one needs-you record is written with the key the hook would have used at the rollout's
 current size, and the delivery role's policies (desk grace, answered at the desk) decide as for
 the hook's. The state lives in the cursor's turn (``ask``), so a restart neither loses nor repeats it.
+
+The cursor is a file at rest: it keeps the call's digest, offsets and redacted one-line summary,
+never the command (which may carry a token); the command's excerpt is kept only with
+``include_message``, redacted, as the record itself would keep it.
 """
 
 from __future__ import annotations
@@ -38,8 +42,8 @@ from donebell.shared.statedir import StateDir, now
 from donebell.workers.agents.codex.rollout_evidence import SourceContext
 from donebell.workers.agents.codex.writer_lock import thread_is_open
 from donebell.workers.kit.hook_context import stored_excerpt
-from donebell.workers.kit.needs_you import create_unless_known, needs_record, request_text, tool_digest
 from donebell.workers.kit.jsonl_tail import Cursor
+from donebell.workers.kit.needs_you import create_unless_known, needs_record, summary_of, tool_digest
 
 #: How long the rollout must stay quiet after an escalated call before it counts as a request.
 ASK_QUIET_SECONDS = 10.0
@@ -48,7 +52,7 @@ ENDS_KEPT = 32
 ARGUMENTS_LIMIT = 64 << 10
 
 
-def feed(cur: Cursor, rec: dict[str, Any], start: int, end: int) -> None:
+def feed(cur: Cursor, rec: dict[str, Any], start: int, end: int, *, include_message: bool = False) -> None:
     """Note what one rollout record says about a call waiting on the user (cursor turn state)."""
     kind, payload = rec.get("type"), rec.get("payload")
     if not isinstance(payload, dict):
@@ -60,7 +64,7 @@ def feed(cur: Cursor, rec: dict[str, Any], start: int, end: int) -> None:
             policy, reviewer = payload.get("approval_policy"), payload.get("approvals_reviewer")
             turn["asks_user"] = policy in ASKING_POLICIES and reviewer == "user"
     elif kind == "response_item" and payload.get("type") == "function_call":
-        _escalated_call(cur, payload, start, end)
+        _escalated_call(cur, payload, start, end, include_message)
         return
     elif kind == "response_item" and payload.get("type") == "function_call_output":
         if open_turn is not None and open_turn["ask"].get("call_id") == payload.get("call_id"):
@@ -75,7 +79,7 @@ def feed(cur: Cursor, rec: dict[str, Any], start: int, end: int) -> None:
         open_turn["ask"] = {**ask, "ends": [*ask["ends"], end][-ENDS_KEPT:], "last_at": now()}
 
 
-def _escalated_call(cur: Cursor, payload: dict[str, Any], start: int, end: int) -> None:
+def _escalated_call(cur: Cursor, payload: dict[str, Any], start: int, end: int, include_message: bool) -> None:
     raw = payload.get("arguments")
     if payload.get("name") != "exec_command" or not isinstance(raw, str) or len(raw) > ARGUMENTS_LIMIT:
         return
@@ -94,17 +98,43 @@ def _escalated_call(cur: Cursor, payload: dict[str, Any], start: int, end: int) 
     turn["ask"] = {
         "turn_id": turn_id,
         "call_id": payload.get("call_id"),
-        "command": command,
-        "why": why if isinstance(why, str) else None,
+        **_call_at_rest(command, why if isinstance(why, str) else None, include_message),
         "start": start,
         "ends": [end],
         "last_at": now(),
     }
 
 
+def _call_at_rest(command: str, why: str | None, include_message: bool) -> dict[str, Any]:
+    """What the cursor keeps of the call: the digest the hook's key names (of the same
+    ``tool_input`` the hook gets), the redacted summary, and the command's excerpt only with
+    ``include_message``; never the command itself."""
+    tool_input = {"command": command, **({"description": why} if why else {})}
+    payload = {"tool_name": "Bash", "tool_input": tool_input}
+    return {
+        "digest": tool_digest(payload),
+        "summary": summary_of(payload),
+        "excerpt": stored_excerpt(command, include_message),
+    }
+
+
+def _at_rest(ask: dict[str, Any]) -> dict[str, Any]:
+    """An ``ask`` a cursor from before kept with its command: the same call without it."""
+    if "command" not in ask:
+        return ask
+    kept = {k: v for k, v in ask.items() if k not in ("command", "why")}
+    command, why = ask.get("command"), ask.get("why")
+    if isinstance(command, str):
+        kept.update(_call_at_rest(command, why if isinstance(why, str) else None, False))
+    return kept
+
+
 def _open_ask_turn(cur: Cursor) -> dict[str, Any] | None:
     turn = cur.turns.get(str(cur.current_turn))
-    return turn if turn is not None and isinstance(turn.get("ask"), dict) else None
+    if turn is None or not isinstance(turn.get("ask"), dict):
+        return None
+    turn["ask"] = _at_rest(turn["ask"])
+    return turn
 
 
 def due_at(cur: Cursor) -> float | None:
@@ -134,11 +164,10 @@ def _outcome(state: StateDir, cur: Cursor, ask: dict[str, Any], ctx: SourceConte
         # No process has the thread open (Codex exited, or an old call met again): nobody waits.
         state.log("info", "needs-you: a call left open in a thread nobody has open; no push", thread_id=thread_id)
         return "closed"
-    tool_input = {"command": ask["command"]}
-    if ask.get("why"):
-        tool_input["description"] = ask["why"]
-    payload = {"tool_name": "Bash", "tool_input": tool_input, "cwd": meta.get("cwd"), "transcript_path": cur.path}
-    digest, turn_id = tool_digest(payload), str(ask["turn_id"])
+    digest, turn_id = ask.get("digest"), str(ask["turn_id"])
+    if not isinstance(digest, str):
+        return "no-call"
+    payload = {"tool_name": "Bash", "cwd": meta.get("cwd"), "transcript_path": cur.path}
 
     def key_at(size: int) -> str:
         return event_key("codex", thread_id, f"{NEEDS_YOU}|{turn_id}|{digest}|{size}")
@@ -148,13 +177,19 @@ def _outcome(state: StateDir, cur: Cursor, ask: dict[str, Any], ctx: SourceConte
         state.log("info", "needs-you: the hook recorded this call already", key=hooks[0], thread_id=thread_id)
         return "hook"
     root = meta.get("root_thread_id") if meta.get("classification") == "child" else None
-    ids = {"thread_id": thread_id, "turn_id": turn_id, "root_thread_id": root or thread_id}
+    ids = {
+        "thread_id": thread_id,
+        "turn_id": turn_id,
+        "root_thread_id": root or thread_id,
+        "call_id": ask.get("call_id"),
+    }
     size = ask["ends"][-1]
-    excerpt = stored_excerpt(request_text(payload), ctx.include_message)
+    excerpt = ask.get("excerpt") if ctx.include_message else None
     record = needs_record(
         payload, key_at(size), "codex", "codex-rollout", "rollout", cur.path, ids, origin=ctx.origin, request=excerpt
     )
-    record["answer_offset"] = size  # the desk grace reads what the agent writes after the call
+    # the desk grace reads what the agent writes after the call; the summary is the call's own
+    record.update(answer_offset=size, summary=ask.get("summary"), tool_digest=digest)
     if create_unless_known(state, record) is not None:
         return "known"
     state.log("info", "needs-you recorded", key=record["key"], provider="codex", signal="rollout", thread_id=thread_id)

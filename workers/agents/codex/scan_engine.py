@@ -55,7 +55,7 @@ class ScanOptions:
 class ScanEngine:
     def __init__(self, state: StateDir, opts: ScanOptions) -> None:
         self.state, self.opts = state, opts
-        self.store = CursorStore(state, opts.cursor_folder)
+        self.store = CursorStore(state, opts.cursor_folder, "codex")
         self.hot = HotFolders(opts.codex_home)
         self.index = ThreadIndex(opts.sqlite_home)
         self.ctx = SourceContext(

@@ -228,7 +228,7 @@ class RolloutFileTailer:
             return
         term = tracker.feed(rec, start, end)
         if self.watch_asks:
-            rollout_asks.feed(cur, rec, start, end)
+            rollout_asks.feed(cur, rec, start, end, include_message=self.ctx.include_message)
         if term is not None and cur.replay_floor and term.completed_at and term.completed_at < cur.replay_floor:
             report.counters["terminal_historical"] += 1
         elif term is not None:

@@ -8,7 +8,6 @@ only while nothing was committed since; "unavailable" is remembered in ``GateCon
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,9 +20,6 @@ from donebell.workers.agents.codex import identity
 from donebell.workers.agents.codex.db_view import Build, Rows, pass_databases
 from donebell.workers.agents.codex.rollout_index import RolloutIndex
 from donebell.workers.kit.gate_context import GateContext
-
-#: Goal statuses that release the root (docs/agent-facts.md, "Codex: which thread is a root"); only "active" holds it.
-GOAL_STATUSES = ("active", "paused", "blocked", "usage_limited", "budget_limited", "complete")
 
 
 @dataclass(frozen=True)
@@ -200,8 +196,3 @@ def classify_thread(ctx: GateContext, h: Homes, thread_id: str, rollout: Path | 
         return identity.classify_threads_source(row[1], thread_id)
     why = "no rollout and no thread row" if rollout is None else "rollout first line unreadable, no thread row"
     return identity.ThreadIdentity("unknown", thread_id, evidence=why)
-
-
-def summarize_json(value: object, limit: int = 120) -> str:
-    """Short JSON for evidence strings."""
-    return json.dumps(value, ensure_ascii=False, default=str)[:limit]

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.bounded_read import read_tail
-from donebell.workers.agents.codex import codex_home
-from donebell.workers.agents.codex import db
+from donebell.workers.agents.codex import codex_home, db
 
 SESSION_INDEX = "session_index.jsonl"
 SESSION_INDEX_TAIL_BYTES = 1 << 20

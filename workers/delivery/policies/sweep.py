@@ -15,11 +15,12 @@ from typing import Any
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU, new_receipt
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
+from donebell.workers.agents.registry import agent
 from donebell.workers.delivery.policies import quiet_hours
 from donebell.workers.delivery.policies.desk import user_returned
 from donebell.workers.delivery.policies.digest import claimed_keys, is_digest, new_digest
-from donebell.workers.kit.needs_answered import needs_answered
 from donebell.workers.delivery.policies.task_time import task_seconds
+from donebell.workers.kit.needs_answered import needs_answered
 
 QUIET = "quiet-hours"
 
@@ -114,7 +115,9 @@ def _decide(
         if at < ready_at:
             result.hold(key, ready_at)
             return None
-        returned = needs_answered(state, record) if needs else user_returned(state, record)
+        returned = (
+            needs_answered(state, record, agent(record.get("provider"))) if needs else user_returned(state, record)
+        )
         if returned is not None:
             reason = "answered-at-desk" if needs else "user-returned"
             _drop(state, record, reason, returned, desk_grace_seconds=grace)

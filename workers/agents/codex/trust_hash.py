@@ -5,7 +5,7 @@ Codex runs a non-managed hook only if ``config.toml`` has
 to the hook's current hash: ``"sha256:" + sha256`` of compact, key-sorted, UTF-8 (not ASCII-escaped)
 JSON ``{"event_name", "matcher"?, "hooks": [{"type": "command", "command", "timeout", "async",
 "statusMessage"?}]}``. Measured on the real binary (``codex app-server`` ``hooks/list`` currentHash;
-see tests/test_trust_hash.py for the cases): the source path is canonical (symlinks resolved); the
+see tests/test_install_trust_hash.py for the cases): the source path is canonical (symlinks resolved); the
 default timeout is 600 s and 0 counts as 1; SessionEnd and Interrupt timeouts are clamped to 3 s;
 Stop, UserPromptSubmit and Interrupt ignore the matcher, so it is not hashed for them.
 

@@ -14,8 +14,6 @@ from typing import Any
 
 import tomlkit
 from donebell.workers.agents.codex.chain_check import chain_program_problem
-from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom, target_of
-from donebell.workers.kit.install.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.workers.agents.codex.managed import (
     CODEX_NOTIFY_ARGS,
     CODEX_PERMISSION_ARGS,
@@ -24,6 +22,9 @@ from donebell.workers.agents.codex.managed import (
     codex_permission_group,
     codex_stop_group,
 )
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks, trust_entries
+from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom, target_of
+from donebell.workers.kit.install.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.workers.kit.install.managed import is_managed_argv
 from donebell.workers.kit.install.plans import (
     AgentPlan,
@@ -34,7 +35,6 @@ from donebell.workers.kit.install.plans import (
     remember_containers,
 )
 from donebell.workers.kit.install.tidy import drop_trust_entries, dumps_like
-from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks, trust_entries
 from tomlkit.exceptions import TOMLKitError
 
 REVIEW_STEP = (

@@ -26,11 +26,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from donebell.shared.bounded_read import file_sig, open_regular
 from donebell.shared.records import base
 from donebell.shared.statedir import InvalidRecord, StateDir, now
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import CursorRecord
 
 MAX_RECORD_BYTES = 8 << 20  # a rollout line longer than this is skipped, not buffered
 READ_CHUNK = 1 << 20
@@ -208,12 +211,13 @@ class Cursor:
         clone.meta = dict(self.meta) if self.meta is not None else None
         return clone
 
-    def to_record(self) -> dict[str, Any]:
-        rec = base("cursor", cursor_key(self.path), "codex")
+    def to_record(self, provider: str) -> CursorRecord:
+        """The cursor as a record of ``provider`` (the agent whose file it reads)."""
+        rec = base("cursor", cursor_key(self.path), provider)
         rec["created_at"] = self.created_at
         rec["updated_at"] = now()
         rec.update({k: v for k, v in self.__dict__.items() if k != "created_at"})
-        return rec
+        return cast("CursorRecord", rec)
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> Cursor:
@@ -247,8 +251,8 @@ class Cursor:
 class CursorStore:
     """The cursors of one namespace (``watch/local`` or ``watch/remote/<root>``), via StateDir."""
 
-    def __init__(self, state: StateDir, folder: str) -> None:
-        self.state, self.folder = state, folder
+    def __init__(self, state: StateDir, folder: str, provider: str) -> None:
+        self.state, self.folder, self.provider = state, folder, provider
         state.ensure_folder(folder)
 
     def load(self, path: str) -> Cursor | None:
@@ -265,7 +269,7 @@ class CursorStore:
         return cur
 
     def save(self, cursor: Cursor) -> None:
-        self.state.replace(self.folder, cursor.to_record())
+        self.state.replace(self.folder, cursor.to_record(self.provider))
 
     def path_of(self, path: str) -> Path:
         return self.state.record_path(self.folder, cursor_key(path))
@@ -274,3 +278,12 @@ class CursorStore:
 def close_quietly(f: IO[bytes]) -> None:
     with contextlib.suppress(OSError):
         f.close()
+
+
+def cursor_updated_at(rec: dict[str, Any]) -> float | None:
+    """When a cursor record was last written (else created), for retention."""
+    for key in ("updated_at", "created_at"):
+        value = rec.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None

@@ -16,10 +16,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.shared.process.runner import Runner
 from donebell.workers.kit.install.checks import parse_version
 from donebell.workers.kit.install.edits import EditError, FileChange, target_of
 from donebell.workers.kit.install.hookjson import HookShapeError, ensure_group, remove_managed
-from donebell.workers.agents.claude.install import CLAUDE_ARGS, CLAUDE_EVENTS, claude_group
+from donebell.workers.kit.install.managed import (
+    HOOK_TIMEOUT,
+    PERMISSION_HOOK_TIMEOUT,
+    SIGNAL_SHIELD_SCRIPT,
+    SIGNAL_SHIELD_SHELL,
+    shell_command,
+)
 from donebell.workers.kit.install.plans import (
     AgentPlan,
     created_containers,
@@ -28,9 +35,52 @@ from donebell.workers.kit.install.plans import (
     load_json,
     remember_containers,
 )
-from donebell.shared.process.runner import Runner
 
 #: First Claude Code version on which donebell verified the ``args`` exec form.
+CLAUDE_ARGS = ("hook", "claude")
+
+#: Claude events donebell listens to. Stop, StopFailure and UserPromptSubmit run synchronously so
+#: the session's prompt epoch is in order before the next Stop; the Notification accelerator is
+#: async (it only accelerates a decision the gate reaches anyway, docs/agent-facts.md) and limited to
+#: the types the hook uses. SessionEnd is the fallback of a Stop/StopFailure hook that never ran or
+#: was killed (docs/hooks.md); Claude waits for it in print mode, so it is synchronous too.
+#: PermissionRequest and the Notification types permission_prompt, elicitation_dialog and
+#: agent_needs_input say the task waits for the user (docs/approvals.md). The PermissionRequest
+#: hook only writes a file and prints nothing (no opinion: the agent's dialog decides), so it runs
+#: synchronously; Claude runs it alongside its dialog in the main session.
+CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
+    "Stop": {},
+    "StopFailure": {},
+    "UserPromptSubmit": {},
+    "Notification": {
+        "matcher": "idle_prompt|agent_completed|permission_prompt|elicitation_dialog|agent_needs_input",
+        "async": True,
+    },
+    "SessionEnd": {},
+    "PermissionRequest": {},
+}
+
+
+def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, Any]:
+    """The Claude settings.json group donebell owns for ``event``."""
+    options = CLAUDE_EVENTS[event]
+    handler: dict[str, Any] = {"type": "command"}
+    if exec_form and sys.platform != "win32":
+        handler.update(command=SIGNAL_SHIELD_SHELL, args=["-c", SIGNAL_SHIELD_SCRIPT, executable, *CLAUDE_ARGS])
+    elif exec_form:
+        handler.update(command=executable, args=list(CLAUDE_ARGS))
+    else:
+        handler["command"] = shell_command(executable, *CLAUDE_ARGS)
+    handler["timeout"] = PERMISSION_HOOK_TIMEOUT if event == "PermissionRequest" else HOOK_TIMEOUT
+    if options.get("async"):
+        handler["async"] = True
+    group: dict[str, Any] = {}
+    if "matcher" in options:
+        group["matcher"] = options["matcher"]
+    group["hooks"] = [handler]
+    return group
+
+
 EXEC_FORM_SINCE = (2, 1, 197)
 
 

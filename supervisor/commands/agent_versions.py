@@ -13,13 +13,13 @@ releases counts as inside the range.
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from donebell.shared.process.runner import Runner
 from donebell.workers.agents.registry import agent, names
+from donebell.workers.kit.install.checks import parse_version
 
 #: agent -> (program on PATH, releases the e2e suite passed on, oldest first).
 TESTED: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -27,7 +27,6 @@ TESTED: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 #: Seconds one ``--version`` may take (a cold Claude binary needs well under one).
 VERSION_TIMEOUT = 5.0
-_VERSION = re.compile(r"(?<![\d.])(\d+)\.(\d+)\.(\d+)(?!\.?\d)")
 
 
 @dataclass(frozen=True)
@@ -45,12 +44,6 @@ class AgentVersion:
         data = asdict(self)
         data["tested"] = list(self.tested)
         return data
-
-
-def parse_version(text: str) -> tuple[int, int, int] | None:
-    """``2.1.332 (Claude Code)`` / ``codex-cli 0.171.0`` -> (2, 1, 332); None without a version."""
-    match = _VERSION.search(text)
-    return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
 def _key(version: str) -> tuple[int, int, int]:

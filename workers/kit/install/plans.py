@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom
 from donebell.workers.kit.install.jsonedit import JsonDocument, JsonEditError
-from donebell.workers.kit.install.plans import KEEP
+
+#: ``plan_config(chain=KEEP)``, ``AgentPlan.chain``: leave chain_notify as it is.
+KEEP = object()
 
 
 @dataclass
@@ -18,8 +21,9 @@ class AgentPlan:
     agent: str
     changes: list[FileChange] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
-    chain: Any = KEEP  # Codex only: the new chain_notify (list), None to remove it, or KEEP
+    chain: Any = KEEP  # the new chain_notify (list), None to remove it, or KEEP (most agents)
     record: dict[str, Any] = field(default_factory=dict)  # the install record after this plan
+    after: Callable[[], list[str]] | None = None  # lines to print once the plan is applied
 
 
 def load_json(path: Path) -> tuple[str | None, str, JsonDocument | None]:

@@ -1,7 +1,7 @@
 """The one HTTP client that talks to ntfy: keep-alive, explicit timeouts, no redirects, no secrets out.
 
 One :class:`NtfyClient` lives as long as the delivery role, so a queue drains over one kept-alive
-connection. Redirects are never followed (a 3xx is a dead letter, see ``retry_policy``): a
+connection. Redirects are never followed (a 3xx is a dead letter, see ``retry.py``): a
 redirect could carry the credential to another host. Credentials go only into the
 ``Authorization`` header of the request and never into an error text this module returns
 (:func:`scrub` masks them in every form a library may print: :mod:`donebell.shared.config.secret_text`).
@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from donebell.shared.config import secret_text
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.httpx_without_cli import httpx
-from donebell.shared.config import secret_text
-from donebell.shared.version import VERSION
 from donebell.shared.ntfy.deadline import AttemptDeadline
 from donebell.shared.ntfy.proxy import ProxyRefused, has_credentials, is_loopback, route_for
 from donebell.shared.ntfy.refusal import waiting_reason
 from donebell.shared.ntfy.retry import Decision, classify_exception, classify_response
+from donebell.shared.version import VERSION
 
 USER_AGENT = f"donebell/{VERSION}"
 #: Connecting should never take long; the configured timeout bounds the whole exchange.
@@ -128,7 +128,7 @@ class NtfyClient:
     client's request building, cookie jar and redirect/auth machinery cost about as much CPU as
     the rest of a delivery, and none of it is wanted (no cookies, no redirects, headers set here).
     The transport still maps every network failure to the ``httpx`` exception
-    :func:`~donebell.workers.retry_policy.classify_exception` knows.
+    :func:`~donebell.shared.ntfy.retry.classify_exception` knows.
     """
 
     def __init__(self, timeout: float, *, max_connections: int = 1) -> None:

@@ -11,7 +11,8 @@ request by the same exclusive create, so a later tap is refused as ``already-ans
 What it prints, docs/approvals.md: exactly ``hookEventName`` and ``decision.behavior`` (plus
 ``message`` for a deny), the one shape every measured Claude Code and Codex release obeys;
 nothing on a timeout, an error or a closed request, so the agent's own dialog decides. Never an
-allow by default.
+allow by default, and never an answer of another call: the answer names the digest of the call
+it answers (the tapped ticket's), and the hook prints it only when that is its own call's digest.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from donebell.workers.kit.hook_context import HookContext
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
     from typing import Any
+
+    from donebell.shared.statedir import StateDir
 
 #: How often the answer file is looked for: the share of tap -> unblocked the hook adds.
 POLL_SECONDS = 0.05
@@ -47,14 +50,33 @@ def approval_wait(ctx: HookContext) -> float:
     return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
 
 
-def await_answer(ctx: HookContext, key: str, until: float) -> str | None:
-    """The agent's answer from the phone's decision for ``key``, or None (print nothing)."""
+#: How many times the same call may be asked again with the agent's file unchanged (each ask is
+#: a request of its own once the one before was answered).
+AGAIN_LIMIT = 64
+
+
+def unanswered_key(state: StateDir, key: str) -> str:
+    """``key``, or, once that request was answered, the first of its repeats not answered yet."""
+    box = state.answer_box()
+    candidate = key
+    for again in range(2, AGAIN_LIMIT + 2):
+        if box.read(candidate) is None:
+            return candidate
+        from donebell.shared.keys import content_digest  # only for a call asked again
+
+        candidate = content_digest(f"{key}|again|{again}")
+    return candidate
+
+
+def await_answer(ctx: HookContext, key: str, until: float, digest: str) -> str | None:
+    """The agent's answer from the phone's decision for ``key`` on the call ``digest``, or None
+    (print nothing)."""
     box = ctx.state.answer_box()
     reason, next_desk = "timeout", 0.0
     while True:
         found = box.read(key)
         if found is not None:
-            return _output(ctx, key, found)
+            return _output(ctx, key, found, digest)
         at = time.time()
         if at >= until:
             break
@@ -65,9 +87,9 @@ def await_answer(ctx: HookContext, key: str, until: float) -> str | None:
                 break
             next_desk = at + DESK_EVERY_SECONDS
         time.sleep(min(POLL_SECONDS, until - at))
-    found, ours = box.answer(key, "closed", reason=reason)
+    found, ours = box.answer(key, "closed", reason=reason, digest=digest)
     if not ours:  # a tap landed in the same instant: it came first
-        return _output(ctx, key, found)
+        return _output(ctx, key, found, digest)
     ctx.log("info", "approval: stopped waiting; the agent's own dialog decides", key=key, reason=reason[:200])
     return None
 
@@ -86,12 +108,15 @@ def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
         return None
     from donebell.workers.kit.needs_answered import needs_answered
 
-    return needs_answered(state, record) if record is not None else None
+    return needs_answered(state, record, ctx.agent) if record is not None else None
 
 
-def _output(ctx: HookContext, key: str, answer: dict[str, Any]) -> str | None:
+def _output(ctx: HookContext, key: str, answer: dict[str, Any], digest: str) -> str | None:
     decision = answer.get("decision")
     if decision not in ("allow", "deny"):
+        return None
+    if answer.get("digest") != digest:  # an answer of another call (or one naming none) answers nothing here
+        ctx.log("warning", "approval: the answer names another call; the agent's own dialog decides", key=key)
         return None
     ctx.log("info", f"approval: {decision} from the phone", key=key, message_id=answer.get("message_id"))
     behaviour: dict[str, Any] = {"behavior": decision}

@@ -18,9 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
-from donebell.workers.kit.probe_schedule import first_seen
 from donebell.workers.kit.gate_context import GateContext
-from donebell.workers.kit.probe_schedule import attempts_of, unknown_delay
+from donebell.workers.kit.probe_schedule import attempts_of, first_seen, unknown_delay
 from donebell.workers.kit.verdict import Verdict, WaitKind
 
 SKIP_REST: Final = "skip-rest"

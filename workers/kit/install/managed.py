@@ -1,14 +1,10 @@
-"""What donebell writes into the agents' config files, and how it recognizes its own entries again.
+"""How donebell recognizes its own entries in an agent's config files, and the command it writes.
 
-A managed entry is a command handler (or Codex ``notify``) whose program is an executable named
-``donebell`` (``donebell.exe``) and whose arguments are exactly one of the hook subcommands:
-
-* Codex ``hooks.json`` Stop handler: ``"command": "<abs donebell> hook codex-stop"`` (shell string);
-* Codex ``config.toml``: ``notify = ["<abs donebell>", "hook", "codex-notify"]``;
-* Claude ``settings.json``: ``"command": "/bin/sh", "args": ["-c", "trap '' TERM HUP; exec \"$0\" \"$@\"",
-  "<abs donebell>", "hook", "claude"]`` (exec form; on Windows ``"command": "<abs donebell>", "args":
-  ["hook", "claude"]``) or ``"command": "<abs donebell> hook claude"`` (shell form, for versions
-  without ``args``).
+A managed entry is a command handler (or a notify program's argv) whose program is an executable
+named ``donebell`` (``donebell.exe``) and whose arguments are exactly one of the hook subcommands
+(``hook <agent>[-<event>]``): a shell string ``"<abs donebell> hook <agent>-<event>"``, an argv
+list, or the exec form that runs it through ``/bin/sh`` with TERM and HUP ignored. What each agent
+writes where is the agent's (``workers/agents/<name>/managed.py`` or ``install.py``).
 
 Recognition ignores the directory, so an entry written by an older install (another venv, a moved
 checkout) is still found, replaced by ``install`` and removed by ``uninstall``; anything with extra
@@ -28,11 +24,8 @@ from pathlib import Path
 from typing import Any
 
 PROGRAM_NAMES = ("donebell", "donebell.exe")
-CODEX_STOP_ARGS = ("hook", "codex-stop")
-#: Codex's PermissionRequest: the turn waits for an approval ("needs you", docs/approvals.md).
-CODEX_PERMISSION_ARGS = ("hook", "codex-permission")
-CODEX_NOTIFY_ARGS = ("hook", "codex-notify")
-CLAUDE_ARGS = ("hook", "claude")
+
+
 #: Seconds the agent waits for a hook; donebell's hooks return in tens of milliseconds.
 HOOK_TIMEOUT = 30
 #: The PermissionRequest hooks may wait for the phone (``approval_wait_seconds``, at most
@@ -133,79 +126,3 @@ def is_managed_handler(handler: Any, args: tuple[str, ...]) -> bool:
     if not isinstance(handler, dict) or handler.get("type") != "command":
         return False
     return is_managed_argv(handler_argv(handler), args)
-
-
-#: The name Codex's ``/hooks`` list shows for donebell's Stop hook. Codex 0.171's hook handler has
-#: no name field (an unknown ``name`` key is ignored); the list shows a handler's ``statusMessage``,
-#: else "Unnamed hook" (docs/hooks.md). The message is also part of Codex's trust hash.
-CODEX_HOOK_LABEL = "donebell: notify when the task is done"
-
-
-def codex_stop_group(executable: str) -> dict[str, Any]:
-    """The Codex hooks.json group donebell owns (no matcher: Stop ignores it)."""
-    command = shell_command(executable, *CODEX_STOP_ARGS)
-    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": CODEX_HOOK_LABEL}
-    return {"hooks": [handler]}
-
-
-#: The Codex ``/hooks`` label of donebell's PermissionRequest hook (part of its trust hash too).
-CODEX_PERMISSION_LABEL = "donebell: notify when the task needs you"
-
-
-def codex_permission_group(executable: str) -> dict[str, Any]:
-    """The Codex hooks.json PermissionRequest group donebell owns (no matcher: every tool). The
-    hook prints nothing, Codex's "no decision", so its own approval path always decides."""
-    command = shell_command(executable, *CODEX_PERMISSION_ARGS)
-    handler = {
-        "type": "command",
-        "command": command,
-        "timeout": PERMISSION_HOOK_TIMEOUT,
-        "statusMessage": CODEX_PERMISSION_LABEL,
-    }
-    return {"hooks": [handler]}
-
-
-def codex_notify(executable: str) -> list[str]:
-    return [executable, *CODEX_NOTIFY_ARGS]
-
-
-#: Claude events donebell listens to. Stop, StopFailure and UserPromptSubmit run synchronously so
-#: the session's prompt epoch is in order before the next Stop; the Notification accelerator is
-#: async (it only accelerates a decision the gate reaches anyway, docs/agent-facts.md) and limited to
-#: the types the hook uses. SessionEnd is the fallback of a Stop/StopFailure hook that never ran or
-#: was killed (docs/hooks.md); Claude waits for it in print mode, so it is synchronous too.
-#: PermissionRequest and the Notification types permission_prompt, elicitation_dialog and
-#: agent_needs_input say the task waits for the user (docs/approvals.md). The PermissionRequest
-#: hook only writes a file and prints nothing (no opinion: the agent's dialog decides), so it runs
-#: synchronously; Claude runs it alongside its dialog in the main session.
-CLAUDE_EVENTS: dict[str, dict[str, Any]] = {
-    "Stop": {},
-    "StopFailure": {},
-    "UserPromptSubmit": {},
-    "Notification": {
-        "matcher": "idle_prompt|agent_completed|permission_prompt|elicitation_dialog|agent_needs_input",
-        "async": True,
-    },
-    "SessionEnd": {},
-    "PermissionRequest": {},
-}
-
-
-def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, Any]:
-    """The Claude settings.json group donebell owns for ``event``."""
-    options = CLAUDE_EVENTS[event]
-    handler: dict[str, Any] = {"type": "command"}
-    if exec_form and sys.platform != "win32":
-        handler.update(command=SIGNAL_SHIELD_SHELL, args=["-c", SIGNAL_SHIELD_SCRIPT, executable, *CLAUDE_ARGS])
-    elif exec_form:
-        handler.update(command=executable, args=list(CLAUDE_ARGS))
-    else:
-        handler["command"] = shell_command(executable, *CLAUDE_ARGS)
-    handler["timeout"] = PERMISSION_HOOK_TIMEOUT if event == "PermissionRequest" else HOOK_TIMEOUT
-    if options.get("async"):
-        handler["async"] = True
-    group: dict[str, Any] = {}
-    if "matcher" in options:
-        group["matcher"] = options["matcher"]
-    group["hooks"] = [handler]
-    return group

@@ -49,6 +49,15 @@ class HookContext:
         #: Run once the signal is durable and the hook's signals are released: what the hook then
         #: prints instead of its usual output (a PermissionRequest waiting for the phone), or None.
         self.after: Callable[[], str | None] | None = None
+        #: The agent whose hook runs (the entry point sets it): the kit reads its answer evidence.
+        self.agent: Any = None
+        #: A record was written that the delivery role must see: the entry point starts a
+        #: delivery worker once the agent's hook returned (:meth:`request_delivery`).
+        self.delivery_wanted = False
+
+    def request_delivery(self) -> None:
+        """Ask the hook's entry point to make sure a delivery worker runs, after the hook returns."""
+        self.delivery_wanted = True
 
     @property
     def state(self) -> StateDir:

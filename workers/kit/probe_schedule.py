@@ -57,3 +57,13 @@ def clock_jump_horizon(max_seconds: float, idle_grace_seconds: float) -> float:
     if max_seconds <= 0:
         return math.inf
     return 2 * max(max_seconds, idle_grace_seconds, MIN_HORIZON_SECONDS)
+
+
+def first_seen(record: dict[str, Any], now: float) -> float:
+    """When the gate first saw this candidate (the start of its probe grace)."""
+    probe = record.get("probe") or {}
+    value = probe.get("first_seen_at")
+    if isinstance(value, (int, float)):
+        return float(value)
+    created = record.get("created_at")
+    return float(created) if isinstance(created, (int, float)) else now

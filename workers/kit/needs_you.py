@@ -9,9 +9,12 @@ with ``notice: "needs-you"`` and the delivery role's policies decide when, or wh
 (desk grace: the agent moving on is the answer at the terminal;
 ``workers/kit/needs_answered.py``).
 
-**One per blocking request.** The key is ``event_key(provider, conversation, "needs-you|<turn>|<marker>")``
-with the agent's marker of the request; a repeated payload gives the same key, found anywhere in
-the pipeline: nothing new.
+**One per blocking request, one request per exact call.** The key is ``event_key(provider,
+conversation, "needs-you|<turn>|<digest>|<marker>")``: the digest of the exact tool name and input
+(:func:`tool_digest`; a signal that names no call, such as Claude's Notification, has none) and the
+agent's marker of the request. Two calls of one turn never share a key, whatever the agent's file
+shows; a repeated payload gives the same key, found anywhere in the pipeline: nothing new. Every
+record of a call keeps its ``tool_digest``.
 
 The hook prints nothing (no opinion: the agent's own dialog or policy decides) and never touches
 the network: it writes one file and may start a delivery worker, like every other hook. With
@@ -29,7 +32,6 @@ from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import now
 from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.hooks import kick_and_log
 from donebell.workers.kit.hook_input import message_field, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -51,6 +53,12 @@ NAME_LIMIT = 80
 SUMMARY_CHARS = 200
 
 
+def request_key(provider: str, conversation: str, turn: str, marker: str, payload: dict[str, Any]) -> str:
+    """The request's key: the exact call's digest (when the signal names a call) and the agent's marker."""
+    call = f"{tool_digest(payload)}|" if "tool_name" in payload else ""
+    return event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{call}{marker}")
+
+
 def write_request(
     ctx: HookContext,
     payload: dict[str, Any],
@@ -61,14 +69,21 @@ def write_request(
     marker: str,
     signal: str,
     answer_path: str | None,
+    key: str | None = None,
+    adopt: bool = False,
     **ids: Any,
 ) -> str | None:
-    """Create the outbox record unless its key exists anywhere; returns the key if it was created."""
+    """Create the outbox record unless its key exists anywhere; returns the key if it was created.
+    ``key``: the agent already named the request; ``adopt``: it is one another signal of the same
+    dialog opened (a Notification that names no call), whose record, while not yet sent, gets
+    this signal's call (tool, summary, digest, the buttons' wait)."""
     state = ctx.state
-    key = event_key(provider, conversation, f"{NEEDS_YOU}|{turn}|{marker}")
+    key = key or request_key(provider, conversation, turn, marker, payload)
     source = f"{provider}-{signal.lower()}"
+    if "tool_name" in payload:
+        ids["tool_digest"] = tool_digest(payload)
     if signal == "PermissionRequest":
-        _wait_for_the_phone(ctx, payload, key, ids)
+        key = _wait_for_the_phone(ctx, payload, key, ids)
     record = needs_record(
         payload,
         key,
@@ -80,25 +95,33 @@ def write_request(
         origin=ctx.origin,
         request=ctx.excerpt(request_text(payload)),
     )
-    where = create_unless_known(state, record)
+    where = create_unless_known(state, record, enrich=adopt)
+    if where == "enriched":
+        ctx.log("info", "needs-you: the call named on the request another signal opened", key=key, signal=signal)
+        return key
     if where is not None:
         ctx.log("info", "needs-you: the same request again, nothing new", key=key, where=where, signal=signal)
         return None
     ctx.log("info", "needs-you recorded", key=key, provider=provider, signal=signal, marker=marker[:120])
-    kick_and_log(ctx)
+    ctx.request_delivery()
     return key
 
 
-def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids: dict[str, Any]) -> None:
+def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids: dict[str, Any]) -> str:
     """With approvals on: the record names the call and the wait's end, and the hook will wait.
+    Returns the request's key.
 
-    A repeat of a request already recorded waits until that record's end (its buttons' expiry).
+    A repeat of a request still waiting waits until that record's end (its buttons' expiry). A
+    request that already has an answer is over (its dialog was answered): a new prompt with the
+    same key (the same call asked again, the agent's file unchanged) is a new request, under a
+    key of its own, never answered by the earlier tap.
     """
     from donebell.workers.kit import approval_wait  # only for a PermissionRequest
 
     wait = approval_wait.approval_wait(ctx)
     if wait <= 0:
-        return
+        return key
+    key = approval_wait.unanswered_key(ctx.state, key)
     until = now() + wait
     try:
         folder = ctx.state.locate(key)
@@ -107,17 +130,34 @@ def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids
         earlier = None
     if earlier is not None and isinstance(earlier.get("approval_until"), (int, float)):
         until = float(earlier["approval_until"])
-    ids.update(approval_until=until, tool_digest=tool_digest(payload))
-    ctx.after = lambda: approval_wait.await_answer(ctx, key, until)
+    digest = tool_digest(payload)
+    ids.update(approval_until=until, tool_digest=digest)
+    ctx.after = lambda: approval_wait.await_answer(ctx, key, until, digest)
+    return key
 
 
-def create_unless_known(state: StateDir, record: dict[str, Any]) -> str | None:
-    """Create the record in ``outbox/`` unless its key exists anywhere: the folder it was found in."""
+#: What a signal that names the call adds to a request another signal opened without it.
+CALL_FIELDS = ("tool", "summary", "request_text", "tool_digest", "tool_use_id", "approval_until", "agent_type")
+
+
+def create_unless_known(state: StateDir, record: dict[str, Any], *, enrich: bool = False) -> str | None:
+    """Create the record in ``outbox/`` unless its key exists anywhere: the folder it was found
+    in. With ``enrich``, a record still in ``outbox/`` gets ``record``'s call (``"enriched"``)."""
     key = record["key"]
     with state.mutation_lock(key):
         where = state.locate(key)
         if where is None:
             state.create("outbox", record)
+        elif where == "outbox" and enrich:
+            found = state.read("outbox", key)
+            if found is not None:
+                call = {name: record[name] for name in CALL_FIELDS if record.get(name) is not None}
+                sources = [
+                    *found.get("sources", []),
+                    *(s for s in record["sources"] if s not in found.get("sources", [])),
+                ]
+                state.replace("outbox", {**found, **call, "sources": sources, "revision": found.get("revision", 1) + 1})
+                return "enriched"
     return where
 
 
