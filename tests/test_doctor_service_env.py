@@ -12,10 +12,10 @@ import plistlib
 from pathlib import Path
 
 import pytest
+from donebell.shared.process.runner import Completed
 from donebell.shared.statedir import StateDir
 from donebell.supervisor.doctor.service_env import check_service_env, wanted
 from donebell.supervisor.install import service as install_service
-from donebell.shared.process.runner import Completed
 from support.install_env import RecordingRunner, isolate
 
 SHELL = {

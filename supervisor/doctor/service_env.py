@@ -23,10 +23,10 @@ import plistlib
 import re
 
 from donebell.shared.process.liveness import is_alive
-from donebell.shared.statedir import StateDir
-from donebell.workers.kit.install.checks import OK, SKIP, UNKNOWN, WARN, Check
-from donebell.supervisor.install import service as install_service
 from donebell.shared.process.runner import Runner
+from donebell.shared.statedir import StateDir
+from donebell.supervisor.install import service as install_service
+from donebell.workers.kit.install.checks import OK, SKIP, UNKNOWN, WARN, Check
 
 #: Variables of these families configure the agents (API keys, base URLs, models, config folders).
 PREFIXES = ("ANTHROPIC_", "OPENAI_", "CODEX_", "CLAUDE_")
