@@ -32,7 +32,7 @@ from donebell.shared.keys import sequence_id
 from donebell.shared.text.redaction import redact
 from donebell.shared.text.short_id import short_id
 from donebell.workers.agents.registry import agent
-from donebell.workers.delivery.markdown_text import (
+from donebell.shared.text.markdown_text import (
     cut_chars,
     cut_utf8,
     fold_whitespace,

@@ -22,7 +22,7 @@ from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
 from donebell.shared.statedir import RECEIPT_FOLDERS, SCHEMA_VERSION, InvalidRecord, StateDir, now
-from donebell.workers.delivery.markdown_text import cut_utf8
+from donebell.shared.text.markdown_text import cut_utf8
 from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES
 from donebell.workers.delivery.render import render
 
