@@ -55,6 +55,21 @@ def is_stale(record: dict[str, Any] | None, at: float) -> bool:
     return age is not None and age > stale_after(record)
 
 
+def written_age(record: dict[str, Any] | None, written_at: float | None, at: float) -> float | None:
+    """Seconds since the health file was written, on one clock: ``at`` (this machine's) against the
+    file's mtime (``StateDir.health_written_at``), so a writer whose clock is ahead or behind ages
+    like any other; the record's own ``heartbeat_at`` only when the mtime is unknown."""
+    if written_at is None:
+        return heartbeat_age(record, at)
+    return max(0.0, at - written_at)
+
+
+def is_stale_written(record: dict[str, Any] | None, written_at: float | None, at: float) -> bool:
+    """:func:`is_stale` on one clock (:func:`written_age`)."""
+    age = written_age(record, written_at, at)
+    return age is not None and age > stale_after(record)
+
+
 def same_process(health: dict[str, Any] | None, entry: dict[str, Any] | None) -> bool:
     """True if a role's health file was written by the process the supervisor started."""
     if not health or not entry or health.get("pid") != entry.get("pid"):

@@ -14,7 +14,9 @@ claims the nonce). The prompt a button sends lives only in the local config.
 The key lives only in the state directory (``wake/ticket-key.json``, 0600), created on first
 use; :func:`rotate_key` replaces it (``donebell config rotate-wake-key``), which invalidates
 every open ticket. The host id in the same file survives a rotation: a ticket from another
-host sharing the reply topic is recognized by it and ignored without a word.
+host sharing the reply topic is recognized by it and ignored without a word. The file also names
+the machine it belongs to (:mod:`donebell.shared.machine`); a copy on another machine gets a new
+host id and key the first time it is loaded there, so one tap never runs on two machines.
 
 Standard library only; not on the hook path.
 """
@@ -25,10 +27,12 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any
 
+from donebell.shared import machine
 from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, StateDir, encode, now
 
 PREFIX = "dbw1"
@@ -50,10 +54,11 @@ def _agent_name(name: str) -> bool:
 class TicketRefused(Exception):
     """The reply is not a ticket this host honours; ``reason`` is one stable word."""
 
-    def __init__(self, reason: str, detail: str = "", *, nonce: str | None = None) -> None:
+    def __init__(self, reason: str, detail: str = "", *, nonce: str | None = None, host_id: str | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.nonce = nonce  # set once the signature held (an expired ticket is still ours)
+        self.host_id = host_id  # ``other-host``: the machine the ticket names
 
 
 @dataclass(frozen=True)
@@ -79,28 +84,86 @@ class TicketKey:
 
 
 def load_key(state: StateDir) -> TicketKey:
-    """The key of this state directory, created (0600, first writer wins) if there is none."""
+    """The key of this state directory, created (0600, first writer wins) if there is none, and
+    replaced by a new identity when the directory belongs to another machine (:func:`_moved`)."""
     path = _key_path(state)
     data = state.read_bytes(path, limit=1 << 14)
     if data is None:
         state.ensure_folder(KEY_FILE[0])
         state.create_file(path, _key_body(os.urandom(16).hex()))  # False: a racing process won
         data = state.read_bytes(path, limit=1 << 14)
+    obj = _parse(path, data)
+    here = machine.current()
+    if "machine" not in obj:  # a key from before machines were recorded: adopted as this one's
+        state.write_file(path, encode({**obj, "machine": here}))
+    elif machine.differs(obj["machine"], here):
+        obj = _moved(state, obj, here)
+    return TicketKey(str(obj["host_id"]), bytes.fromhex(obj["key"]))
+
+
+def key_file(state: StateDir) -> dict[str, Any] | None:
+    """The key file's record without the secret, read-only (doctor, status); None if absent or bad."""
+    path = _key_path(state)
+    try:
+        obj = _parse(path, state.read_bytes(path, limit=1 << 14))
+    except InvalidRecord:
+        return None
+    obj.pop("key", None)
+    return obj
+
+
+def _parse(path: str, data: bytes | None) -> dict[str, Any]:
     try:
         obj = json.loads((data or b"").decode("utf-8"))
-        return TicketKey(str(obj["host_id"]), bytes.fromhex(obj["key"]))
+        bytes.fromhex(obj["key"])
+        str(obj["host_id"])
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise InvalidRecord(f"{path}: not a wake key ({type(exc).__name__})") from None
+    if not isinstance(obj, dict):
+        raise InvalidRecord(f"{path}: not a wake key")
+    return obj
+
+
+def _moved(state: StateDir, old: dict[str, Any], here: dict[str, Any]) -> dict[str, Any]:
+    """The state directory was copied from another machine: a new host id and key, loudly.
+
+    Its copy of the key would make both machines honour one tap (each takes the other's tickets
+    for its own). The new identity is written once per move: the first process to create
+    ``wake/moved-<old host id>.json`` decides it, every other one copies that file.
+    """
+    why = machine.differs(old.get("machine"), here)
+    body = _key_body(os.urandom(16).hex(), moved_from={"host_id": old["host_id"], "machine": old.get("machine")})
+    marker = state.path(KEY_FILE[0], f"moved-{str(old['host_id'])[:32]}.json")
+    state.create_file(marker, body)  # False: another process of this machine decided first
+    decided = state.read_bytes(marker, limit=1 << 14)
+    obj = _parse(marker, decided)
+    state.write_file(_key_path(state), decided or body)
+    logging.getLogger("donebell.wake").error(
+        "this state directory was copied from another machine (%s): it has a new wake identity and key; "
+        'Continue and Allow buttons issued there are ignored here (docs/wake.md, "Several machines")',
+        why,
+    )
+    return obj
 
 
 def rotate_key(state: StateDir) -> TicketKey:
-    """Replace the key (keeping the host id): every ticket issued so far stops verifying."""
+    """Replace the key (keeping the host id): every ticket issued so far stops verifying. A
+    running wake role notices the file changed and verifies with the new key from then on."""
     try:
         host_id = load_key(state).host_id
     except InvalidRecord:
         host_id = os.urandom(16).hex()
-    state.write_file(_key_path(state), _key_body(host_id))
+    state.write_file(_key_path(state), _key_body(host_id, rotated_at=now()))
     return load_key(state)
+
+
+def key_signature(state: StateDir) -> tuple[int, int, int] | None:
+    """What changes when the key file is replaced (inode, mtime, size); None when it is absent."""
+    try:
+        st = os.stat(_key_path(state))
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def issue(
@@ -158,7 +221,7 @@ def verify(key: TicketKey, text: str, at: float | None = None) -> Ticket:
         if type(claims[name]) is not kind:
             raise TicketRefused("malformed", f"claim {name!r} has the wrong type")
     if claims["h"] != key.host_id:
-        raise TicketRefused("other-host")  # a host sharing the reply topic: not ours to judge
+        raise TicketRefused("other-host", host_id=claims["h"])  # a host sharing the reply topic: not ours to judge
     if not hmac.compare_digest(mac, _mac(key, f"{parts[0]}.{parts[1]}")):
         raise TicketRefused("bad-signature")
     # The agent is named as the registry names it (``workers/agents/registry.py``, a layer above
@@ -179,9 +242,9 @@ def _key_path(state: StateDir) -> str:
     return state.path(*KEY_FILE)
 
 
-def _key_body(host_id: str) -> bytes:
+def _key_body(host_id: str, **fields: Any) -> bytes:
     record: dict[str, Any] = {"schema": SCHEMA_VERSION, "host_id": host_id, "key": os.urandom(32).hex()}
-    record["created_at"] = now()
+    record.update(created_at=now(), machine=machine.current(), **fields)
     return encode(record)
 
 

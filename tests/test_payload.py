@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from donebell.shared.config.model import Settings
-from donebell.shared.text.short_id import short_id
 from donebell.shared.text.markdown_text import cut_utf8, reduce_markdown
+from donebell.shared.text.short_id import short_id
 from donebell.workers.delivery.payload import MESSAGE_MAX_BYTES, render
 from donebell.workers.kit.labels import short_host_name
 from support.delivery_kit import THREAD, outbox_record

@@ -122,8 +122,9 @@ def test_status_shows_a_stale_heartbeat_of_a_live_role(h: Harness) -> None:
     os.kill(pid, signal.SIGSTOP)  # alive, but no more heartbeats
     try:
         health = h.health("maintenance")
-        health["heartbeat_at"] = now() - 4 * health["heartbeat_seconds"]
+        health["heartbeat_at"] = then = now() - 4 * health["heartbeat_seconds"]
         h.state.write_health("maintenance", health)
+        os.utime(h.state.root / "health" / "maintenance.json", (then, then))  # as if written then
         code, doc = h.status()
         assert code == 1 and doc["roles"]["maintenance"]["state"] == "stale"
         assert "maintenance is stale" in doc["reasons"]

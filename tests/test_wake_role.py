@@ -220,7 +220,7 @@ def test_the_subscription_reconnects_after_the_server_goes_away(world: WakeWorld
         port = world.srv.port
         world.srv.stop()
         wait_for(
-            lambda: str((world.state.read_health("wake") or {}).get("subscription")).startswith("reconnecting"),
+            lambda: (world.state.read_health("wake") or {}).get("subscription") == "unreachable",
             30,
             "the role to notice",
         )

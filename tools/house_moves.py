@@ -72,10 +72,22 @@ MODULE_MOVES: dict[str, str] = {
     "donebell.supervisor.doctor.no_service": "donebell.supervisor.commands.no_service",
     # the inotify / stat-poll waker of the role loop is not "wake" (reply to continue, workers/wake/)
     "donebell.shared.wake": "donebell.shared.waker",
+    # plain-text rules every card uses (delivery, the wake role's notices)
+    "donebell.workers.delivery.markdown_text": "donebell.shared.text.markdown_text",
 }
 
 #: (old module, name) -> new module: a name that moved out of a module that stays.
 NAME_MOVES: dict[tuple[str, str], str] = {
+    # how a machine and a time span read on a card: no one outside delivery imports delivery
+    **{
+        ("donebell.workers.delivery.payload", name): "donebell.workers.kit.labels"
+        for name in ("origin_label", "format_duration", "short_host_name")
+    },
+    # the ntfy server's clock is the transport's knowledge
+    **{
+        ("donebell.workers.wake.machines", name): "donebell.shared.ntfy.server_clock"
+        for name in ("ServerClock", "SERVER_NOW", "tap_age")
+    },
     # an agent's home is the agent's business: its package says where it lives
     ("donebell.shared.paths", "codex_home"): "donebell.workers.agents.codex",
     ("donebell.shared.paths", "codex_home_str"): "donebell.workers.agents.codex",

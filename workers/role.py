@@ -50,6 +50,9 @@ class Role:
 
     name: ClassVar[str] = "role"
     heartbeat_seconds: ClassVar[float] = 10.0
+    #: A pass that mostly waits for work (the wake role's subscription) keeps the state of the pass
+    #: before (``ready``) instead of showing ``scanning`` for the whole wait.
+    waits_in_pass: ClassVar[bool] = False
 
     def __init__(self, state: StateDir, settings: SettingsLike, args: argparse.Namespace) -> None:
         self.state = state
@@ -229,7 +232,10 @@ def _serve(
     while not stopping["flag"]:
         if not all(lock.still_held() for lock in held):
             return _stop_on_lost_lock(role, logger), pass_started_at
-        health.update(state="scanning" if health.data.get("passes") else "starting")
+        if not (role.waits_in_pass and health.data.get("passes")):
+            health.update(state="scanning" if health.data.get("passes") else "starting")
+        else:
+            health.update()  # the heartbeat only: the state stays what the last pass reported
         started = time.monotonic()
         pass_started_at = time.time()
         try:

@@ -66,6 +66,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("wake_token", "secret", None, optional=True, rule="wake_token"),
     FieldSpec("wake_actions", "str_map_list", [{"label": "Continue", "prompt": "continue"}], rule="wake_actions", env_json="strict"),
     FieldSpec("wake_ticket_ttl_seconds", "float", 86400.0, gt=0, le=315360000),
+    FieldSpec("wake_tap_max_age_seconds", "float", 600.0, gt=0, le=315360000),
     FieldSpec("wake_codex_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_claude_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_allow_unauthenticated", "bool", False),

@@ -157,6 +157,9 @@ class Settings(BaseSettings):
     wake_ticket_ttl_seconds: float = Field(
         86400.0, gt=0, le=MAX_SECONDS, description="A button's ticket expires after this."
     )
+    wake_tap_max_age_seconds: float = Field(
+        600.0, gt=0, le=MAX_SECONDS, description="A tap older than this (the server's clock) is refused as stale."
+    )
     wake_codex_args: list[str] = Field(default_factory=list, description="Extra args of `codex exec resume`.")
     wake_claude_args: list[str] = Field(default_factory=list, description="Extra args of `claude -p --resume`.")
     wake_allow_unauthenticated: bool = Field(

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from donebell.shared.backoff import doubling
 from donebell.shared.httpx_without_cli import httpx
+from donebell.shared.ntfy.server_clock import SERVER_NOW, ServerClock
 
 LINE_MAX = 64 << 10
 KEEPALIVE_SECONDS = 45.0
@@ -34,14 +35,22 @@ def topic_url(server: str, topic: str) -> str:
     return f"{server}/{topic}/json"
 
 
-def poll(url: str, headers: dict[str, str], since: str | None, timeout: float) -> list[dict[str, Any]]:
-    """The cached messages after ``since`` (``--once`` runs): one request, then closed."""
+def poll(
+    url: str, headers: dict[str, str], since: str | None, timeout: float, clock: ServerClock | None = None
+) -> list[dict[str, Any]]:
+    """The cached messages after ``since`` (``--once`` runs): one request, then closed. Each
+    message carries the server's clock at the reply (its ``Date``) as :data:`SERVER_NOW`."""
     params = {"poll": "1", "since": since or "all"}
+    clock = clock or ServerClock()
     with httpx.Client(timeout=timeout, trust_env=False) as client:
         resp = client.get(url, params=params, headers=headers)
         if resp.status_code != 200:
             raise httpx.HTTPStatusError(f"HTTP {resp.status_code}", request=resp.request, response=resp)
-        return [m for m in _messages(iter([resp.content]))]
+        clock.heard_date_header(resp.headers.get("date"))
+        messages = [m for m in _messages(iter([resp.content])) if m.get("event", "message") == "message"]
+    for message in messages:
+        message[SERVER_NOW] = clock.now() or time.time()
+    return messages
 
 
 def _messages(chunks: Iterator[bytes]) -> Iterator[dict[str, Any]]:
@@ -86,6 +95,7 @@ class Subscriber(threading.Thread):
         log: logging.Logger,
         *,
         on_state: Callable[[str], None] = lambda _s: None,
+        clock: ServerClock | None = None,
     ) -> None:
         super().__init__(name="wake-subscription", daemon=True)
         self.url, self.headers, self.last_id = url, headers, since
@@ -93,6 +103,7 @@ class Subscriber(threading.Thread):
         self.stopping = threading.Event()
         self.connects = 0
         self.failures = 0
+        self.clock = clock or ServerClock()
 
     def run(self) -> None:
         failures = 0
@@ -104,7 +115,7 @@ class Subscriber(threading.Thread):
             except Exception as exc:  # noqa: BLE001 - the thread must outlive any one connection
                 self.failures += 1
                 failures = 1 if self.connects > opened_before else failures + 1  # reset once it worked
-                self.on_state(f"reconnecting: {type(exc).__name__}")
+                self.on_state(subscription_trouble(exc))
                 if time.monotonic() - last_logged > 60.0:  # rate-limited: one line a minute
                     self.log.warning("wake subscription failed (%s); reconnecting", type(exc).__name__)
                     last_logged = time.monotonic()
@@ -122,14 +133,26 @@ class Subscriber(threading.Thread):
                     if self.stopping.is_set():
                         return
                     kind = event.get("event")
+                    if kind in ("open", "keepalive"):
+                        self.clock.heard(event.get("time"))
                     if kind == "open":
                         self.connects += 1
                         self.on_state("subscribed")
                     elif kind == "message":
+                        event[SERVER_NOW] = self.clock.now() or time.time()  # what the tap's age is judged on
+                        self.clock.heard(event.get("time"))
                         self.inbox.put(event)
                         if isinstance(event.get("id"), str):
                             self.last_id = event["id"]
         raise httpx.ReadError("the server closed the subscription")
+
+
+def subscription_trouble(exc: Exception) -> str:
+    """The health file's ``subscription`` after a failed connection: ``unauthorized`` when the
+    server refused donebell's credentials (401/403), else ``unreachable``."""
+    if isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (401, 403):
+        return "unauthorized"
+    return "unreachable"
 
 
 def clear_card(server: str, topic: str, sequence_id: str, headers: dict[str, str], timeout: float) -> str:
@@ -145,3 +168,21 @@ def clear_card(server: str, topic: str, sequence_id: str, headers: dict[str, str
     if resp.status_code == 404:
         return "not cleared: the server cannot (ntfy before 2.16)"
     return f"not cleared: HTTP {resp.status_code}"
+
+
+def publish_json(server: str, payload: dict[str, Any], headers: dict[str, str], timeout: float) -> str:
+    """``POST <server>/`` with an ntfy JSON publish: ``sent``, or why not, in words for the log."""
+    return _post(server + "/", headers, timeout, content=orjson.dumps(payload))
+
+
+def post_text(url: str, body: str, headers: dict[str, str], timeout: float) -> str:
+    """``POST <url>`` with a plain-text message: ``sent``, or why not."""
+    return _post(url, headers, timeout, content=body.encode("utf-8"))
+
+
+def _post(url: str, headers: dict[str, str], timeout: float, *, content: bytes) -> str:
+    try:
+        resp = httpx.post(url, headers=headers, content=content, timeout=timeout, trust_env=False)
+    except httpx.HTTPError as exc:
+        return f"not sent: {type(exc).__name__}"
+    return "sent" if resp.status_code == 200 else f"not sent: HTTP {resp.status_code}"

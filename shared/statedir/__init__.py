@@ -204,6 +204,14 @@ class StateDir(RecordStore):
         """Atomically replace ``health/<role>.json``; volatile, so no fsync (daemontools-style)."""
         self.write_file(self.path("health", f"{role}.json"), encode(health), durable=False)
 
+    def health_written_at(self, role: str) -> float | None:
+        """When ``health/<role>.json`` was last written, by the file system's clock (its mtime):
+        compared with this machine's clock it ages the same however skewed the writer's clock is."""
+        try:
+            return os.stat(self.path("health", f"{role}.json")).st_mtime
+        except OSError:
+            return None
+
     def read_health(self, role: str) -> dict[str, Any] | None:
         """``health/<role>.json`` as a JSON object, or None (missing, unreadable or damaged)."""
         return self.read_health_checked(role)[0]

@@ -111,6 +111,10 @@ class WakeQueue:
             return False
         return isinstance(held, dict) and held.get("owner") == owner
 
+    def release(self, name: str) -> bool:
+        """Give a claim back (a wake that failed before any turn started): True if it was held."""
+        return self.state._unlink(self._claim_path(name))
+
     def claimed(self, name: str) -> bool:
         return os.path.exists(self._claim_path(name))
 
@@ -170,3 +174,47 @@ def iter_wake_records(state: StateDir) -> Iterator[dict[str, Any]]:
     queue = WakeQueue.__new__(WakeQueue)  # no folder creation: a reader never writes
     queue.state = state
     return queue.records(repair=False)
+
+
+# other machines heard on the reply topic (docs/wake.md, "Several machines") ---------------------
+
+PEERS_FILE = ("wake", "peers.json")
+#: A machine not heard from for this long is forgotten (it no longer makes titles name the host).
+PEER_KEEP_SECONDS = 14 * 86400.0
+PEERS_MAX = 64
+
+
+def read_peers(state: StateDir, at: float | None = None) -> dict[str, dict[str, Any]]:
+    """The other machines the wake role has heard, by host id, each with ``host``, ``origin``,
+    ``machine_id`` (a digest), ``seen_at`` and ``via`` (``hello`` or ``ticket``); read-only."""
+    cutoff = (now() if at is None else at) - PEER_KEEP_SECONDS
+    try:
+        data = state.read_bytes(state.path(*PEERS_FILE), limit=1 << 18)
+        peers = json.loads(data.decode("utf-8")).get("peers") if data else None
+    except (InvalidRecord, ValueError, OSError, AttributeError):
+        return {}
+    if not isinstance(peers, dict):
+        return {}
+    return {
+        str(host_id): peer
+        for host_id, peer in peers.items()
+        if isinstance(peer, dict) and isinstance(peer.get("seen_at"), (int, float)) and peer["seen_at"] >= cutoff
+    }
+
+
+def note_peer(state: StateDir, host_id: str, facts: dict[str, Any]) -> bool:
+    """Record that the machine ``host_id`` was heard (the wake role is the only writer); True when
+    it is new or its facts changed (then it is worth answering with this machine's own hello)."""
+    at = now()
+    peers = read_peers(state, at)
+    before = peers.get(host_id) or {}
+    known = {k: v for k, v in before.items() if v is not None}
+    merged = {**known, **{k: v for k, v in facts.items() if v is not None}, "seen_at": at}
+    changed = {k: v for k, v in merged.items() if k != "seen_at"} != {k: v for k, v in known.items() if k != "seen_at"}
+    if not changed and at - float(before.get("seen_at") or 0) < 60.0:
+        return False  # the same news within a minute: not worth a write
+    peers[host_id] = merged
+    newest = dict(sorted(peers.items(), key=lambda kv: -float(kv[1]["seen_at"]))[:PEERS_MAX])
+    body = encode({"schema": SCHEMA_VERSION, "peers": newest, "updated_at": at})
+    state.write_file(state.path(*PEERS_FILE), body)
+    return changed

@@ -32,7 +32,10 @@ def main(argv: list[str]) -> int:
         from donebell.shared.wake_ticket import rotate_key
 
         rotate_key(open_state_dir())
-        print("wake key replaced: tickets issued before now are refused (bad-signature)")
+        print(
+            "wake key replaced: tickets issued before now are refused (bad-signature); "
+            "a running wake role uses the new key from its next tap on"
+        )
         return 0
     if args.action == "init":
         return _init(args.server)

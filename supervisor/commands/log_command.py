@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from donebell.shared.paths import state_dir_path
@@ -28,6 +28,10 @@ from donebell.supervisor.commands.explain import waiting_text
 from donebell.supervisor.commands.holds import Hold, outbox_holds
 
 FOLLOW_POLL_SECONDS = 1.0
+#: Records the service writes (the hooks write ``pending/``): their times are on the service's clock.
+SERVICE_FOLDERS = frozenset({"sent", "suppressed", "dead", "outbox"})
+#: Clock differences below this are write latency, not skew.
+SKEW_NOISE_SECONDS = 2.0
 LOG_TAIL_BYTES = 256 << 10
 _KINDS = {"sent": "notified", "suppressed": "suppressed", "dead": "dead", "pending": "waiting", "outbox": "sending"}
 #: What a receipt reason means, for the one-line form (docs/design.md, "Receipt reasons").
@@ -128,9 +132,10 @@ def _newest_keys(state: StateDir, folder: str, limit: int | None) -> list[str]:
 
 
 def record_events(
-    state: StateDir, limit: int | None, at_now: float, done: set[tuple[str, str]] | None = None
+    state: StateDir, limit: int | None, at_now: float, done: set[tuple[str, str]] | None = None, skew: float = 0.0
 ) -> list[Event]:
-    """One event per record; receipts named in ``done`` (final, already shown) are not read again."""
+    """One event per record; receipts named in ``done`` (final, already shown) are not read again.
+    The times the service wrote are moved by its clock's ``skew`` onto this machine's clock."""
     holds = outbox_holds(state, at_now)
     events = []
     for folder in _KINDS:
@@ -144,19 +149,21 @@ def record_events(
             except (InvalidRecord, OSError):
                 continue
             if record is not None:
-                events.append(_record_event(folder, record, at_now, holds))
+                event = _record_event(folder, record, at_now, holds)
+                events.append(replace(event, at=event.at - skew) if folder in SERVICE_FOLDERS else event)
     return events
 
 
-def tap_events(state: StateDir, limit: int | None) -> list[Event]:
-    """One ``tapped`` event per reply from the phone (Continue, Allow, Deny): what became of it."""
+def tap_events(state: StateDir, limit: int | None, skew: float = 0.0) -> list[Event]:
+    """One ``tapped`` event per reply from the phone (Continue, Allow, Deny): what became of it.
+    The wake role writes its records with the service's clock: moved by its ``skew``."""
     from donebell.supervisor.commands.log_taps import taps
 
-    return [Event(**fields) for fields in taps(state, limit)]
+    return [Event(**{**fields, "at": fields["at"] - skew}) for fields in taps(state, limit)]
 
 
-def log_events(state: StateDir) -> list[Event]:
-    """Warnings and errors from the tail of ``notify.log``."""
+def log_events(state: StateDir, skew: float = 0.0) -> list[Event]:
+    """Warnings and errors from the tail of ``notify.log`` (a role's lines moved by the service's ``skew``)."""
     try:
         data = state.read_bytes(state.root / LOG_NAME, limit=16 << 20) or b""
     except (InvalidRecord, OSError):
@@ -175,7 +182,7 @@ def log_events(state: StateDir) -> list[Event]:
         key = line.get("key")
         events.append(
             Event(
-                at=_number(line.get("ts")),
+                at=_number(line.get("ts")) - (skew if line.get("role") else 0.0),
                 kind=str(line["level"]),
                 detail=(str(line.get("msg")) + (f" ({extra})" if extra else ""))[:300],
                 key=str(key) if key else None,
@@ -184,9 +191,23 @@ def log_events(state: StateDir) -> list[Event]:
     return events
 
 
+def service_clock_skew(state: StateDir) -> float:
+    """How far the service's clock is ahead of this machine's (negative: behind), measured on one of
+    its files: the supervisor's own ``heartbeat_at`` against the file system's stamp of that write.
+    The hooks write with this machine's clock and the service with its own; without this, a service
+    clock minutes off would list its events before (or after) the hook's that caused them."""
+    beat = (state.read_health("supervisor") or {}).get("heartbeat_at")
+    written = state.health_written_at("supervisor")
+    if not isinstance(beat, (int, float)) or written is None or abs(beat - written) < SKEW_NOISE_SECONDS:
+        return 0.0
+    return float(beat) - written
+
+
 def collect(state: StateDir, last: int | None, done: set[tuple[str, str]] | None = None) -> list[Event]:
     """The newest ``last`` events (all with None), oldest first."""
-    events = record_events(state, last, time.time(), done) + tap_events(state, last) + log_events(state)
+    skew = service_clock_skew(state)
+    events = record_events(state, last, time.time(), done, skew) + tap_events(state, last, skew)
+    events += log_events(state, skew)
     events.sort(key=lambda e: (e.at, e.kind, e.key or ""))
     return events[-last:] if last is not None else events
 

@@ -22,7 +22,7 @@ from typing import Any
 from donebell.shared.config import raw_file, secret_text
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.schema import overridden
-from donebell.shared.health import alive, heartbeat_age, is_stale, stale_after
+from donebell.shared.health import alive, is_stale_written, stale_after, written_age
 from donebell.shared.paths import state_dir_path
 from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
@@ -62,7 +62,8 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
     reasons: list[str] = []
     if sup_problem:
         reasons.append(f"supervisor: {sup_problem}")
-    if sup_alive and is_stale(sup, at):
+    sup_written = state.health_written_at("supervisor")  # ages on this machine's clock (skew-proof)
+    if sup_alive and is_stale_written(sup, sup_written, at):
         reasons.append("supervisor heartbeat is stale")
     for name, role in roles.items():
         if role["state"] in _PROBLEM_STATES and (sup_alive or role["alive"]):
@@ -87,7 +88,7 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
         "reasons": reasons,
         "generated_at": at,
         "state_dir": str(state.root),
-        "supervisor": _supervisor(sup, sup_alive, at),
+        "supervisor": _supervisor(sup, sup_alive, at, sup_written),
         "roles": roles,
         "queue": queue,
         "restart_to_apply": restart,
@@ -97,15 +98,15 @@ def collect(state: StateDir, at: float | None = None, runner: Runner | None = No
     return doc
 
 
-def _supervisor(sup: dict[str, Any] | None, is_alive: bool, at: float) -> dict[str, Any]:
+def _supervisor(sup: dict[str, Any] | None, is_alive: bool, at: float, written: float | None) -> dict[str, Any]:
     sup = sup or {}
     return {
-        "state": ("stale" if is_stale(sup, at) else sup.get("state")) if is_alive else "not-running",
+        "state": ("stale" if is_stale_written(sup, written, at) else sup.get("state")) if is_alive else "not-running",
         "pid": sup.get("pid") if is_alive else None,
         "started_at": sup.get("started_at") if is_alive else None,
         "uptime_seconds": _since(sup.get("started_at"), at) if is_alive else None,
         "heartbeat_at": sup.get("heartbeat_at"),
-        "heartbeat_age_seconds": _round(heartbeat_age(sup, at)),
+        "heartbeat_age_seconds": _round(written_age(sup, written, at)),
         "ready_at": sup.get("ready_at") if is_alive else None,
     }
 
@@ -113,6 +114,7 @@ def _supervisor(sup: dict[str, Any] | None, is_alive: bool, at: float) -> dict[s
 def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, secrets: list[str]) -> dict[str, Any]:
     checked, problem = state.read_health_checked(name)
     health = checked or {}
+    written = state.health_written_at(name)
     owner = state.lock_owner(name)
     health_alive = alive(health)
     pid = health.get("pid") if health_alive else (owner or {}).get("pid") if alive(owner) else None
@@ -122,7 +124,7 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
     elif entry.get("fatal"):
         role_state = "fatal"
     elif health_alive:
-        role_state = "stale" if is_stale(health, at) else str(health.get("state") or "running")
+        role_state = "stale" if is_stale_written(health, written, at) else str(health.get("state") or "running")
     elif pid is not None:
         role_state = "running"  # holds its lock but has not written health yet
     elif alive(entry):
@@ -140,7 +142,7 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
         "started_at": health.get("started_at") if health_alive else None,
         "uptime_seconds": _since(health.get("started_at"), at) if health_alive else None,
         "heartbeat_at": health.get("heartbeat_at"),
-        "heartbeat_age_seconds": _round(heartbeat_age(health, at)),
+        "heartbeat_age_seconds": _round(written_age(health, written, at)),
         "stale_after_seconds": stale_after(health),
         "passes": health.get("passes"),
         "last_success": health.get("last_success"),
@@ -151,7 +153,31 @@ def _role(state: StateDir, name: str, entry: dict[str, Any] | None, at: float, s
         "last_exit_code": entry.get("last_exit_code"),
         "next_restart_at": entry.get("next_restart_at"),
         "fatal": bool(entry.get("fatal")),
+        **(_wake_facts(health if health_alive else {}) if name == "wake" else {}),
     }
+
+
+def _wake_facts(health: dict[str, Any]) -> dict[str, Any]:
+    """The wake role's subscription (``connecting`` | ``subscribed`` | ``unauthorized`` |
+    ``unreachable``) and the other machines it hears on the reply topic (docs/wake.md)."""
+    machines = health.get("other_machines")
+    heard = [
+        {k: m.get(k) for k in ("host", "origin", "seen_at", "via")}
+        for m in (machines if isinstance(machines, list) else [])
+        if isinstance(m, dict)
+    ]
+    sub = health.get("subscription")
+    return {"subscription": sub if isinstance(sub, str) else None, "other_machines": heard}
+
+
+def _wake_detail(role: dict[str, Any]) -> str:
+    """The wake row's detail: its subscription and the machines it hears, then the usual detail."""
+    parts = [f"subscription: {role['subscription']}"] if role.get("subscription") else []
+    hosts = [str(m.get("host") or "a machine not named yet") for m in role.get("other_machines") or []]
+    if hosts:
+        parts.append("hears " + ", ".join(hosts))
+    rest = _role_detail(role)
+    return "; ".join(parts + ([rest] if rest != "-" else [])) or "-"
 
 
 def _queue(state: StateDir, at: float) -> dict[str, Any]:
@@ -261,7 +287,8 @@ def render(doc: dict[str, Any]) -> str:
     for name, r in doc["roles"].items():
         lines.append(
             f"{name:<15} {r['state']:<12} {r['pid'] or '-':>7} {_ago(r['uptime_seconds']):>5} "
-            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  {_role_detail(r)[:70]}"
+            f"{_ago(r['heartbeat_age_seconds']):>5} {r['restarts']:>8}  "
+            + (_wake_detail(r) if name == "wake" else _role_detail(r))[:100]
         )
     agents = [AgentVersion(**{**a, "tested": tuple(a["tested"])}) for a in doc.get("agents", {}).values()]
     if agents:

@@ -76,6 +76,7 @@ def run_checks(runner: Runner) -> list[Check]:
     else:
         checks.append(Check("server", SKIP, "no valid config to read the server from"))
     checks.append(doctor_runtime.check_clock(server_time))
+    checks += _machine_checks(state, settings)
     checks += doctor_runtime.check_queue(state, status, checks)  # the delivery line: as things are now
     return checks
 
@@ -84,6 +85,19 @@ def _wiring_checks(name: str, settings: model.Settings | None) -> list[Check]:
     """One agent's wiring checks, through the registry (doctor names no agent)."""
     agent = installer(name)
     return agent.doctor_checks(settings) if agent is not None else []
+
+
+def _machine_checks(state: StateDir, settings: Any) -> list[Check]:
+    """The wake identity, other machines on the topics, and the service's clock (docs/wake.md)."""
+    if not state.root.is_dir():
+        return []
+    from donebell.supervisor.doctor import machines
+
+    found = [machines.check_service_clock(state)]
+    if settings is not None and settings.wake_enabled:
+        found.append(machines.check_identity(state))
+        found += machines.check_other_machines(state, settings)
+    return [check for check in found if check is not None]
 
 
 def scrub(text: str, secrets: list[str], username: str | None = None) -> str:

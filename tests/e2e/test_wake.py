@@ -68,9 +68,9 @@ class WakeProduct(Product):
 
 
 @contextlib.contextmanager
-def wake_product(tmp: Path, server: Any, provider: str) -> Iterator[tuple[WakeProduct, Any]]:
+def wake_product(tmp: Path, server: Any, provider: str, **config: Any) -> Iterator[tuple[WakeProduct, Any]]:
     """A Codex home or Claude config dir wired by `donebell install`, under a running supervisor."""
-    with WakeProduct(tmp, dict(WAKE_CONFIG)) as product:
+    with WakeProduct(tmp, {**WAKE_CONFIG, **config}) as product:
         make_home = make_codex_home if provider == "codex" else make_claude_home
         home = make_home(tmp, server, extra_env=product.agent_env())
         product.agent_vars = dict(home.env)
@@ -136,6 +136,25 @@ def test_codex_continue_runs_one_new_turn_in_the_same_thread(tmp_path: Path) -> 
         assert len(home.root_rollouts()) == 1, "the same thread, not a new one"
         assert [t["last_agent_message"] for t in codex_turns(home)] == ["FAKE-FINAL: first", "FAKE-FINAL: second"]
         assert PROMPT in json.dumps(read_jsonl(home.root_rollout()))  # the configured prompt only
+        assert_one_confirmed_wake(product)
+
+
+def test_codex_continue_works_outside_a_git_repository_as_the_users_run_did(tmp_path: Path) -> None:
+    """The user's `codex exec --skip-git-repo-check` ran in a folder outside any git repository and
+    wake_codex_args does not repeat the flag: the woken `codex exec resume`, started in that folder,
+    gets it from the thread's own record (Codex refused it before: "Not inside a trusted directory")."""
+    without = ["--dangerously-bypass-hook-trust"]  # the bypass flag would skip the folder check too
+    script = {"root": [Text("FAKE-FINAL: first"), Text("FAKE-FINAL: second")]}
+    with (
+        FakeResponses(script) as server,
+        wake_product(tmp_path, server, "codex", wake_codex_args=without) as (
+            product,
+            home,
+        ),
+    ):
+        assert not any((parent / ".git").exists() for parent in [home.workdir, *home.workdir.parents])
+        assert run_codex(home, "start").returncode == 0
+        assert "FAKE-FINAL: second" in continue_once(product)["message"]
         assert_one_confirmed_wake(product)
 
 

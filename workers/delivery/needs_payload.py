@@ -19,8 +19,8 @@ from typing import Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
-from donebell.shared.text.redaction import redact
 from donebell.shared.text.markdown_text import cut_chars, cut_utf8, fold_whitespace
+from donebell.shared.text.redaction import redact
 from donebell.workers.delivery.payload import (
     MESSAGE_MAX_BYTES,
     SEP,

@@ -176,7 +176,7 @@ class OutboxSender:
             elif policy_send.waits_for_its_digest(self.state, record):
                 return SendOutcome("waiting")
             else:
-                payload = policy_send.silence(record, render(record, self.settings))
+                payload = policy_send.silence(record, render(record, self.settings, state=self.state))
         except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record
             self.state.dead_letter_invalid("outbox", f"{key}.json", f"cannot render: {type(exc).__name__}")
             return SendOutcome("invalid")

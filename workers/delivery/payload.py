@@ -23,15 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Callable
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
-from donebell.shared.text.redaction import redact
-from donebell.shared.text.short_id import short_id
-from donebell.workers.agents.registry import agent
 from donebell.shared.text.markdown_text import (
     cut_chars,
     cut_utf8,
@@ -39,6 +35,10 @@ from donebell.shared.text.markdown_text import (
     reduce_markdown,
     strip_controls,
 )
+from donebell.shared.text.redaction import redact
+from donebell.shared.text.short_id import short_id
+from donebell.workers.agents.registry import agent
+from donebell.workers.kit.labels import format_duration, origin_label
 
 MESSAGE_MAX_BYTES = 3500
 TITLE_MAX_CHARS = 120
@@ -212,26 +212,12 @@ def display_name(record: dict[str, Any]) -> str:
     return found.DISPLAY_NAME if found is not None else "Codex"
 
 
-def origin_label(record: dict[str, Any], settings: SettingsLike) -> str:
-    """Where the task ran: a remote root's own label, else ``origin``, else the short host name."""
-    recorded = _one_line(_text(record.get("origin")))
-    raw_sources = record.get("sources")
-    sources = raw_sources if isinstance(raw_sources, list) else []
-    if recorded and (record.get("source") == "remote-scanner" or "remote-scanner" in sources):
-        return recorded
-    return _one_line(settings.origin) or recorded or short_host_name()
-
-
 def host_tag(record: dict[str, Any], settings: SettingsLike) -> str | None:
     """``host_tag``: the origin label as one ntfy tag (lower case, ``[a-z0-9._-]``), or None."""
     if not settings.host_tag:
         return None
     tag = re.sub(r"[^a-z0-9._-]+", "-", origin_label(record, settings).lower()).strip("-")
     return tag[:64] or None
-
-
-def short_host_name() -> str:
-    return socket.gethostname().split(".")[0] or "localhost"
 
 
 def stats_parts(record: dict[str, Any]) -> list[str]:
@@ -246,18 +232,6 @@ def stats_parts(record: dict[str, Any]) -> list[str]:
     if isinstance(tokens, (int, float)) and _is_number(tokens) and tokens >= 0:
         out.append(f"{format_count(int(tokens))} tokens")
     return out
-
-
-def format_duration(seconds: float) -> str:
-    """``42s``, ``4m 12s``, ``2h 5m``."""
-    whole = int(round(seconds))
-    if whole < 60:
-        return f"{whole}s"
-    minutes, secs = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes}m {secs}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes}m"
 
 
 def format_count(n: int) -> str:

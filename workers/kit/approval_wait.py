@@ -43,7 +43,10 @@ def approval_wait(ctx: HookContext) -> float:
     from donebell.shared import health  # psutil: only with approvals on
 
     wake = ctx.state.read_health("wake")
-    if wake is None or not health.alive(wake) or health.is_stale(wake, time.time()):
+    # Aged by the file's mtime, not the role's own heartbeat_at: a service clock minutes behind
+    # (or ahead) of this one must not make a running role look dead (or a dead one alive).
+    written = ctx.state.health_written_at("wake")
+    if wake is None or not health.alive(wake) or health.is_stale_written(wake, written, time.time()):
         ctx.log("warning", "approvals_enabled but the wake role is not running: not waiting for the phone")
         return 0.0
     wait = config["approval_wait_seconds"]

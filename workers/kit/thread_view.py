@@ -26,6 +26,9 @@ class ThreadView:
     latest_done: str | None  # the newest turn that has ended
     active: bool  # the newest turn has not ended
     cwd: str | None
+    #: Arguments the user's own run had that resuming it needs too (Codex: ``--skip-git-repo-check``
+    #: for a thread ``codex exec`` started outside a git repository), before ``wake_<agent>_args``.
+    resume_args: tuple[str, ...] = ()
 
 
 class DaemonError(Exception):

@@ -18,7 +18,16 @@ import subprocess
 from donebell.workers.agents import registry
 from donebell.workers.kit.thread_view import ThreadView
 
-__all__ = ["ThreadView", "agent_environment", "busy_refusal", "command", "locate", "read_thread", "spawn"]
+__all__ = [
+    "ThreadView",
+    "agent_environment",
+    "busy_refusal",
+    "command",
+    "last_words",
+    "locate",
+    "read_thread",
+    "spawn",
+]
 
 READ_CAP = 256 << 20  # a rollout larger than this is not scanned (refused as unreadable)
 
@@ -73,6 +82,19 @@ def spawn(argv: list[str], cwd: str | None, log_path: str) -> subprocess.Popen[b
         )
     finally:
         os.close(fd)
+
+
+def last_words(log_path: str) -> str:
+    """The agent's own last line of output (e.g. Codex's "Not inside a trusted directory and
+    --skip-git-repo-check was not specified."), one line of at most 200 characters, or ""."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [" ".join(line.split()) for line in tail.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
 
 
 def busy_refusal(log_path: str) -> bool:

@@ -3,8 +3,9 @@
 ``received`` → ``verified`` → (``queued`` while the thread is busy) → ``requested`` →
 ``confirmed`` | ``refused`` (reason) | ``failed`` (reason) | ``unconfirmed``.
 
-* Verification: the ticket (constant-time HMAC, expiry; another host's ticket is dropped without
-  a record), then the nonce is claimed by exclusive create (a second use is ``replay``), the turn
+* Verification: the ticket (constant-time HMAC against the key on disk now, expiry; another
+  host's ticket is dropped without a record; a hello of another machine is noted: machines.py),
+  a tap older than ``wake_tap_max_age_seconds`` on the server's clock is ``stale`` (tell.py), then the nonce is claimed by exclusive create (a second use is ``replay``), the turn
   is claimed likewise (a second button for the same turn is ``already-answered``), the button
   index must still be configured, donebell must have notified that very turn (a sent receipt:
   else ``unknown-thread``), its rollout/transcript must exist (``rollout-missing``), and the newest
@@ -16,7 +17,8 @@
   The agent's own record of one more turn confirms it. Before that, an attempt whose process
   exited without a new turn (e.g. Codex's "already has an active writer") is retried after 2,
   5 and 15 s. After a restart a ``requested`` record is only ever confirmed, never requested
-  again: at most one missed wake, never a second turn.
+  again: at most one missed wake, never a second turn. A ``failed`` wake started no turn: its
+  ticket and turn are released and the phone is told (tell.py).
 
 Nothing from a reply is executed or put into the prompt: the prompt is the configured one.
 """
@@ -25,18 +27,21 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import time
 from collections.abc import Callable
 from typing import Any
 
+from donebell.shared.config.secret_text import scrub, settings_secrets
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import event_key
+from donebell.shared.ntfy.server_clock import tap_age
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
-from donebell.shared.wake_ticket import TicketKey, TicketRefused, load_key, verify
+from donebell.shared.wake_ticket import TicketKey, TicketRefused, key_signature, load_key, verify
 from donebell.workers.agents import registry
 from donebell.workers.kit.thread_view import DaemonError
-from donebell.workers.wake import agents, live_session
+from donebell.workers.wake import agents, live_session, tell
+from donebell.workers.wake.junk import JunkLimiter
+from donebell.workers.wake.machines import HELLO_PREFIX, heard_ticket, hello_heard
 
 BUSY_WAIT_SECONDS = 30 * 60.0
 RETRY_DELAYS = (2.0, 5.0, 15.0)
@@ -45,36 +50,30 @@ CONFIRM_SECONDS = 300.0
 BODY_KEEP = 512  # characters of a refused reply kept in its record
 
 
-class JunkLimiter:
-    """Refusals of unsigned junk: at most one log line per ``every`` seconds, the rest counted."""
-
-    def __init__(self, log: logging.Logger, every: float = 60.0) -> None:
-        self.log, self.every = log, every
-        self.suppressed = 0
-        self.total = 0
-        self._last = float("-inf")
-
-    def refused(self, reason: str, message_id: str) -> None:
-        self.total += 1
-        at = time.monotonic()
-        if at - self._last < self.every:
-            self.suppressed += 1
-            return
-        extra = f" ({self.suppressed} more since the last line)" if self.suppressed else ""
-        self.log.warning("wake reply %s refused: %s%s", message_id, reason, extra)
-        self._last, self.suppressed = at, 0
-
-
 class WakePipeline:
     def __init__(self, state: StateDir, settings: SettingsLike, log: logging.Logger) -> None:
         self.state, self.settings, self.log = state, settings, log
         self.queue: WakeQueue = state.wake_queue()
         self.key: TicketKey = load_key(state)
+        self._key_signature = key_signature(state)
         self.junk = JunkLimiter(log)
         self.counters: dict[str, int] = {}
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self.confirm_seconds = CONFIRM_SECONDS
         self.clear_card: Callable[[str], str] | None = None  # set by the role (answers.py)
+        self.publish: Callable[[dict[str, Any]], str] | None = None  # set by the role (tell.py)
+        self.hello_due = False  # a machine new to us said hello: answer with ours (machines.py)
+        self.twins_told: set[str] = set()  # hosts already named in a "same identity" log line
+
+    def current_key(self) -> TicketKey:
+        """The key on disk now: `config rotate-wake-key` (or a move) replaces the file under a
+        running role, which verifies with the new key from the next tap on."""
+        signature = key_signature(self.state)
+        if signature != self._key_signature:
+            self.key = load_key(self.state)
+            self._key_signature = key_signature(self.state)
+            self.log.info("wake key changed on disk: taps are verified with the new key (older buttons are refused)")
+        return self.key
 
     def count(self, name: str) -> None:
         self.counters[name] = self.counters.get(name, 0) + 1
@@ -90,11 +89,16 @@ class WakePipeline:
             self.junk.refused("malformed", "?")
             return None
         text = body if isinstance(body, str) else ""
+        if text.startswith(HELLO_PREFIX):
+            hello_heard(self, text)
+            return None
         try:
-            ticket = verify(self.key, text)
+            ticket = verify(self.current_key(), text)
         except TicketRefused as exc:
             if exc.reason == "other-host":
                 self.count("other-host")
+                if exc.host_id:
+                    heard_ticket(self.state, exc.host_id)
                 return None  # silently: another host's reply, not ours to judge
             first = exc.nonce is not None and self.queue.claim(f"refused-{exc.nonce}", message_id)
             if not first:  # junk, and repeats of one signed ticket, are counted, not recorded one by one
@@ -123,6 +127,12 @@ class WakePipeline:
         }
         if ticket.decision is not None:  # Allow / Deny of a permission prompt (answers.py)
             fields.update(request=ticket.request, digest=ticket.digest, decision=ticket.decision)
+        age, window = tap_age(message), float(self.settings.wake_tap_max_age_seconds)
+        if age is not None and age > window:  # tapped while this machine's service was down
+            record, new = self.queue.receive(message_id, {**fields, "tap_age_seconds": round(age)})
+            if new:
+                tell.stale(self, record, age, window)
+            return record
         record, new = self.queue.receive(message_id, fields)
         if new:
             self.count("received")
@@ -225,7 +235,8 @@ class WakePipeline:
             if record.get("via") == "app-server":
                 return delay
             # the socket was stale (no daemon listening): nothing was asked; exec resume goes now
-        args = [str(a) for a in getattr(self.settings, f"wake_{provider}_args", None) or []]
+        own = [str(a) for a in getattr(self.settings, f"wake_{provider}_args", None) or []]
+        args = [a for a in view.resume_args if a not in own] + own  # as the user's own run had it
         argv = agents.command(provider, record["conversation_id"], prompt, args)
         if argv is None:
             self._fail(record, f"{provider}-not-on-path")
@@ -289,8 +300,11 @@ class WakePipeline:
             view = self._view(record)  # the turn may have been written just before the exit
             if view is not None and view.turns > int(record.get("baseline_turns") or 0):
                 return self._check_requested(record)
-            busy = agents.busy_refusal(self.queue.spawn_log(record["key"]))
-            return self._attempt_failed(record, "busy" if busy else f"exit {proc.returncode}")
+            spawn_log = self.queue.spawn_log(record["key"])
+            if agents.busy_refusal(spawn_log):
+                return self._attempt_failed(record, "busy")
+            said = scrub(agents.last_words(spawn_log), *settings_secrets(self.settings))  # the agent's own reason
+            return self._attempt_failed(record, f"exit {proc.returncode}" + (f": {said}" if said else ""))
         if now() - float(record.get("requested_at") or 0) > self.confirm_seconds:
             # Accepted or not, it may still run: never a second request for this ticket.
             self.queue.advance(record, "unconfirmed", reason="no new turn seen")
@@ -320,4 +334,7 @@ class WakePipeline:
     def _fail(self, record: dict[str, Any], reason: str) -> None:
         self.queue.advance(record, "failed", reason=reason)
         self.count("failed")
-        self.log.warning("wake %s failed: %s", record["message_id"], reason)
+        told = tell.failed(self, record, reason)
+        self.log.warning(
+            "wake %s failed: %s (the button may be tapped again; phone: %s)", record["message_id"], reason, told
+        )

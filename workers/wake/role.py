@@ -22,9 +22,12 @@ from typing import Any, ClassVar
 
 from donebell.shared.config.secret_text import public_url
 from donebell.shared.ntfy.client import ConfigProblem, account_auth, check_sendable
-from donebell.shared.ntfy.subscribe import Subscriber, clear_card, poll, topic_url
+from donebell.shared.ntfy.server_clock import ServerClock
+from donebell.shared.ntfy.subscribe import Subscriber, clear_card, poll, post_text, publish_json, topic_url
+from donebell.workers.kit.labels import origin_label
 from donebell.workers.kit.pass_result import PassResult
 from donebell.workers.role import EXIT_CONFIG, Role
+from donebell.workers.wake.machines import hello_body, other_machines
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
 
@@ -35,6 +38,7 @@ BATCH_MAX = 200  # messages handled per pass before open records get their turn
 class WakeRole(Role):
     name: ClassVar[str] = "wake"
     heartbeat_seconds: ClassVar[float] = 10.0
+    waits_in_pass: ClassVar[bool] = True  # a pass waits on the subscription: `ready`, not `scanning`
 
     def setup(self) -> None:
         problem = config_problem(self.settings)
@@ -54,17 +58,27 @@ class WakeRole(Role):
         self.headers = {"Authorization": auth.header} if auth else {}
         self.url = topic_url(public_url(self.settings.server), self.settings.wake_topic)
         self.pipeline.clear_card = self._clear_card
+        self.pipeline.publish = self._publish
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=256)
         self.subscription_state = "polling" if self.bounded() else "connecting"
         self.subscriber: Subscriber | None = None
+        self.clock = ServerClock()
         if not self.bounded():
             self.subscriber = Subscriber(
-                self.url, self.headers, self.queue.cursor(), self.inbox, self.log, on_state=self._on_state
+                self.url,
+                self.headers,
+                self.queue.cursor(),
+                self.inbox,
+                self.log,
+                on_state=self._on_state,
+                clock=self.clock,
             )
             self._wake_inbox_on_stop()
             self.subscriber.start()
 
     def _on_state(self, state: str) -> None:
+        if state == "subscribed" and self.subscription_state != "subscribed":
+            self.pipeline.hello_due = True  # (re)connected: say hello to the machines sharing the topic
         self.subscription_state = state
 
     def _wake_inbox_on_stop(self) -> None:
@@ -82,15 +96,29 @@ class WakeRole(Role):
 
             signal.signal(sig, handler)
 
+    def _publish(self, payload: dict[str, Any]) -> str:
+        """Publish a notice to the notification topic with delivery's account (tell.py)."""
+        return publish_json(public_url(self.settings.server), payload, self.headers, self.settings.timeout_seconds)
+
+    def _say_hello(self) -> None:
+        """This machine's hello on the reply topic (machines.py), once per connection or new machine."""
+        self.pipeline.hello_due = False
+        body = hello_body(self.pipeline.current_key().host_id, origin_label({}, self.settings))
+        outcome = post_text(self.url.removesuffix("/json"), body, self.headers, self.settings.timeout_seconds)
+        if outcome != "sent":
+            self.log.info("wake hello not sent: %s", outcome)
+
     def _clear_card(self, sequence_id: str) -> str:
         """Dismiss a push of the notification topic, with the account delivery sends with."""
         server, topic = public_url(self.settings.server), self.settings.topic
         return clear_card(server, topic, sequence_id, self.headers, self.settings.timeout_seconds)
 
     def run_pass(self) -> PassResult:
+        if self.pipeline.hello_due and not self.bounded():
+            self._say_hello()
         due = self._step_open()
         if self.bounded():
-            messages = poll(self.url, self.headers, self.queue.cursor(), self.settings.timeout_seconds)
+            messages = poll(self.url, self.headers, self.queue.cursor(), self.settings.timeout_seconds, self.clock)
         else:
             messages = self._take(min(PASS_WAIT, due) if due is not None else PASS_WAIT)
         last_id = None
@@ -138,8 +166,11 @@ class WakeRole(Role):
 
     def health_extra(self) -> dict[str, Any]:
         sub = self.subscriber
+        offset = self.clock.offset()
         return {
             "subscription": self.subscription_state,
+            "server_clock_offset_seconds": round(offset, 1) if offset is not None else None,
+            "other_machines": other_machines(self.state),
             "open_wakes": len(self.open),
             "connects": sub.connects if sub else 0,
             "junk_refused": self.pipeline.junk.total,

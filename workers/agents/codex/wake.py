@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+from dataclasses import replace
 
 from donebell.workers.agents.codex import codex_home_str
 from donebell.workers.kit.thread_view import SAFE_ID, ThreadView, json_lines
@@ -32,12 +33,13 @@ def locate_thread(conversation_id: str) -> str | None:
 def read_thread(path: str) -> ThreadView:
     started: list[str] = []
     ended: set[str] = set()
-    cwd = None
+    cwd, meta = None, None
     for obj in json_lines(path):
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             continue
-        if obj.get("type") == "session_meta" and cwd is None:
+        if obj.get("type") == "session_meta" and meta is None:
+            meta = payload
             cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         kind, turn = payload.get("type"), payload.get("turn_id")
         if obj.get("type") != "event_msg" or not isinstance(turn, str):
@@ -48,9 +50,32 @@ def read_thread(path: str) -> ThreadView:
             ended.add(turn)
     done = [t for t in started if t in ended]
     latest = started[-1] if started else None
-    return ThreadView(
+    view = ThreadView(
         path, len(started), latest, done[-1] if done else None, latest is not None and latest not in ended, cwd
     )
+    return replace(view, resume_args=_as_the_user_ran(meta or {}, cwd))
+
+
+def _as_the_user_ran(meta: dict[str, object], cwd: str | None) -> tuple[str, ...]:
+    """``--skip-git-repo-check`` when ``codex exec`` started the thread outside a git repository:
+    exec refuses such a folder ("Not inside a trusted directory and --skip-git-repo-check was not
+    specified"), so the user's own run had the flag, and ``codex exec resume`` from that folder
+    needs it too (measured on 0.171). Nothing for a thread of the TUI or inside a repository."""
+    if meta.get("originator") != "codex_exec" or not cwd or not os.path.isdir(cwd) or _in_git_repo(cwd):
+        return ()
+    return ("--skip-git-repo-check",)
+
+
+def _in_git_repo(folder: str) -> bool:
+    """Is ``folder`` inside a git work tree (a ``.git`` folder or file in it or above)?"""
+    current = os.path.abspath(folder)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
 
 
 def resume_argv(conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
