@@ -56,6 +56,19 @@ REASONS = (
 #: ``notice`` of an outbox record that says the task waits for the user (docs/approvals.md).
 NEEDS_YOU = "needs-you"
 
+#: How long a ``donebell test`` record may wait in the outbox before it expires (seconds).
+TEST_EXPIRY_SECONDS = 300.0
+
+
+def expiry_of_test(record: dict[str, Any]) -> float:
+    """When a test record stops being worth sending (its ``expires_at``; older records lack it)."""
+    own = record.get("expires_at")
+    if isinstance(own, (int, float)) and not isinstance(own, bool):
+        return float(own)
+    born = record.get("created_at")
+    return (float(born) if isinstance(born, (int, float)) and not isinstance(born, bool) else 0.0) + TEST_EXPIRY_SECONDS
+
+
 #: Terminal outcome of the turn a candidate describes, when the evidence says so (``None``: not
 #: known yet); :func:`new_candidate` refuses any other.
 OUTCOMES = ("done", "failed", "stopped")

@@ -9,7 +9,7 @@ The test record goes into ``outbox/`` like any promoted event (``test: true``), 
 Its receipt is ``sent/<key>.json`` with ``test: true`` and reason ``test``. Exit 0 when the server
 accepted it, 1 when it did not (the answer is printed), 78 for a configuration problem.
 
-A test is a question asked now (:mod:`donebell.workers.delivery.test_records`): it replaces every
+A test is a question asked now (``workers/delivery/test_records.py``): it replaces every
 older test still queued, and one not sent within ``--expire-after`` seconds (300) expires with a
 ``suppressed/`` receipt, so at most one test notification ever arrives.
 """
@@ -27,10 +27,9 @@ from typing import Any
 from donebell.shared.config.model import ConfigError, Settings, load, subscribe_url
 from donebell.shared.keys import sequence_id
 from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
-from donebell.shared.records import base
+from donebell.shared.records import TEST_EXPIRY_SECONDS, base, expiry_of_test
 from donebell.shared.statedir import InvalidRecord, StateDir, now, open_state_dir
 from donebell.shared.text.subscribe_qr import qr_text
-from donebell.workers.delivery.test_records import TEST_EXPIRY_SECONDS, expires_at, retire_older_tests
 from donebell.workers.role import EXIT_CONFIG, role_class
 
 PROVIDER = "test"
@@ -119,7 +118,6 @@ def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> 
             try:
                 current = state.read("outbox", key) if state.locate(key) == "outbox" else None
                 if current is not None and not current.get("attempts"):
-                    retire_older_tests(state, key, now())  # under the delivery lock, as the worker would
                     _deliver_here(state, settings, key)
                     return describe(state, key, via="this command")
             finally:
@@ -176,7 +174,7 @@ def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
             attempts=record.get("attempts"),
             http_status=record.get("last_http_status"),
             next_attempt_at=record.get("next_attempt_at"),
-            expires_at=expires_at(record),
+            expires_at=expiry_of_test(record),
         )
     elif where == "suppressed":  # expired, or a newer test replaced it, while this command waited
         receipt = state.read("suppressed", key) or {}

@@ -9,29 +9,21 @@ server was unreachable (each run would otherwise be one more push once it is fix
 * a test record still unsent at its ``expires_at`` (``donebell test --expire-after``, 300 s by
   default) gets a ``suppressed/`` receipt with reason ``test-expired``.
 
-Only the delivery role's lock holder calls this (the sender before an attempt, ``donebell test``
-while it holds the lock), as for every other change of a promoted record.
+Only the delivery role's lock holder calls this (the sender before it attempts a test record:
+:func:`stale_or_newest`), as for every other change of a promoted record; ``donebell test``
+attempts its record through the delivery role's own code.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from donebell.shared.records import new_receipt
+from donebell.shared.records import expiry_of_test, new_receipt
 from donebell.shared.statedir import InvalidRecord, StateDir
-
-#: How long a test notification may wait in the outbox before it expires (seconds).
-TEST_EXPIRY_SECONDS = 300.0
 
 
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def expires_at(record: dict[str, Any]) -> float:
-    """When ``record`` (a test record) stops being worth sending; older records lack the field."""
-    own = _number(record.get("expires_at"))
-    return own if own is not None else (_number(record.get("created_at")) or 0.0) + TEST_EXPIRY_SECONDS
 
 
 def newer_test(state: StateDir, record: dict[str, Any]) -> str | None:
@@ -57,16 +49,25 @@ def retire_if_stale(state: StateDir, record: dict[str, Any], at: float) -> str |
     replaced_by = newer_test(state, record)
     if replaced_by is not None:
         reason, detail = "test-replaced", f"a newer `donebell test` ({replaced_by[:12]}) replaced it"
-    elif at >= expires_at(record):
+    elif at >= expiry_of_test(record):
         reason, detail = "test-expired", "not sent before it expired (a test answers for the moment it was asked)"
     else:
         return None
-    extra = {"attempts": record.get("attempts") or 0, "detail": detail, "expires_at": expires_at(record)}
+    extra = {"attempts": record.get("attempts") or 0, "detail": detail, "expires_at": expiry_of_test(record)}
     if record.get("last_error"):
         extra["last_error"] = record["last_error"]
     state.finish("outbox", "suppressed", new_receipt(record, status="suppressed", reason=reason, **extra))
     state.log("info", f"test notification {reason.removeprefix('test-')}; not sent", key=record["key"], reason=reason)
     return reason
+
+
+def stale_or_newest(state: StateDir, record: dict[str, Any], at: float) -> bool:
+    """Before a test record is attempted: retire it if it is replaced or expired (True), else
+    retire every older test still queued (it is the one test that may arrive) and say False."""
+    if retire_if_stale(state, record, at):
+        return True
+    retire_older_tests(state, str(record["key"]), at)
+    return False
 
 
 def retire_older_tests(state: StateDir, keep: str, at: float) -> int:
