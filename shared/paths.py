@@ -89,6 +89,22 @@ def make_private_dirs(path: str) -> list[str]:
     return made
 
 
+#: Beside the config: the folders above it that writing the first config created (a JSON list).
+CREATED_FOLDERS_NAME = "created-folders.json"
+
+
+def remember_created_folders(made: list[str]) -> None:
+    """Record, beside the config that ``made`` (from :func:`make_private_dirs`) was created for,
+    the folders above its own folder it created: ``uninstall --purge`` removes them again when
+    they are empty (a fresh account's ``~/.config``)."""
+    if len(made) > 1:
+        import json
+
+        fd = os.open(os.path.join(made[-1], CREATED_FOLDERS_NAME), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(made[:-1]) + "\n")
+
+
 # --- the same, as pathlib.Path (not for the hook path) --------------------------------------
 
 

@@ -123,10 +123,7 @@ class Settings(BaseSettings):
         60.0, gt=0, le=MAX_SECONDS, description="Periodic full rescan of the hot set (file events wake sooner)."
     )
     watch_initial_replay_seconds: float = Field(
-        300.0,
-        ge=0,
-        le=MAX_SECONDS,
-        description="Replay a newly found rollout only if modified this recently and since the state folder was created.",
+        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if written this recently."
     )
     watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
     watch_remote_timeout_seconds: float = Field(
@@ -332,20 +329,12 @@ def random_topic() -> str:
     return "donebell-" + "".join(secrets.choice(TOPIC_ALPHABET[2:] + "-_") for _ in range(22))
 
 
-#: Beside the config: the folders above it that writing the first config created (a JSON list).
-CREATED_FOLDERS_NAME = "created-folders.json"
-
-
 def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tuple[Path, bool]:
     """Write a fresh config (0600, dirs 0700) if none exists; ``(path, created)``."""
     path = path or config_path()
     if path.exists():
         return path, False
-    made = paths.make_private_dirs(str(path.parent))
-    if len(made) > 1:  # e.g. ~/.config on a fresh account: `uninstall --purge` removes it again
-        fd = os.open(path.parent / CREATED_FOLDERS_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(raw_file.json.dumps(made[:-1]) + "\n")
+    paths.remember_created_folders(paths.make_private_dirs(str(path.parent)))  # e.g. ~/.config: --purge removes it
     # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
     fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
     body = raw_file.json.dumps(fresh, indent=2) + "\n"

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from donebell.shared.config.model import CREATED_FOLDERS_NAME
+from donebell.shared.paths import CREATED_FOLDERS_NAME
 from donebell.shared.statedir import StateDir, UnsafeStateDir
 from donebell.supervisor.install.own_config import record_path
 from donebell.workers.kit.install.edits import BACKUP_INFIX
