@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
 
 
 def _resume_waiting(command: str) -> int:
-    """Carry on the wait for the phone where the lean sleep woke (``workers/kit/approval_lean``):
+    """Carry on the wait for the phone where the lean sleep woke (``workers/kit/approval_lean.py``):
     the payload was read and the record written before the sleep; what is left is the wait."""
     from donebell.workers.kit import approval_lean, approval_wait
 

@@ -17,6 +17,7 @@ check reads changes one of those too, or is seen at the latest when the deadline
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -52,7 +53,7 @@ def available() -> bool:
     """The lean wait works here: Linux dnotify, the hook's own command line, not turned off."""
     return (
         sys.platform.startswith("linux")
-        and hasattr(approval_sleep.fcntl, "F_NOTIFY")
+        and hasattr(fcntl, "F_NOTIFY")
         and bool(getattr(sys, "orig_argv", None))
         and os.environ.get(approval_sleep.LEAN_ENV) != "off"
     )
@@ -76,9 +77,8 @@ class LeanWait:
     """The files one request's wait watches, and the sleep between two rounds of checks."""
 
     def __init__(self, ctx: HookContext, key: str, until: float, digest: str) -> None:
-        from donebell.shared import health
-
         state = ctx.state
+        self.state = state
         self.key, self.until, self.digest = key, until, digest
         self.watched = [state.answer_box().path(key), *(state.path(f, f"{key}.json") for f in PIPELINE)]
         folder = state.locate(key)
@@ -86,8 +86,6 @@ class LeanWait:
         agent_file = (record or {}).get("answer_path")
         if isinstance(agent_file, str) and agent_file:
             self.watched.append(agent_file)
-        self.health_file = state.health_file("wake")
-        self.health_max_age = health.stale_after(state.read_health("wake"))
         self.seen: list[str] = []
 
     def look(self) -> None:
@@ -97,9 +95,12 @@ class LeanWait:
 
     def sleep(self) -> None:
         """Exec the lean sleep; returns only if that failed (the caller then waits in-process)."""
+        from donebell.shared import health  # psutil: not before the checks found nothing
+
+        max_age = health.stale_after(self.state.read_health("wake"))
         pairs = [item for pair in zip(self.watched, self.seen, strict=True) for item in pair]
-        argv = [sys.executable, "-I", "-S", sleep_program(), repr(self.until), self.health_file]
-        argv += [repr(self.health_max_age), SUBSCRIBED, "--", *pairs, "--", *sys.orig_argv]
+        argv = [sys.executable, "-I", "-S", sleep_program(), repr(self.until), self.state.health_file("wake")]
+        argv += [repr(max_age), SUBSCRIBED, "--", *pairs, "--", *sys.orig_argv]
         os.environ[RESUME_ENV] = json.dumps({"key": self.key, "until": self.until, "digest": self.digest})
         sys.stdout.flush()
         sys.stderr.flush()

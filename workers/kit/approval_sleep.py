@@ -22,6 +22,7 @@ source would leave ~0.3 MiB behind in every waiting process.
 Arguments: ``DEADLINE HEALTH_PATH HEALTH_MAX_AGE MARKER -- (PATH SIGNATURE)... -- RESUME_ARGV...``.
 """
 
+import fcntl
 import os
 import sys
 import time
@@ -31,8 +32,6 @@ if TYPE_CHECKING:  # typeshed knows the builtin only through the signal module
     import signal as _signal
 else:
     import _signal
-
-import fcntl
 
 #: The longest sleep without looking: bounds the cost of a missed folder event, and how late a
 #: stale wake role (it has no event here) is noticed.
