@@ -80,6 +80,7 @@ class LeanWait:
         state = ctx.state
         self.state = state
         self.key, self.until, self.digest = key, until, digest
+        # The answer first: the sleep resumes at once for it, for any other change after a short gap.
         self.watched = [state.answer_box().path(key), *(state.path(f, f"{key}.json") for f in PIPELINE)]
         folder = state.locate(key)
         record = state.read(folder, key) if folder is not None else None

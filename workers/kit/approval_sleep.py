@@ -36,6 +36,9 @@ else:
 #: The longest sleep without looking: bounds the cost of a missed folder event, and how late a
 #: stale wake role (it has no event here) is noticed.
 FALLBACK_SECONDS = 10.0
+#: The shortest sleep before a change other than the answer resumes the hook (a resume costs an
+#: interpreter start): the old in-process wait looked at the terminal every half second too.
+RESUME_GAP_SECONDS = 0.5
 #: The environment variable that turns the lean wait off (``off``): a failed lean wait sets it.
 LEAN_ENV = "DONEBELL_APPROVAL_LEAN"
 #: Health files are small; more than this is not read (the hook then judges it itself).
@@ -97,13 +100,16 @@ class WakeHealth:
 
 def sleep(deadline: float, health: WakeHealth, watched: dict[str, str]) -> str:
     """Block until a watched file differs from its signature, the deadline, or the wake role is
-    gone; which of them."""
+    gone; which of them. The answer's file comes first in ``watched``."""
     _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGIO})  # before any watch: SIGIO kills
     WATCHING.extend(watch_folders(list(watched)))
-    next_health = time.time() + FALLBACK_SECONDS
+    started = time.time()
+    next_health = started + FALLBACK_SECONDS
     while True:
-        for path, seen in watched.items():
+        for index, (path, seen) in enumerate(watched.items()):
             if signature(path) != seen:
+                if index:  # not the answer: an agent writing on and on resumes the hook twice a second at most
+                    time.sleep(max(0.0, started + RESUME_GAP_SECONDS - time.time()))
                 return f"changed {path}"
         at = time.time()
         if at >= deadline:
