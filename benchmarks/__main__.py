@@ -21,6 +21,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from donebell.shared import platform as host_platform
+
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "benchmarks.md"
 WRITE_START = "<!-- python -m benchmarks --write: start -->"
@@ -52,10 +54,7 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (
-        f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}"
-    )
+    return f"{host_platform.describe()}, {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def _fmt(value: Any) -> str:

@@ -118,8 +118,9 @@ def _role_name(proc: psutil.Process) -> str:
     return title.removeprefix("donebell: ").split(" ")[0] if title.startswith("donebell: ") else title
 
 
-def measure(size_mb: int, python: str = sys.executable) -> dict[str, float]:
-    """One service over one big rollout: two completions' tree CPU and latency, the idle CPU."""
+def measure(size_mb: int, python: str = sys.executable, extra_env: dict[str, str] | None = None) -> dict[str, float]:
+    """One service over one big rollout: two completions' tree CPU and latency, the idle CPU
+    (``extra_env``: e.g. ``DONEBELL_FORCE_PORTABLE``, for ``bench_portable``)."""
     donebell = str(Path(python).parent / "donebell")
     with tempfile.TemporaryDirectory(prefix="donebell-completion-") as tmp, NtfyStandin() as standin:
         base = Path(tmp)
@@ -133,6 +134,7 @@ def measure(size_mb: int, python: str = sys.executable) -> dict[str, float]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
         env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config))
         env.update(CODEX_HOME=str(base / "codex"), CLAUDE_CONFIG_DIR=str(base / "claude"))
+        env.update(extra_env or {})
         with open(base / "run.err", "wb") as err:
             proc = subprocess.Popen([donebell, "run"], env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
         sup = psutil.Process(proc.pid)

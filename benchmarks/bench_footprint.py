@@ -103,7 +103,8 @@ def _cpu(sup: psutil.Process) -> tuple[dict[tuple[int, float], float], dict[tupl
     return own, reaped
 
 
-def measure(archived: int) -> dict[str, Any]:
+def measure(archived: int, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The idle tree over ``archived`` rollouts (``extra_env``: e.g. ``DONEBELL_FORCE_PORTABLE``)."""
     with tempfile.TemporaryDirectory(prefix="donebell-footprint-") as tmp:
         base = Path(tmp)
         codex = make_codex_home(base / "codex", archived)
@@ -112,7 +113,7 @@ def measure(archived: int) -> dict[str, Any]:
         config.write_text(json.dumps({"server": "http://127.0.0.1:9", "topic": "bench", "watch_roots": [str(remote)]}))
         env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
         env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config), CODEX_HOME=str(codex))
-        env.update(CLAUDE_CONFIG_DIR=str(base / "claude"))
+        env.update(CLAUDE_CONFIG_DIR=str(base / "claude"), **(extra_env or {}))
         proc = subprocess.Popen(
             [sys.executable, "-m", "donebell.supervisor.cli", "run"],
             env=env,

@@ -23,7 +23,6 @@ import copy
 import json
 import os
 import resource
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import ingest, keys, records
+from donebell.shared import platform as host_platform
 from donebell.shared.config.model import Settings
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import _PERSISTENT, run_gate_pass
@@ -85,7 +85,7 @@ def build_one_long_turn(path: Path, size_mb: int) -> str:
 
 def _rss_mib() -> float:
     # ru_maxrss is KiB on Linux, bytes on macOS.
-    scale = 1 if sys.platform == "darwin" else 1024
+    scale = 1 if host_platform.host() == "macos" else 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / MIB
 
 

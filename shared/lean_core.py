@@ -30,6 +30,12 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.supervisor.cli",  # the command table: dispatch points down from the top layer
     "donebell.shared.process.hook_signals",  # the builtin _signal only
     "donebell.shared.paths",
+    # the platform seam: the choice (os and sys only) and the four capabilities the hook uses
+    "donebell.shared.platform",
+    "donebell.shared.platform.locations",
+    "donebell.shared.platform.files",
+    "donebell.shared.platform.identity",
+    "donebell.shared.platform.hook_stdin",
     "donebell.shared.config.raw_file",
     "donebell.shared.config.fields",  # the generated field table and the one normalizer of every reader
     "donebell.shared.config.schema",

@@ -1,4 +1,5 @@
-"""Where donebell keeps its configuration and its state directory, per platform.
+"""Where donebell keeps its configuration and its state directory (the platform's rule is the
+platform seam's ``shared/platform/locations.py``; the explicit variables win over it).
 
 Standard library only: the hook path imports this module. It uses the ``*_str`` variants, which
 build ``os.path`` strings: ``pathlib`` (with ``urllib.parse`` and ``ipaddress`` behind it) costs
@@ -9,13 +10,15 @@ import it on first call.
 from __future__ import annotations
 
 import os
-import sys
+
+from donebell.shared import platform
+from donebell.shared.platform import locations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-APP = "donebell"
+APP = locations.APP
 
 
 class RelativePathError(ValueError):
@@ -36,12 +39,6 @@ def _explicit(name: str) -> str | None:
     return value
 
 
-def _xdg(name: str, *fallback: str) -> str:
-    """An XDG base directory; a relative value is ignored, as the XDG spec says."""
-    value = os.environ.get(name)
-    return value if value and os.path.isabs(value) else os.path.join(_home(), *fallback)
-
-
 def _home() -> str:
     return os.path.expanduser("~")
 
@@ -53,16 +50,7 @@ def user_home() -> str:
 
 def config_path_str() -> str:
     """The config file: ``$DONEBELL_CONFIG`` (absolute), else the platform's user config dir."""
-    explicit = _explicit("DONEBELL_CONFIG")
-    if explicit:
-        return explicit
-    if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or os.path.join(_home(), "AppData", "Roaming")
-        return os.path.join(base, APP, "config.json")
-    if sys.platform == "darwin":
-        return os.path.join(_home(), "Library", "Application Support", APP, "config.json")
-    base = _xdg("XDG_CONFIG_HOME", ".config")
-    return os.path.join(base, APP, "config.json")
+    return _explicit("DONEBELL_CONFIG") or locations.config_file()
 
 
 def state_dir_str() -> str:
@@ -70,16 +58,7 @@ def state_dir_str() -> str:
 
     Raises :class:`RelativePathError` for a relative ``$DONEBELL_STATE_DIR``.
     """
-    explicit = _explicit("DONEBELL_STATE_DIR")
-    if explicit:
-        return explicit
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(_home(), "AppData", "Local")
-        return os.path.join(base, APP, "state")
-    if sys.platform == "darwin":
-        return os.path.join(_home(), "Library", "Application Support", APP, "state")
-    base = _xdg("XDG_STATE_HOME", ".local", "state")
-    return os.path.join(base, APP)
+    return _explicit("DONEBELL_STATE_DIR") or locations.state_dir()
 
 
 def make_private_dirs(path: str) -> None:
@@ -102,7 +81,7 @@ def make_private_dirs(path: str) -> None:
             os.mkdir(folder, 0o700)
         except FileExistsError:
             continue
-        if sys.platform != "win32":
+        if not platform.on_windows():
             os.chmod(folder, 0o700)  # a umask can only narrow the mode: make it exact
 
 

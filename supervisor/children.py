@@ -16,16 +16,16 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from typing import Any, Protocol
 
+from donebell.shared import platform
 from donebell.shared.process import groups
 from donebell.shared.process.liveness import process_create_time
 from donebell.shared.statedir import now
 from donebell.supervisor import role_fork
 
-_IS_WINDOWS = sys.platform == "win32"
+_IS_WINDOWS = platform.on_windows()
 
 
 class RoleProcess(Protocol):
@@ -61,7 +61,7 @@ class Child:
         """True once the process has ended; its group's leftovers are then killed and it is reaped."""
         if self.returncode is not None:
             return True
-        if not _IS_WINDOWS and hasattr(os, "waitid"):
+        if groups.group_signals() and hasattr(os, "waitid"):
             try:
                 ended = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
             except ChildProcessError:
@@ -104,8 +104,8 @@ class Child:
                 proc.kill()
 
     def _kill_group(self) -> None:
-        if _IS_WINDOWS or self.returncode is not None:
-            return  # once reaped, the group id may belong to someone else
+        if self.returncode is not None:
+            return  # once reaped, the group id (or the pid whose descendants are found) may be someone else's
         groups.kill_group(self.pid)
 
     def identity(self) -> dict[str, Any]:

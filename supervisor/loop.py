@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from donebell.shared.health import alive, did_work, same_process, settled
+from donebell.shared.process import groups
 from donebell.shared.statedir import RoleLock, StateDir, now
 from donebell.shared.states import Phase, SlotState
 from donebell.supervisor import state_dir_guard
@@ -198,8 +199,8 @@ class Supervisor:
         deadlines += [s.next_start for s in self.slots if s.child is None and s.next_start is not None]
         if self.next_watchdog is not None:
             deadlines.append(self.next_watchdog)
-        if sys.platform == "win32":
-            deadlines.append(time.monotonic() + 1.0)  # no SIGCHLD: poll for exits
+        if not groups.group_signals():
+            deadlines.append(time.monotonic() + 1.0)  # no SIGCHLD (Windows, portable mode): poll for exits
         return min(deadlines)
 
     # stop ----------------------------------------------------------------------------------

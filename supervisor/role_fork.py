@@ -7,7 +7,8 @@ imports its own copy of the same modules (~12 MiB of interpreter and ~10-18 MiB 
 each). A fork of the supervisor after :func:`preload` shares those pages copy-on-write: a role
 only pays for the pages it writes (docs/benchmarks.md, "Memory of the service").
 
-Only on Linux: macOS system frameworks are not fork-safe without an exec, and Windows has no
+Only on Linux (the platform seam's ``role_start``: ``fork``, or ``exec`` elsewhere and in
+portable mode): macOS system frameworks are not fork-safe without an exec, and Windows has no
 fork. ``DONEBELL_ROLE_START=exec`` forces the exec path anywhere (a debugging knob and the
 comparison in ``benchmarks/bench_footprint.py``).
 
@@ -27,6 +28,7 @@ import signal
 import sys
 import traceback
 
+from donebell.shared import platform
 from donebell.shared.process import groups
 from donebell.workers.role import ROLES
 
@@ -60,7 +62,7 @@ def fork_enabled() -> bool:
     """Whether roles start by fork (Linux, unless ``DONEBELL_ROLE_START=exec``)."""
     if os.environ.get("DONEBELL_ROLE_START", "").strip().lower() == "exec":
         return False
-    return sys.platform.startswith("linux") and hasattr(os, "fork")
+    return platform.mechanism("role_start") == "fork" and hasattr(os, "fork")
 
 
 def preload(roles: list[str]) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from donebell.shared import platform
 from donebell.shared.statedir import now
 from donebell.workers import hooks
 from donebell.workers.kit import approval_lean, approval_sleep
@@ -20,7 +21,7 @@ from test_approvals import ALLOW, Phone, _printed
 
 pytestmark = [
     pytest.mark.usefixtures("no_outside_config"),
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the lean sleep is Linux's (dnotify)"),
+    pytest.mark.skipif(platform.mechanism("approval_wait") != "dnotify-sleep", reason="the lean sleep is Linux's"),
 ]
 
 
@@ -115,6 +116,8 @@ def test_a_sleep_that_fails_resumes_the_hook_with_the_lean_wait_off(tmp_path: Pa
     assert done.stdout == b"off"
 
 
-def test_the_resume_variable_is_one_name() -> None:
-    """The hook's entry point names it without importing the lean wait (its start-up budget)."""
+def test_the_resume_and_lean_variables_are_one_name_each() -> None:
+    """The hook's entry point names the resume without importing the lean wait (its start-up
+    budget); the bare sleep names the switch without importing donebell."""
     assert hooks.RESUME_ENV == approval_lean.RESUME_ENV
+    assert approval_sleep.LEAN_ENV == approval_lean.LEAN_ENV

@@ -16,7 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from donebell.workers.agents.codex import queue, writer_lock
+from donebell.shared.platform import locked
+from donebell.workers.agents.codex import queue
 from donebell.workers.kit.thread_view import DaemonError
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
@@ -47,12 +48,12 @@ def test_a_thread_is_live_while_a_process_holds_its_writer_lock(codex_home: Path
     holder = hold_lock(lock)
     try:
         assert queue.live_thread(THREAD) == THREAD
-        assert writer_lock._held_by_try(str(lock)) is True  # the fallback where /proc/locks is missing
+        assert locked._probe(str(lock)) is True  # the portable probe (no /proc/locks, portable mode)
     finally:
         holder.kill()
         holder.wait()
     assert queue.live_thread(THREAD) is None
-    assert writer_lock._held_by_try(str(lock)) is False
+    assert locked._probe(str(lock)) is False
     assert queue.live_thread("../" + THREAD) is None  # never a path built from a bad id
 
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import psutil
 import pytest
 from donebell.shared.process import groups
+from support.process_tree import TREE, gone, tree_pids
 from support.waiting import wait_for
 
 if TYPE_CHECKING:
@@ -20,45 +20,19 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups and signals are POSIX here")
 
-# A leader that starts a grandchild in its own group, writes "<leader> <grandchild>" to argv[1]
-# and waits; both ignore SIGTERM, so only a SIGKILL to the whole group ends them.
-TREE = """
-import os, signal, subprocess, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
-grandchild = subprocess.Popen([sys.executable, "-c", code])
-open(sys.argv[1] + ".tmp", "w").write(f"{os.getpid()} {grandchild.pid}")
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(600)
-"""
-
-
-def _gone(pid: int) -> bool:
-    """No such process, or a zombie nobody reaped yet (a killed grandchild's parent may be init)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def _tree_pids(pids_file: Path) -> tuple[int, int]:
-    wait_for(pids_file.exists, timeout=30, what="the tree's pids")
-    leader, grandchild = (int(p) for p in pids_file.read_text().split())
-    return leader, grandchild
-
 
 def test_start_makes_a_group_leader_and_kill_tree_ends_the_group(tmp_path: Path) -> None:
     """A started child leads a new group (not the test's), and kill_tree ends it and its grandchild."""
     pids_file = tmp_path / "pids"
     proc = groups.start([sys.executable, "-c", TREE, str(pids_file)], "windowless", stdin=subprocess.DEVNULL)
     try:
-        leader, grandchild = _tree_pids(pids_file)
+        leader, grandchild = tree_pids(pids_file)
         assert leader == proc.pid
         assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
         assert os.getpgid(grandchild) == proc.pid
         groups.kill_tree(proc)
         assert proc.wait(timeout=10) == -signal.SIGKILL
-        wait_for(lambda: _gone(grandchild), timeout=10, what="the grandchild killed with its group")
+        wait_for(lambda: gone(grandchild), timeout=10, what="the grandchild killed with its group")
     finally:
         proc.kill()
         proc.wait(timeout=10)
@@ -69,7 +43,7 @@ def test_spawn_detached_starts_a_session_leader_that_kill_group_ends(tmp_path: P
     pids_file = tmp_path / "pids"
     pid = groups.spawn_detached([sys.executable, "-c", TREE, str(pids_file)])
     try:
-        leader, grandchild = _tree_pids(pids_file)
+        leader, grandchild = tree_pids(pids_file)
         assert leader == pid
         assert os.getsid(pid) == pid != os.getsid(0)
         assert os.getpgid(grandchild) == pid
@@ -78,9 +52,9 @@ def test_spawn_detached_starts_a_session_leader_that_kill_group_ends(tmp_path: P
         groups.kill_group(pid)
         _, status = os.waitpid(pid, 0)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-        wait_for(lambda: _gone(grandchild), timeout=10, what="the grandchild killed with its group")
+        wait_for(lambda: gone(grandchild), timeout=10, what="the grandchild killed with its group")
     finally:
-        if not _gone(pid):
+        if not gone(pid):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
 

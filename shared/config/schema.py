@@ -258,11 +258,10 @@ def refuse_loose_secret_file(path: Path, data: dict[str, Any]) -> None:
 
     Only a secret in the file itself counts: one from ``DONEBELL_TOKEN`` leaves the file public.
     """
-    import sys
-
+    from donebell.shared import platform
     from donebell.shared.config.rules import file_holds_secret
 
-    if sys.platform == "win32" or not file_holds_secret(data) or not os.path.exists(path):
+    if platform.on_windows() or not file_holds_secret(data) or not os.path.exists(path):
         return
     mode = os.stat(path).st_mode & 0o7777  # stat.S_IMODE without the import
     if mode & 0o077:

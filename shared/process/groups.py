@@ -5,10 +5,12 @@ one-shot scan children and the hooks' detached kicks and chained notifiers. Each
 its own so that a signal meant for the starter (a Ctrl-C in its terminal) does not reach it, and
 so that it can be killed together with whatever it started.
 
-POSIX: a new session (``setsid``), whose id is the leader's pid; :func:`kill_group` sends SIGKILL
-to that group. Windows has no process groups to signal, so there :func:`kill_group` kills the
-leader's descendants, and how the child relates to the starter's console is chosen per kind in
-:data:`WINDOWS_CREATION_FLAGS`.
+POSIX: a new session (``setsid``), whose id is the leader's pid. How the group is killed is the
+platform seam's ``process_groups`` mechanism: ``posix-session`` sends SIGKILL to the group;
+``psutil-tree`` (Windows, which has no process groups to signal, and portable mode anywhere) kills
+the leader's descendants. How a child relates to the starter's console on Windows is chosen per
+kind in :data:`WINDOWS_CREATION_FLAGS`. A detached start (``detached_start``) is
+``os.posix_spawnp`` with ``setsid`` (``posix-spawn``) or ``subprocess`` (``subprocess``).
 
 Every donebell process started here runs :func:`own_python` (``python -P -m donebell...``) in
 :data:`NEUTRAL_CWD`: a hook runs in the agent's working folder, and plain ``python -m`` would put
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import os
 import sys
+
+from donebell.shared import platform
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,7 +68,7 @@ WINDOWS_CREATION_FLAGS: dict[str, int] = {
 
 def popen_options(kind: Kind, *, windows: bool | None = None) -> dict[str, Any]:
     """The ``subprocess.Popen`` keywords that start a ``kind`` child as its own group's leader."""
-    on_windows = sys.platform == "win32" if windows is None else windows
+    on_windows = platform.on_windows() if windows is None else windows
     if on_windows:
         return {"creationflags": WINDOWS_CREATION_FLAGS[kind]}
     return {"start_new_session": True}
@@ -120,7 +124,7 @@ class _InFolder:
         self.folder, self.back = folder, -1
 
     def __enter__(self) -> bool:
-        if not hasattr(os, "posix_spawnp"):
+        if not _posix_spawn():
             return False
         try:
             self.back = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -144,7 +148,7 @@ class _InFolder:
 
 def _spawn_here(argv: list[str], environment: dict[str, str], cwd: str | None, *, posix: bool = True) -> int:
     """posix_spawnp from the current folder where it can be used, else ``subprocess`` in ``cwd``."""
-    if posix and hasattr(os, "posix_spawnp"):
+    if posix and _posix_spawn():
         actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -167,7 +171,7 @@ def kill_group(leader: int) -> None:
     reaped. Call this only while the leader is unreaped or its group still has members: a freed
     group id may be taken by an unrelated process.
     """
-    if sys.platform == "win32":  # pragma: no cover - exercised only on Windows
+    if not group_signals():
         _kill_descendants(leader)
         return
     import signal
@@ -187,7 +191,17 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
         pass  # already gone
 
 
-def _kill_descendants(pid: int) -> None:  # pragma: no cover - exercised only on Windows
+def group_signals() -> bool:
+    """Whether a started child leads a POSIX process group that a signal reaches as a whole
+    (``posix-session``); otherwise its descendants are found and killed one by one."""
+    return platform.mechanism("process_groups") == "posix-session"
+
+
+def _posix_spawn() -> bool:
+    return platform.mechanism("detached_start") == "posix-spawn" and hasattr(os, "posix_spawnp")
+
+
+def _kill_descendants(pid: int) -> None:
     import psutil
 
     try:

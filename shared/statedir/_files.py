@@ -10,8 +10,9 @@ the spirit of maildir:
 * each counted filesystem operation first calls the package's crash-point seam
   (``statedir._base._step``: one counter for every operation of the process).
 
-:class:`MutationLock` holds one ``mutation-locks/`` shard file with ``flock`` (``msvcrt`` on
-Windows) for the length of a ``with`` block; the OS drops it when its holder dies.
+:class:`MutationLock` holds one ``mutation-locks/`` shard file with the platform's whole-file
+lock (``shared/platform/files.py``: ``flock``, ``msvcrt`` on Windows) for the length of a
+``with`` block; the OS drops it when its holder dies.
 
 Standard library only, on ``os.path`` strings: the hook path imports this module.
 """
@@ -21,9 +22,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import sys
-import time
 
+from donebell.shared import platform
+from donebell.shared.platform import files
 from donebell.shared.statedir._base import InvalidRecord, StateDirReplaced, StateError, _step
 
 TYPE_CHECKING = False
@@ -35,12 +36,11 @@ if TYPE_CHECKING:
     #: A path argument: an ``os.path`` string or a :class:`~pathlib.Path`.
     StrPath = str | os.PathLike[str]
 
-_IS_WINDOWS = sys.platform == "win32"
+#: Windows conventions: no POSIX modes to check or tighten.
+_IS_WINDOWS = platform.on_windows()
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
-# Windows sharing violations while a scanner or antivirus holds the target.
-_WINDOWS_SHARING_ERRORS = {5, 32, 33}
 
 
 class FileStore:
@@ -193,14 +193,10 @@ class FileStore:
         return path
 
     def _fsync_dir(self, path: StrPath) -> None:
-        if _IS_WINDOWS:
+        if not files.folders_fsync():
             return
         _step()
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        files.fsync_folder(os.fspath(path))
 
     def _unlink(self, path: str) -> bool:
         """Remove ``path`` (a counted, fenced operation); False if it was already gone."""
@@ -298,52 +294,7 @@ def _parent(path: str) -> str:
     return os.path.dirname(path) or "."
 
 
-def _retry_windows(op: Callable[[str, str], None], src: str, dst: str) -> None:
-    for attempt in range(20):
-        try:
-            op(src, dst)
-            return
-        except PermissionError as exc:
-            if not _IS_WINDOWS or getattr(exc, "winerror", None) not in _WINDOWS_SHARING_ERRORS or attempt == 19:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-
-
-def _replace(src: str, dst: str) -> None:
-    _retry_windows(os.replace, src, dst)
-
-
-def _rename(src: str, dst: str) -> None:
-    _retry_windows(os.rename, src, dst)
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised only on Windows (mypy checks the platform it runs on)
-    import msvcrt
-
-    def _lock_fd(fd: int, *, blocking: bool) -> bool:
-        mode = msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK
-        while True:
-            try:
-                os.lseek(fd, 0, os.SEEK_SET)
-                msvcrt.locking(fd, mode, 1)
-                return True
-            except OSError:
-                if not blocking:
-                    return False
-
-    def _unlock_fd(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock_fd(fd: int, *, blocking: bool) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-            return True
-        except BlockingIOError:
-            return False
-
-    def _unlock_fd(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+_replace = files.replace
+_rename = files.rename
+_lock_fd = files.lock_fd
+_unlock_fd = files.unlock_fd

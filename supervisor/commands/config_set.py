@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donebell.shared import paths
+from donebell.shared import paths, platform
 from donebell.shared.config import model, schema
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.rules import SECRET_KEYS as CONFIG_SECRET_KEYS
 from donebell.shared.config.secret_text import MASK, redact_url, url_passwords
 from donebell.shared.paths import config_path
+from donebell.shared.platform import files
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
 from donebell.supervisor.install.own_config import parse_config_document
 from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
@@ -201,18 +202,16 @@ def _editing(path: Path, *, create: bool) -> Iterator[None]:
     folder = path.parent
     if create and not folder.is_dir():
         paths.make_private_dirs(str(folder))
-    if os.name == "nt":  # a folder cannot be opened or locked there: the edit's own check refuses
+    if platform.on_windows():  # a folder cannot be opened or locked there: the edit's own check refuses
         yield  # a concurrent change instead ("changed while donebell was editing it")
         return
-    import fcntl
-
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:  # unset with no config folder: nothing to edit, nothing to lock
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        files.lock_fd(fd, blocking=True)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

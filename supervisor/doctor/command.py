@@ -8,7 +8,9 @@ fatal roles, recent log errors).
 
 Each check is ``ok``, ``warn`` (works, but something is missing or degraded), ``fail`` (blocks
 notifications), ``unknown`` (could not be determined here) or ``skip`` (not applicable), with the
-exact next step. Exit codes: 0 nothing blocks notifications, 1 at least one ``fail``, 2 usage.
+exact next step. Then which implementation each capability of the platform seam uses here
+(``"mechanisms"`` in the JSON document: ``DONEBELL_FORCE_PORTABLE=1`` shows the portable ones).
+Exit codes: 0 nothing blocks notifications, 1 at least one ``fail``, 2 usage.
 Secrets (token, password, URL credentials) never appear in the output.
 """
 
@@ -20,7 +22,7 @@ import sys
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from donebell.shared import paths
+from donebell.shared import paths, platform
 from donebell.shared.config import model, secret_text
 from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import StateDir
@@ -108,7 +110,23 @@ def document(checks: list[Check]) -> dict[str, Any]:
         "ok": not blocked,
         "exit_code": 1 if blocked else 0,
         "checks": [asdict(c) for c in checks],
+        "platform": platform.host(),
+        "portable_forced": platform.portable_forced(),
+        "mechanisms": platform.mechanisms(),
     }
+
+
+def render_mechanisms() -> list[str]:
+    """What runs on this platform, per capability of the platform seam (two lines or three)."""
+    forced = f" ({platform.FORCE_PORTABLE_ENV}: portable implementations)" if platform.portable_forced() else ""
+    pairs = [f"{name}={how}" for name, how in platform.mechanisms().items()]
+    lines, line = [], f"  platform {platform.host()}{forced}:"
+    for pair in pairs:
+        if len(line) + len(pair) > 100:
+            lines.append(line)
+            line = " " * 11
+        line += f" {pair}"
+    return [*lines, line]
 
 
 def render(checks: list[Check]) -> str:
@@ -118,6 +136,7 @@ def render(checks: list[Check]) -> str:
         lines.append(f"  {label:<7} {check.name:<13} {check.summary}")
         if check.next_step and check.status != OK:
             lines.append(f"  {'':<7} {'':<13} next: {check.next_step}")
+    lines += render_mechanisms()
     failures = sum(c.status == FAIL for c in checks)
     warnings = sum(c.status == WARN for c in checks)
     if failures:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 
-from donebell.shared import paths, state_dir_check
+from donebell.shared import paths, platform, state_dir_check
 from donebell.shared.config import model
 from donebell.shared.config.secret_text import public_url as _public_url
 from donebell.shared.statedir import FOLDERS
@@ -16,7 +15,7 @@ from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 
 def _owner_only(path: Path) -> str | None:
     """A problem with the file's owner or mode, or None (always None on Windows)."""
-    if sys.platform == "win32":
+    if platform.on_windows():
         return None
     st = path.stat()
     if hasattr(os, "getuid") and st.st_uid != os.getuid():

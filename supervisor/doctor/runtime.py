@@ -12,12 +12,13 @@ from __future__ import annotations
 import email.utils
 import json
 import os
-import sys
 import time
 from typing import Any
 
 from donebell.shared.config import model
 from donebell.shared.config.secret_text import public_url as _public_url
+from donebell.shared.platform import locations
+from donebell.shared.platform import service as platform_service
 from donebell.shared.process.runner import Runner
 from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
 from donebell.supervisor.commands import no_service
@@ -46,12 +47,13 @@ def status_document(state: StateDir) -> dict[str, Any] | None:
 
 def _manager_state(runner: Runner) -> tuple[str, str]:
     """``(installed|missing|unknown, what the service manager says)`` for this platform."""
-    if sys.platform == "win32":
+    manager = platform_service.platform_manager()
+    if manager == "task-scheduler":
         result = runner.run(["schtasks", "/Query", "/TN", install_service.TASK_NAME], timeout=20)
         if result.returncode == 127:
             return "unknown", "schtasks not available"
         return ("installed", "scheduled task registered") if result.ok else ("missing", "no scheduled task")
-    if sys.platform == "darwin":
+    if manager == "launchd":
         if not install_service.plist_path().exists():
             return "missing", "no launchd agent"
         target = f"gui/{os.getuid()}/{install_service.LAUNCHD_LABEL}"
@@ -74,7 +76,8 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
     details = {"service": said, "supervisor": supervisor.get("state")}
     if supervisor.get("pid"):
         return Check("service", OK, f"supervisor running (pid {supervisor['pid']}); {said}", details=details)
-    linux_systemctl = sys.platform.startswith("linux") and runner.which("systemctl") is not None
+    manager = platform_service.platform_manager()
+    linux_systemctl = manager == "systemd" and runner.which("systemctl") is not None
     no_manager = service_manager.systemd_user_problem(runner) if linux_systemctl else None
     chose_none = _installed_without_a_service()
     if no_manager:  # `donebell install` cannot help here: say the ways that do
@@ -90,9 +93,9 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
             "service", WARN, no_service.SENTENCE, no_service.CHOSE_NONE_FIX if chose_none else no_service.FIX, details
         )
     step = "check `journalctl --user -u donebell` and run `systemctl --user restart donebell.service`"
-    if sys.platform == "darwin":
-        step = "check ~/Library/Logs/donebell.log and run `donebell install` again"
-    elif sys.platform == "win32":
+    if manager == "launchd":
+        step = f"check {locations.service_log('library')} and run `donebell install` again"
+    elif manager == "task-scheduler":
         step = "run `schtasks /Run /TN donebell` and check notify.log in the state folder"
     status_word = UNKNOWN if installed == "unknown" else WARN
     return Check(

@@ -247,7 +247,9 @@ def _keep_oldest_backups(files: list[Path], out: TextIO) -> None:
 
 
 def _platform_service() -> str:
-    return {"win32": "task-scheduler", "darwin": "launchd"}.get(sys.platform, "systemd")
+    from donebell.shared.platform import service
+
+    return service.platform_manager()
 
 
 def _confirm_purge(assume_yes: bool, config_file: Path, out: TextIO, stdin: TextIO) -> bool | None:

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from donebell.shared.platform import locations
+from donebell.shared.platform import service as platform_service
 from donebell.shared.process.runner import Runner
 from donebell.supervisor.install.service_manager import systemd_user_problem
 from donebell.workers.kit.install.edits import FileChange, read_text
 
-SERVICES = ("systemd", "launchd", "task-scheduler", "none")
+SERVICES = platform_service.MANAGERS
 UNIT_NAME = "donebell.service"
 LAUNCHD_LABEL = "com.donebell.agent"
 TASK_NAME = "donebell"
@@ -59,11 +61,7 @@ def _ours(path: Path, old: str | None, new: str | None, label: str, encoding: st
 
 def default_service(runner: Runner) -> str:
     """The platform's service manager, or ``none`` on a Linux without systemctl."""
-    if sys.platform == "win32":
-        return "task-scheduler"
-    if sys.platform == "darwin":
-        return "launchd"
-    return "systemd" if runner.which("systemctl") else "none"
+    return platform_service.default_manager(systemctl_found=runner.which("systemctl") is not None)
 
 
 def template(name: str) -> str:
@@ -167,7 +165,7 @@ def plan_install(kind: str, executable: str, runner: Runner) -> ServicePlan:
             plan.messages.append(LINGER_HINT)
     elif kind == "launchd":
         path = plist_path()
-        log_file = str(_home() / "Library" / "Logs" / "donebell.log")
+        log_file = locations.service_log("library") or ""
         text = render_launchd(executable, passed_env(), log_file)
         plan.change = _ours(path, read_text(path), text, "launchd agent")
         service = f"{_launchd_target()}/{LAUNCHD_LABEL}"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import platform
 from typing import TextIO
 
+from donebell.shared import platform
 from donebell.shared.text.subscribe_qr import qr_text
 from donebell.supervisor.install.service import ServicePlan
 from donebell.workers.kit.install.plans import AgentPlan
@@ -21,7 +21,7 @@ def _service_lines(service: ServicePlan | None, *, ok: bool, kind: str) -> list[
     if ok:
         return service.messages
     lines = [f"the {kind} service could not be set up (see the error above). {NO_SERVICE}"]
-    if "microsoft" in platform.release().lower():
+    if platform.under_wsl():
         lines.append("WSL: enable systemd with `[boot]` `systemd=true` in /etc/wsl.conf, then `wsl --shutdown`")
     return lines
 

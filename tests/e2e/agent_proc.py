@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from donebell.shared.platform import FORCE_PORTABLE_ENV
+
 # Only what the CLIs need; like `env -i`, nothing from the developer's shell leaks in.
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def base_env(home: Path, tmpdir: Path) -> dict[str, str]:
-    return {
+    env = {
         "HOME": str(home),
         "PATH": _PATH,
         "TMPDIR": str(tmpdir),  # Claude keeps background-task output under $TMPDIR/claude-<uid>
@@ -27,6 +29,11 @@ def base_env(home: Path, tmpdir: Path) -> dict[str, str]:
         "USER": "root" if os.geteuid() == 0 else "e2e",
         "TERM": "dumb",
     }
+    # The CI's portable pass (.ci/run): every process of the run, agents' hooks included, uses the
+    # platform seam's portable implementations.
+    if os.environ.get(FORCE_PORTABLE_ENV):
+        env[FORCE_PORTABLE_ENV] = os.environ[FORCE_PORTABLE_ENV]
+    return env
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from donebell.shared import platform
 from support import npm_clis
 
 from e2e.recorder import Recorder
+
+
+def pytest_report_header() -> str:
+    """Which implementation of each platform capability the run's donebell processes use
+    (``DONEBELL_FORCE_PORTABLE=1``: the portable ones, the CI's second pass)."""
+    pairs = " ".join(f"{name}={how}" for name, how in platform.mechanisms().items())
+    return f"donebell platform seam ({'portable, forced' if platform.portable_forced() else 'native'}): {pairs}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -24,14 +24,14 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from donebell.shared import platform
 from donebell.shared.backoff import doubling
-from donebell.shared.process.groups import NEUTRAL_CWD, own_python
+from donebell.shared.process.groups import CREATE_NO_WINDOW, NEUTRAL_CWD, own_python
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
 from donebell.workers.kit.verdict import Verdict
 
@@ -131,7 +131,7 @@ class Worker:
     def start(self) -> None:
         argv = own_python("donebell.workers.gate.remote_worker", "--state-dir", self.state_dir,
                           "--root", self.root, "--parent-pid", str(os.getpid()))  # fmt: skip
-        flags = 0x08000000 if sys.platform == "win32" else 0  # CREATE_NO_WINDOW
+        flags = CREATE_NO_WINDOW if platform.on_windows() else 0
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             close_fds=True, creationflags=flags, cwd=NEUTRAL_CWD,

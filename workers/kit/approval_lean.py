@@ -1,4 +1,5 @@
-"""Between its checks a waiting PermissionRequest hook sleeps as a bare interpreter (Linux).
+"""Between its checks a waiting PermissionRequest hook sleeps as a bare interpreter (Linux's
+``approval_wait`` mechanism, ``dnotify-sleep``; the portable one, ``poll``, waits in-process).
 
 ``approval_wait.await_answer`` checks the answer, the terminal and the wake role, then calls
 :meth:`LeanWait.sleep`: the hook process exec's ``approval_sleep.py`` under ``python -I -S``
@@ -17,18 +18,19 @@ check reads changes one of those too, or is seen at the latest when the deadline
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
 
 from donebell.shared.statedir import PIPELINE, encode
-from donebell.workers.kit import approval_sleep
 from donebell.workers.kit.hook_context import HookContext
 
 #: The environment variable a resumed hook finds its wait in (``{"key", "until", "digest"}``).
 RESUME_ENV = "DONEBELL_APPROVAL_RESUME"
 SLEEP_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "approval_sleep.py")
+#: The environment variable that turns the lean wait off (``off``; ``approval_sleep.LEAN_ENV``,
+#: which a failed sleep sets).
+LEAN_ENV = "DONEBELL_APPROVAL_LEAN"
 #: The bytes a subscribed wake role's health file holds (the state directory's own encoding).
 SUBSCRIBED = encode({"subscription": "subscribed"})[1:-1].decode()
 
@@ -37,6 +39,8 @@ def sleep_program() -> str:
     """The sleep's byte-code file when it is current for the source (what the import system
     validated or wrote), else the source: running byte-code saves every sleeping process the
     compiler's leftovers."""
+    from donebell.workers.kit import approval_sleep
+
     cached = getattr(approval_sleep, "__cached__", None)
     try:
         source = os.stat(SLEEP_SCRIPT)
@@ -50,13 +54,15 @@ def sleep_program() -> str:
 
 
 def available() -> bool:
-    """The lean wait works here: Linux dnotify, the hook's own command line, not turned off."""
-    return (
-        sys.platform.startswith("linux")
-        and hasattr(fcntl, "F_NOTIFY")
-        and bool(getattr(sys, "orig_argv", None))
-        and os.environ.get(approval_sleep.LEAN_ENV) != "off"
-    )
+    """The lean wait works here: the platform's ``approval_wait`` (Linux's dnotify; the portable
+    one polls in-process), the hook's own command line, not turned off."""
+    from donebell.shared import platform
+
+    if platform.mechanism("approval_wait") != "dnotify-sleep" or os.environ.get(LEAN_ENV) == "off":
+        return False
+    import fcntl  # POSIX only: imported once the platform said Linux
+
+    return hasattr(fcntl, "F_NOTIFY") and bool(getattr(sys, "orig_argv", None))
 
 
 def resumed() -> tuple[str, float, str] | None:
@@ -92,7 +98,9 @@ class LeanWait:
     def look(self) -> None:
         """Note the watched files' signatures before a round of checks: a change after this wakes
         the sleep, so nothing that lands while the hook checks is missed."""
-        self.seen = [approval_sleep.signature(path) for path in self.watched]
+        from donebell.workers.kit.approval_sleep import signature
+
+        self.seen = [signature(path) for path in self.watched]
 
     def sleep(self) -> None:
         """Exec the lean sleep; returns only if that failed (the caller then waits in-process)."""

@@ -47,7 +47,6 @@ HEALTH_READ_CAP = 1 << 16
 SUBSCRIPTION_FIELD = b'"subscription":'
 #: The watched folders' descriptors: open as long as the sleep (closing one ends its watch).
 WATCHING: list[int] = []
-_CHANGES = fcntl.DN_MODIFY | fcntl.DN_CREATE | fcntl.DN_DELETE | fcntl.DN_RENAME | fcntl.DN_ATTRIB
 
 
 def signature(path: str) -> str:
@@ -61,13 +60,14 @@ def signature(path: str) -> str:
 
 def watch_folders(paths: list[str]) -> list[int]:
     """Ask for SIGIO on every change in the folders of ``paths``; the open folders (keep them)."""
+    changes = fcntl.DN_MODIFY | fcntl.DN_CREATE | fcntl.DN_DELETE | fcntl.DN_RENAME | fcntl.DN_ATTRIB
     fds = []
     for folder in sorted({os.path.dirname(path) for path in paths}):
         try:
             fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except OSError:
             continue  # a folder that is missing: its files are compared on every wake-up anyway
-        fcntl.fcntl(fd, fcntl.F_NOTIFY, _CHANGES | fcntl.DN_MULTISHOT)
+        fcntl.fcntl(fd, fcntl.F_NOTIFY, changes | fcntl.DN_MULTISHOT)
         fds.append(fd)
     return fds
 

@@ -5,7 +5,8 @@ The payload comes from an agent we do not control, so it is read defensively:
 * at most :data:`MAX_PAYLOAD_BYTES` are read (``cap + 1`` bytes tell "too large" apart from
   "exactly the cap"); a larger payload is refused, never truncated and parsed;
 * the bytes are decoded as strict UTF-8 (a leading UTF-8 BOM is accepted, as Windows tools write
-  one); invalid bytes refuse the payload instead of guessing with replacement characters, which
+  one; the platform seam's ``hook_stdin`` also takes a UTF-16 BOM's text on Windows); invalid
+  bytes refuse the payload instead of guessing with replacement characters, which
   could turn into different JSON text;
 * the top level must be a JSON object; unknown fields are simply never looked at.
 
@@ -18,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 
+from donebell.shared.platform import hook_stdin
+
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 MAX_PAYLOAD_BYTES = 1 << 20
-_BOM = b"\xef\xbb\xbf"
 #: Longest id (thread, turn, session, prompt) we accept; real ones are 36-character UUIDs.
 MAX_ID_CHARS = 512
 
@@ -52,14 +54,12 @@ def read_stream(stream: BinaryIO | None, cap: int = MAX_PAYLOAD_BYTES) -> bytes:
 
 def decode_object(raw: bytes) -> dict[str, Any]:
     """The JSON object in ``raw`` (strict UTF-8, optional BOM), or :class:`PayloadError`."""
-    if raw.startswith(_BOM):
-        raw = raw[len(_BOM) :]
-    if not raw.strip():
-        raise PayloadError("empty payload")
     try:
-        text = raw.decode("utf-8")
+        text = hook_stdin.decode(raw)  # the platform's decoding: strict UTF-8 (or a UTF-16 BOM's)
     except UnicodeDecodeError as exc:
-        raise PayloadError(f"payload is not valid UTF-8 (byte {exc.start})") from None
+        raise PayloadError(f"payload is not valid {exc.encoding.upper()} (byte {exc.start})") from None
+    if not text.strip():
+        raise PayloadError("empty payload")
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -19,6 +19,7 @@ import os
 import socket
 import stat
 
+from donebell.shared.platform import identity
 from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
@@ -82,21 +83,11 @@ def _is_socket(path: str) -> bool:
 
 
 def _same_process(pid: object, started: object) -> bool:
-    """The session's process still runs and is the one that wrote the record (Linux: its start
-    in clock ticks; elsewhere the pid alone)."""
+    """The session's process still runs and is the one that wrote the record (where the platform
+    reads start ticks, as Claude Code records them; elsewhere the pid alone)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
-    if os.path.exists("/proc/self/stat"):
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            return str(started) == fields[19].decode()
-        except (OSError, IndexError, UnicodeDecodeError):
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it runs, as another user
-    return True
+    ticks = identity.start_ticks(pid)
+    if ticks is not None:
+        return str(started) == ticks
+    return identity.pid_runs(pid)

@@ -12,10 +12,10 @@ exiting 2 makes Claude continue the conversation.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.shared import platform
 from donebell.shared.process.runner import Runner
 from donebell.workers.kit.install.checks import parse_version
 from donebell.workers.kit.install.edits import EditError, FileChange, target_of
@@ -65,7 +65,7 @@ def claude_group(event: str, executable: str, *, exec_form: bool) -> dict[str, A
     """The Claude settings.json group donebell owns for ``event``."""
     options = CLAUDE_EVENTS[event]
     handler: dict[str, Any] = {"type": "command"}
-    if exec_form and sys.platform != "win32":
+    if exec_form and not platform.on_windows():
         handler.update(command=SIGNAL_SHIELD_SHELL, args=["-c", SIGNAL_SHIELD_SCRIPT, executable, *CLAUDE_ARGS])
     elif exec_form:
         handler.update(command=executable, args=list(CLAUDE_ARGS))
@@ -94,7 +94,7 @@ def claude_version(runner: Runner) -> tuple[int, ...] | None:
 
 
 def use_exec_form(version: tuple[int, ...] | None) -> bool:
-    return sys.platform == "win32" or (version is not None and version >= EXEC_FORM_SINCE)
+    return platform.on_windows() or (version is not None and version >= EXEC_FORM_SINCE)
 
 
 def plan_install(config_dir: Path, executable: str, record: dict[str, Any], *, exec_form: bool) -> AgentPlan:

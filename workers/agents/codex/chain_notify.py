@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from donebell.shared.process import hook_signals
-from donebell.shared.process.groups import spawn_detached
+from donebell.shared.process.groups import group_signals, spawn_detached
 from donebell.shared.statedir import StateDir
 from donebell.workers.kit.hook_context import HookContext
 
@@ -65,12 +65,12 @@ def _run_chain(ctx: HookContext, payload_arg: str | None) -> None:
     env = dict(os.environ)
     env[CHAINED_ENV] = "1"
     program = os.path.basename(argv[0])[:80]
-    if hasattr(os, "fork"):
+    if group_signals() and hasattr(os, "fork"):  # POSIX sessions: a forked watcher logs a failure
         _fork_watcher(ctx, argv, env, program)
         return
-    try:  # pragma: no cover - non-POSIX
+    try:  # Windows and portable mode: started, never watched
         spawn_detached(argv, env=env)
-    except OSError as exc:  # pragma: no cover - non-POSIX
+    except OSError as exc:
         ctx.log("warning", "chain_notify could not start", program=program, error=exc.strerror or str(exc))
 
 

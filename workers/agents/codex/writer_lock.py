@@ -9,8 +9,9 @@ writer". The file stays after the process exits, so only a held lock means open.
 
 from __future__ import annotations
 
-import fcntl
 import os
+
+from donebell.shared.platform import locked
 
 
 def thread_is_open(codex_home: str, thread_id: str) -> bool:
@@ -19,43 +20,6 @@ def thread_is_open(codex_home: str, thread_id: str) -> bool:
 
 
 def writer_holds(path: str) -> bool:
-    """Whether some process holds the writer lock at ``path``. Read from ``/proc/locks`` where it
-    exists, so donebell never holds the lock itself, not even for a moment (an agent taking it
-    then would fail); elsewhere by a shared, non-blocking try that is released at once."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as f:
-            table = f.read()
-    except OSError:
-        return _held_by_try(path)
-    where = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    for line in table.splitlines():
-        fields = line.split()
-        if len(fields) < 6 or fields[1] == "->":  # a waiter, not a holder
-            continue
-        parts = fields[5].split(":")
-        try:
-            if len(parts) == 3 and (int(parts[0], 16), int(parts[1], 16), int(parts[2])) == where:
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def _held_by_try(path: str) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)  # closing releases a lock it took
-    return False
+    """Whether some process holds the writer lock at ``path`` (the platform seam's
+    ``file_locked``: ``/proc/locks`` on Linux, a non-blocking probe elsewhere; never blocks)."""
+    return locked.held_by_another(path)

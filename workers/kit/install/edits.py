@@ -13,12 +13,13 @@ import contextlib
 import difflib
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from donebell.shared import platform
 from donebell.shared.paths import make_private_dirs
+from donebell.shared.platform import files
 
 BOM = "\ufeff"
 BACKUP_INFIX = ".donebell-backup-"
@@ -112,9 +113,9 @@ def apply(change: FileChange, stamp: str) -> Path | None:
             f.write(change.new)
             f.flush()
             os.fsync(f.fileno())
-        if sys.platform != "win32":
+        if not platform.on_windows():
             os.chmod(tmp, mode)  # umask may have narrowed it; keep the original's mode exactly
-        os.replace(tmp, path)
+        files.replace(str(tmp), str(path))
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -150,7 +151,7 @@ def _backup(path: Path, stamp: str) -> Path:
 
 
 def _fsync_dir(path: Path) -> None:
-    if sys.platform == "win32":
+    if not files.folders_fsync():
         return
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)

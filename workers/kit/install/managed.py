@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from donebell.shared import platform
+
 PROGRAM_NAMES = ("donebell", "donebell.exe")
 
 
@@ -45,7 +47,7 @@ def donebell_executable() -> str:
     different ``donebell`` earlier on PATH (pipx, another venv) is not wired by mistake.
     """
     here = Path(sys.executable).parent
-    names = ("donebell.exe", "donebell") if sys.platform == "win32" else ("donebell",)
+    names = ("donebell.exe", "donebell") if platform.on_windows() else ("donebell",)
     for folder in (here, here / "Scripts", here / "bin"):
         for name in names:
             candidate = folder / name
@@ -69,7 +71,7 @@ def is_donebell_program(program: object) -> bool:
 
 def shell_command(executable: str, *args: str) -> str:
     """A command line for a hook that runs through a shell, quoted for this OS."""
-    if sys.platform == "win32":
+    if platform.on_windows():
         return subprocess.list2cmdline([executable, *args])
     return shlex.join([executable, *args])
 
@@ -78,7 +80,7 @@ def split_command(command: object) -> list[str] | None:
     """A shell command string split into words, or None if it does not split cleanly."""
     if not isinstance(command, str):
         return None
-    windows_style = "\\" in command or sys.platform == "win32"
+    windows_style = "\\" in command or platform.on_windows()
     try:
         words = shlex.split(command, posix=not windows_style)
     except ValueError:

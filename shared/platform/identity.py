@@ -1,0 +1,96 @@
+"""Process identity: when a process started, so a reused pid is never taken for the old process.
+
+* ``procfs`` (Linux): ``/proc/<pid>/stat`` field 22 (start in clock ticks since boot) plus the
+  boot time from ``/proc/stat``; standard library only, so the hook can use it.
+* ``psutil`` (macOS, Windows, and anywhere in portable mode): ``psutil.Process(pid).create_time()``,
+  imported on first use (it costs the hook milliseconds, so only the kick pays it there).
+
+Both give epoch seconds; records written by one and read by the other agree within a second
+(``shared/process/liveness.py``'s tolerance). Standard library only at import time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from donebell.shared import platform
+
+_boot_time: list[float] = []
+
+
+def create_time(pid: int) -> float | None:
+    """Start time of ``pid`` in epoch seconds, or None if no such process."""
+    if platform.mechanism("process_identity") == "procfs":
+        return _procfs_create_time(pid)
+    return _psutil_create_time(pid)
+
+
+def own_start_time() -> float | None:
+    """When this process started, in epoch seconds to a clock tick (10 ms); None where the
+    mechanism cannot say it that precisely (psutil's is the same, but costs its import)."""
+    if platform.mechanism("process_identity") != "procfs" or not hasattr(time, "CLOCK_BOOTTIME"):
+        return None
+    ticks = start_ticks(os.getpid())
+    if ticks is None:
+        return None
+    age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(ticks) / os.sysconf("SC_CLK_TCK")
+    return time.time() - age if 0.0 <= age < 60.0 else None
+
+
+def start_ticks(pid: int) -> str | None:
+    """``pid``'s start in clock ticks since boot, as ``/proc/<pid>/stat`` writes it (what Claude
+    Code records as ``procStart``); None where there is no procfs or no such process."""
+    if platform.mechanism("process_identity") != "procfs":
+        return None
+    fields = _procfs_stat(pid)
+    return fields[19].decode() if fields is not None and len(fields) > 19 else None
+
+
+def pid_runs(pid: int) -> bool:
+    """Whether a process with this pid exists (any user's). Never a signal on Windows, where
+    ``os.kill`` would terminate the process."""
+    if platform.mechanism("process_identity") == "procfs":
+        return os.path.exists(f"/proc/{pid}")
+    import psutil
+
+    return bool(psutil.pid_exists(pid))
+
+
+def _procfs_stat(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (which may hold spaces and
+    parentheses: split after the last ``)``); None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return raw[raw.rfind(b")") + 2 :].split()
+
+
+def _procfs_create_time(pid: int) -> float | None:
+    fields = _procfs_stat(pid)
+    if fields is None or len(fields) <= 19:
+        return None
+    return _procfs_boot_time() + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _procfs_boot_time() -> float:
+    if not _boot_time:
+        found = 0.0
+        with open("/proc/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"btime "):
+                    found = float(line.split()[1])
+                    break
+        _boot_time.append(found)
+    return _boot_time[0]
+
+
+def _psutil_create_time(pid: int) -> float | None:
+    try:
+        import psutil
+
+        return float(psutil.Process(pid).create_time())
+    except Exception:  # noqa: BLE001 - NoSuchProcess, AccessDenied, ZombieProcess alike
+        return None
