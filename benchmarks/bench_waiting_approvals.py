@@ -128,19 +128,25 @@ def cpu_seconds(procs: list[psutil.Process]) -> float:
     return total
 
 
+def wakeups(procs: list[psutil.Process]) -> int:
+    """How often the processes went to sleep of their own accord (each round of a poll is one)."""
+    return sum(proc.num_ctx_switches().voluntary for proc in procs)
+
+
 def measure(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
     watched = [psutil.Process(p.pid) for p in procs]
     time.sleep(SETTLE)
-    before = cpu_seconds(watched)
+    before, woke = cpu_seconds(watched), wakeups(watched)
     memory = [p.memory_full_info() for p in watched]
     time.sleep(WINDOW)
-    after = cpu_seconds(watched)
+    after, woke = cpu_seconds(watched), wakeups(watched) - woke
     if any(p.poll() is not None for p in procs):
         raise AssertionError("a hook stopped waiting while nothing happened")
     return {
         "pss": sum(m.pss for m in memory) / MIB,
         "rss": sum(m.rss for m in memory) / MIB,
         "cpu_window": after - before,
+        "wakeups": woke,
         "cpu_total": after,
     }
 
@@ -186,7 +192,8 @@ def main() -> list[dict[str, Any]]:
                 proc.wait()
     print(
         f"   fifty waiting: PSS {figures['pss']:.1f} MiB, RSS {figures['rss']:.1f} MiB, "
-        f"CPU {figures['cpu_window']:.3f} s over {WINDOW:g} s, {figures['cpu_total']:.2f} s in all; "
+        f"CPU {figures['cpu_window']:.3f} s and {figures['wakeups']:.0f} wake-ups over {WINDOW:g} s, "
+        f"{figures['cpu_total']:.2f} s in all; "
         f"an answer ended its hook in {figures['answered'] * 1000:.0f} ms",
         file=sys.stderr,
     )
@@ -195,6 +202,7 @@ def main() -> list[dict[str, Any]]:
         share_of_target(name, f"PSS MiB, {AGENTS} waiting hooks", figures["pss"], PSS_TARGET_MIB),
         share_of_target(name, f"RSS MiB, {AGENTS} waiting hooks", figures["rss"], None),
         share_of_target(name, f"CPU-s of {AGENTS} waiting hooks over {WINDOW:g} s", figures["cpu_window"], CPU_TARGET),
+        share_of_target(name, f"wake-ups of {AGENTS} waiting hooks over {WINDOW:g} s", figures["wakeups"], None),
         share_of_target(name, f"CPU-s of {AGENTS} hooks from start to the window's end", figures["cpu_total"], None),
         share_of_target(name, "s from an answer to its hook's end", figures["answered"], None),
     ]
