@@ -88,8 +88,11 @@ class LeanWait:
         self.key, self.until, self.digest = key, until, digest
         # The answer first: the sleep resumes at once for it, for any other change after a short gap.
         self.watched = [state.answer_box().path(key), *(state.path(f, f"{key}.json") for f in PIPELINE)]
-        folder = state.locate(key)
-        record = state.read(folder, key) if folder is not None else None
+        try:
+            folder = state.locate(key)
+            record = state.read(folder, key) if folder is not None else None
+        except Exception:  # noqa: BLE001 - a damaged record names no file: the other watches remain
+            record = None
         agent_file = (record or {}).get("answer_path")
         if isinstance(agent_file, str) and agent_file:
             self.watched.append(agent_file)
