@@ -60,6 +60,10 @@ MAX_COUNT = 1_000_000
 #: The longest ``approval_wait_seconds``: the installed PermissionRequest hooks' timeout
 #: (``workers/kit/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
 APPROVAL_WAIT_MAX = 540
+#: The longest wait of an interactive Codex session's PermissionRequest hook: while it waits, the
+#: TUI shows only the hook's label, not its own dialog (docs/approvals.md). The installed label
+#: names this figure, so no setting can make it untrue.
+APPROVAL_WAIT_INTERACTIVE_MAX = 15
 
 
 class Settings(BaseSettings):
@@ -119,7 +123,7 @@ class Settings(BaseSettings):
         60.0, gt=0, le=MAX_SECONDS, description="Periodic full rescan of the hot set (file events wake sooner)."
     )
     watch_initial_replay_seconds: float = Field(
-        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if modified this recently."
+        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if written this recently."
     )
     watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
     watch_remote_timeout_seconds: float = Field(
@@ -171,6 +175,12 @@ class Settings(BaseSettings):
         ge=5,
         le=APPROVAL_WAIT_MAX,
         description="How long a PermissionRequest hook waits for Allow/Deny (the installed hook timeout is longer).",
+    )
+    approval_wait_interactive_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=APPROVAL_WAIT_INTERACTIVE_MAX,
+        description="The same wait in an interactive Codex session (the TUI hides its own dialog meanwhile); 0: none.",
     )
     host_tag: bool = Field(False, description="Add the machine name (origin) as an ntfy tag, to filter many machines.")
     desk_grace_seconds: float = Field(
@@ -324,7 +334,7 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     path = path or config_path()
     if path.exists():
         return path, False
-    paths.make_private_dirs(str(path.parent))
+    paths.remember_created_folders(paths.make_private_dirs(str(path.parent)))  # e.g. ~/.config: --purge removes it
     # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
     fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
     body = raw_file.json.dumps(fresh, indent=2) + "\n"

@@ -43,8 +43,6 @@ RESUME_GAP_SECONDS = 0.5
 LEAN_ENV = "DONEBELL_APPROVAL_LEAN"
 #: Health files are small; more than this is not read (the hook then judges it itself).
 HEALTH_READ_CAP = 1 << 16
-#: What the wake role's health file holds once it names its subscription.
-SUBSCRIPTION_FIELD = b'"subscription":'
 #: The watched folders' descriptors: open as long as the sleep (closing one ends its watch).
 WATCHING: list[int] = []
 
@@ -80,7 +78,7 @@ class WakeHealth:
         self.seen = -1
 
     def gone(self) -> bool:
-        """Stale (no heartbeat within ``max_age``), missing, or naming a subscription other than ours."""
+        """Stale (no heartbeat within ``max_age``), missing, or not saying it is subscribed."""
         try:
             st = os.stat(self.path)
         except OSError:
@@ -95,7 +93,7 @@ class WakeHealth:
                 data = f.read(HEALTH_READ_CAP)
         except OSError:
             return True
-        return SUBSCRIPTION_FIELD in data and self.marker not in data
+        return self.marker not in data
 
 
 def sleep(deadline: float, health: WakeHealth, watched: dict[str, str]) -> str:
