@@ -18,6 +18,7 @@ Run: ``python benchmarks/bench_waiting_approvals.py`` or ``python -m benchmarks 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -209,5 +210,7 @@ def main() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    # --help (or any argument) must never start fifty hooks.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     for row in main():
         print(row)
