@@ -1,7 +1,8 @@
 """Memory of the service: roles forked from the preloaded supervisor against roles exec'd, side by side.
 
 Targets (issue 29): the whole tree of ``donebell run`` <= 60 MiB with the default roles and <= 90
-MiB with every role on (wake included). Per process it prints RSS, USS (pages only that process
+MiB with every role on (wake included); issue 38: <= 40 MiB for the default config's service (no
+remote root watched: the supervisor and 3 roles). Per process it prints RSS, USS (pages only that process
 maps) and PSS (each shared page divided among its sharers); the sums are compared with the
 targets in PSS, the memory the tree really occupies: forked roles share the supervisor's pages,
 and RSS counts those once per process, so the RSS sum overstates a forked tree (it is printed
@@ -46,16 +47,26 @@ from benchmarks.rows import share_of_target  # noqa: E402
 MIB = 1 << 20
 SETTLE = float(os.environ.get("DONEBELL_BENCH_MEMORY_SETTLE", "5"))
 WAKE = {"wake_enabled": True, "wake_topic": "wake-bench-topic-m3", "wake_allow_unauthenticated": True}
-TARGETS = {"default roles": 60.0, "every role (wake on)": 90.0}
+TARGETS = {"default roles": 60.0, "every role (wake on)": 90.0, "default config (no remote root)": 40.0}
+#: What each configuration runs: (wake on, a remote root watched). The default config watches no
+#: remote root, so its service is the supervisor and 3 roles (issue 38's "default service").
+CONFIGS = {
+    "default config (no remote root)": (False, False),
+    "default roles": (False, True),
+    "every role (wake on)": (True, True),
+}
 
 
-def measure(with_wake: bool, start: str) -> tuple[dict[str, tuple[float, float, float]], float | None]:
+def measure(
+    with_wake: bool, start: str, remote: bool = True
+) -> tuple[dict[str, tuple[float, float, float]], float | None]:
     """``title -> (RSS, USS, PSS)`` in MiB of every process of a settled ``donebell run``, and
     the MiB of distinct page frames the whole tree maps (None unless root)."""
     with tempfile.TemporaryDirectory(prefix="donebell-bench-memory-") as tmp:
         base = Path(tmp)
         config: dict[str, object] = {"server": "http://127.0.0.1:9", "topic": "bench"}
-        config["watch_roots"] = [str(make_codex_home(base / "r"))]
+        if remote:
+            config["watch_roots"] = [str(make_codex_home(base / "r"))]
         if with_wake:
             config.update(WAKE)
         (base / "config.json").write_text(json.dumps(config))
@@ -88,8 +99,8 @@ def measure(with_wake: bool, start: str) -> tuple[dict[str, tuple[float, float, 
 
 def main() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for label, wake in (("default roles", False), ("every role (wake on)", True)):
-        measured = {start: measure(wake, start) for start in ("exec", "fork")}
+    for label, (wake, remote) in CONFIGS.items():
+        measured = {start: measure(wake, start, remote) for start in ("exec", "fork")}
         runs = {start: tree for start, (tree, _) in measured.items()}
         for start, tree in runs.items():
             print(f"\n{label}, roles started by {start}:")

@@ -74,6 +74,8 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.workers.kit.hook_input",  # the payload's bounded reading
     "donebell.workers.kit.needs_you",  # the needs-you record (PermissionRequest, needs-type notifications)
     "donebell.workers.kit.approval_wait",  # with approvals on: the wait for the phone's answer
+    "donebell.workers.kit.approval_lean",  # while it waits: the sleep between its checks (Linux)
+    "donebell.workers.kit.approval_sleep",  # that sleep itself, run bare (python -I -S): builtins only
     "donebell.workers.agents.codex.chain_notify",  # ``hook codex-notify``: the user's previous notifier
 )
 #: ``donebell.workers.agents.<name>.agent``: each agent's entry module, which the registry imports.

@@ -38,6 +38,7 @@ _CHOICES: dict[str, tuple[dict[str, str], str | None]] = {
     "file_locked": ({"linux": "proc-locks"}, "lock-probe"),
     "atomic_replace": ({"linux": "rename", "macos": "rename"}, "rename-retry"),
     "hook_stdin": ({"linux": "utf-8", "macos": "utf-8"}, "utf-8-or-utf-16"),
+    "approval_wait": ({"linux": "dnotify-sleep"}, "poll"),
     "file_lock": ({"linux": "flock", "macos": "flock", "windows": "msvcrt"}, None),
     "locations": ({"linux": "xdg", "macos": "library", "windows": "appdata", "other": "xdg"}, None),
     "service_manager": ({"linux": "systemd", "macos": "launchd", "windows": "task-scheduler", "other": "none"}, None),

@@ -204,11 +204,15 @@ class StateDir(RecordStore):
         """Atomically replace ``health/<role>.json``; volatile, so no fsync (daemontools-style)."""
         self.write_file(self.path("health", f"{role}.json"), encode(health), durable=False)
 
+    def health_file(self, role: str) -> str:
+        """The path of ``health/<role>.json`` (a waiting hook watches the wake role's, ``approval_lean``)."""
+        return self.path("health", f"{role}.json")
+
     def health_written_at(self, role: str) -> float | None:
         """When ``health/<role>.json`` was last written, by the file system's clock (its mtime):
         compared with this machine's clock it ages the same however skewed the writer's clock is."""
         try:
-            return os.stat(self.path("health", f"{role}.json")).st_mtime
+            return os.stat(self.health_file(role)).st_mtime
         except OSError:
             return None
 

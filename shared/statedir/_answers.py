@@ -41,6 +41,10 @@ class AnswerBox:
             return record, True
         return (self.read(request) or {"key": request, "decision": "closed", "reason": "unreadable"}), False
 
+    def path(self, request: str) -> str:
+        """Where the request's answer appears (a waiting hook watches its folder, ``approval_lean``)."""
+        return self.state.path(ANSWERS, f"{request}.json")
+
     def read(self, request: str) -> dict[str, Any] | None:
         """The request's answer, or None while it has none (a damaged one reads as closed)."""
         try:

@@ -22,6 +22,10 @@ from donebell.workers.agents.registry import hook_target, hosting_agent, names
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import PayloadError
 
+#: Set while a PermissionRequest hook sleeps for the phone's answer (``approval_lean``; imported
+#: only when it is set, so the name is repeated here and held equal by a test).
+RESUME_ENV = "DONEBELL_APPROVAL_RESUME"
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
@@ -52,6 +56,8 @@ _HELP_WORDS = ("-h", "--help", "help")
 
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
+    if RESUME_ENV in os.environ:  # a PermissionRequest hook back from its lean sleep
+        return _resume_waiting(command)
     # ``<agent>[-<event>]``: the registry imports that one agent's module, nothing else.
     agent, event = hook_target(command)
     known = agent is not None and event in agent.HOOK_OUTPUT
@@ -96,6 +102,26 @@ def main(argv: list[str]) -> int:
         else:  # waiting for the phone: the agent may stop the hook meanwhile, as any other
             _release_signals(ctx)
             _emit(_after(ctx) or output)
+    return 0
+
+
+def _resume_waiting(command: str) -> int:
+    """Carry on the wait for the phone where the lean sleep woke (``workers/kit/approval_lean.py``):
+    the payload was read and the record written before the sleep; what is left is the wait."""
+    from donebell.workers.kit import approval_lean, approval_wait
+
+    agent, event = hook_target(command)
+    ctx = HookContext(command or "?")
+    ctx.agent = agent
+    _release_signals(ctx)
+    wait = approval_lean.resumed()
+    if wait is not None and agent is not None:
+        key, until, digest = wait
+        ctx.after = lambda: approval_wait.await_answer(ctx, key, until, digest)
+        _emit(_after(ctx) or agent.HOOK_OUTPUT.get(event, ""))
+    else:
+        ctx.log("error", "hook resumed without its wait; the agent's own dialog decides", command=command[:40])
+        _emit(agent.HOOK_OUTPUT.get(event, "") if agent is not None else "")
     return 0
 
 

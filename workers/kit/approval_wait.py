@@ -6,9 +6,11 @@ refused (401/403) or without a server cannot receive a tap, so waiting would onl
 own dialog. The hook waits up to ``approval_wait_seconds`` after the request
 (``approval_wait_interactive_seconds``, 10 s by default and at most 15, where the agent's own
 dialog waits for the hook: the Codex TUI, which the agent says with ``dialog_waits``), reading ``wake/answers/<request key>.json`` (the
-wake role writes it from a verified ticket; a local file, never the network) and checking every
-half second whether the prompt was answered at the terminal (the agent went on: the same
-evidence as the needs-you desk grace). When it stops waiting without an answer it closes the
+wake role writes it from a verified ticket; a local file, never the network), checking whether
+the prompt was answered at the terminal (the agent went on: the same evidence as the needs-you
+desk grace) and whether the wake role still runs and is subscribed, each time something it
+watches changes (on Linux it sleeps meanwhile as a bare interpreter, ``approval_lean``; elsewhere
+it polls). When it stops waiting without an answer it closes the
 request by the same exclusive create, so a later tap is refused as ``already-answered``.
 
 What it prints, docs/approvals.md: exactly ``hookEventName`` and ``decision.behavior`` (plus
@@ -84,28 +86,54 @@ def unanswered_key(state: StateDir, key: str) -> str:
 
 def await_answer(ctx: HookContext, key: str, until: float, digest: str) -> str | None:
     """The agent's answer from the phone's decision for ``key`` on the call ``digest``, or None
-    (print nothing)."""
+    (print nothing).
+
+    Between two rounds of checks the hook sleeps: on Linux as a bare interpreter woken by a change
+    of what it watches (``approval_lean``; the process comes back here through the hook's entry
+    point), elsewhere polling the answer every :data:`POLL_SECONDS` in-process.
+    """
+    from donebell.workers.kit import approval_lean
+
     box = ctx.state.answer_box()
+    lean = approval_lean.LeanWait(ctx, key, until, digest) if approval_lean.available() else None
     reason, next_desk = "timeout", 0.0
     while True:
+        if lean is not None:
+            lean.look()
         found = box.read(key)
         if found is not None:
             return _output(ctx, key, found, digest)
         at = time.time()
         if at >= until:
             break
-        if at >= next_desk:
+        if lean is not None or at >= next_desk:
             desk = answered_at_terminal(ctx, key)
-            if desk is not None:
-                reason = f"answered at the terminal: {desk}"
+            stopped = f"answered at the terminal: {desk}" if desk is not None else wake_gone(ctx)
+            if stopped is not None:
+                reason = stopped
                 break
             next_desk = at + DESK_EVERY_SECONDS
+        if lean is not None:
+            lean.sleep()  # the process continues in the sleep: back here only if that failed
+            lean = None
         time.sleep(min(POLL_SECONDS, until - at))
     found, ours = box.answer(key, "closed", reason=reason, digest=digest)
     if not ours:  # a tap landed in the same instant: it came first
         return _output(ctx, key, found, digest)
     ctx.log("info", "approval: stopped waiting; the agent's own dialog decides", key=key, reason=reason[:200])
     return None
+
+
+def wake_gone(ctx: HookContext) -> str | None:
+    """Why no tap can arrive any more (the wake role stopped, or says it is not subscribed), or None."""
+    from donebell.shared import health
+
+    wake = ctx.state.read_health("wake")
+    written = ctx.state.health_written_at("wake")
+    if wake is None or not health.alive(wake) or health.is_stale_written(wake, written, time.time()):
+        return "the wake role stopped"
+    subscription = wake.get("subscription")  # the same rule as before the wait (approval_wait)
+    return None if subscription == "subscribed" else f"the wake role is not subscribed ({str(subscription)[:40]})"
 
 
 def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
