@@ -28,17 +28,7 @@ TOPIC_ALPHABET = rules.TOPIC_ALPHABET
 #: Every reader raises the same class (the roles' view too): one ``except`` for all.
 ConfigError = schema.ConfigError
 
-#: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
-LEGACY_UNUSED_KEYS = frozenset(
-    {
-        "goal_poll_seconds",
-        "subagent_classification_grace_seconds",
-        "suppress_subagents",
-        "watch_discovery_seconds",
-        "watch_cursor_batch_size",
-        "worker_sqlite_path",
-    }
-)
+LEGACY_UNUSED_KEYS = rules.LEGACY_UNUSED_KEYS
 
 
 class WatchRoot(BaseModel):

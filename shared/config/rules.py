@@ -175,3 +175,16 @@ def file_holds_secret(data: dict[str, Any]) -> bool:
         except ValueError:
             return "@" in server  # unparsable: assume the worst
     return False
+
+
+#: Keys of the reference notifier's ``ntfy-config.json`` that donebell accepts but does not use.
+LEGACY_UNUSED_KEYS = frozenset(
+    {
+        "goal_poll_seconds",
+        "subagent_classification_grace_seconds",
+        "suppress_subagents",
+        "watch_discovery_seconds",
+        "watch_cursor_batch_size",
+        "worker_sqlite_path",
+    }
+)

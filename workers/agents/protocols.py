@@ -61,6 +61,12 @@ class Hooks(Protocol):
         """Record the agent's signal (payload on stdin or in ``args``); raise ``PayloadError`` to refuse it."""
         ...
 
+    def approval_answer(self, printed: str | None) -> str | None:
+        """The phone's answer as the kit's wait prints it (Claude Code's ``hookSpecificOutput``
+        shape) in the shape this agent obeys, or None to print nothing (its own dialog decides).
+        One place for it, so a hook that resumes its wait after the lean sleep prints it the same."""
+        ...
+
 
 class Gate(Protocol):
     """The agent's evidence that a pending candidate's task is truly done."""

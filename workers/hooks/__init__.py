@@ -101,7 +101,8 @@ def main(argv: list[str]) -> int:
             _release_signals(ctx)
         else:  # waiting for the phone: the agent may stop the hook meanwhile, as any other
             _release_signals(ctx)
-            _emit(_after(ctx) or output)
+            answer = _after(ctx)
+            _emit((agent.approval_answer(answer) if agent is not None else answer) or output)
     return 0
 
 
@@ -118,7 +119,7 @@ def _resume_waiting(command: str) -> int:
     if wait is not None and agent is not None:
         key, until, digest = wait
         ctx.after = lambda: approval_wait.await_answer(ctx, key, until, digest)
-        _emit(_after(ctx) or agent.HOOK_OUTPUT.get(event, ""))
+        _emit(agent.approval_answer(_after(ctx)) or agent.HOOK_OUTPUT.get(event, ""))
     else:
         ctx.log("error", "hook resumed without its wait; the agent's own dialog decides", command=command[:40])
         _emit(agent.HOOK_OUTPUT.get(event, "") if agent is not None else "")

@@ -53,6 +53,11 @@ def hook(event: str, ctx: HookContext, args: list[str]) -> None:
     ctx.log("info", f"toy {event}: {submit_candidate(ctx.state, candidate)}", key=key)
 
 
+def approval_answer(printed: str | None) -> str | None:
+    """Claude Code's shape is the one this agent obeys: the kit's answer as it is."""
+    return printed
+
+
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     """Promote once the toy's log has ``{"turn": <this turn>, "status": "done"}``; wait until then."""
     path = record.get("transcript_path")

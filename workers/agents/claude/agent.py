@@ -31,6 +31,11 @@ def hook(event: str, ctx: HookContext, args: list[str]) -> None:
     claude(ctx, args)
 
 
+def approval_answer(printed: str | None) -> str | None:
+    """Claude Code's shape is the one this agent obeys: the kit's answer as it is."""
+    return printed
+
+
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     """The Claude gate (prompt epochs, goal markers, the transcript's turn status, the quiet window)."""
     from donebell.workers.agents.claude.gate import evaluate as claude_evaluate

@@ -33,6 +33,11 @@ def hook(event: str, ctx: HookContext, args: list[str]) -> None:
     run[event](ctx, args)
 
 
+def approval_answer(printed: str | None) -> str | None:
+    """Claude Code's shape is the one this agent obeys: the kit's answer as it is."""
+    return printed
+
+
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     """The Codex gate (root or child, completion, goals, descendants, the quiet window)."""
     from donebell.workers.agents.codex.gate import evaluate as codex_evaluate

@@ -32,6 +32,13 @@ def hook(event: str, ctx: HookContext, args: list[str]) -> None:
     copilot(ctx, args)
 
 
+def approval_answer(printed: str | None) -> str | None:
+    """Copilot obeys ``{"behavior": "allow"|"deny", ...}``, not Claude Code's wrapper."""
+    from donebell.workers.agents.copilot.needs_you import copilot_answer
+
+    return copilot_answer(printed)
+
+
 def evaluate(record: dict[str, Any], ctx: GateContext) -> Verdict:
     """The Copilot gate: the signal's task in the session log, its background work, its end."""
     from donebell.workers.agents.copilot.gate import evaluate as copilot_evaluate

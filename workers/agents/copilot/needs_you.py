@@ -84,9 +84,6 @@ def copilot_needs(ctx: HookContext, payload: dict[str, Any], event: str) -> None
         dialog_waits=True,  # the TUI draws its dialog only once the hook returned: the short wait
         session_id=session_id,
     )
-    if ctx.after is not None:
-        claude_shaped = ctx.after
-        ctx.after = lambda: copilot_answer(claude_shaped())
 
 
 def request_text(payload: dict[str, Any]) -> str:
