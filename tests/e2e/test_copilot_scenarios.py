@@ -227,16 +227,6 @@ def test_copilot_resume(tmp_path: Path) -> None:
         product.assert_healthy()
 
 
-#: Why the scanner-only path names the wrong project today (a product defect, not the harness's).
-SCANNER_TITLE_DEFECT = (
-    "workers/agents/copilot/local_scan.py submits its candidate with cwd=None, so a task only the "
-    "session-log watcher saw is titled 'Copilot CLI' instead of its project folder (the log's "
-    "session.start data.context.cwd has it); after SIGINT Copilot kills the running sessionEnd hook, "
-    "so test_copilot_sigint meets the same defect whenever the watcher's record comes first"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=SCANNER_TITLE_DEFECT)
 def test_copilot_scanner_alone_notifies_once(tmp_path: Path) -> None:
     """donebell's hook file gone (never installed, or the hooks killed): the local scanner reads the
     session log and gives the one "done", for the right project and final message."""
