@@ -15,6 +15,7 @@ agent outlives the root's first `agentStop` and `sessionEnd`; its completion tur
 from __future__ import annotations
 
 import contextlib
+import json
 import shlex
 import sys
 import time
@@ -25,10 +26,12 @@ import psutil
 import pytest
 from support.fake_copilot import FakeCopilot, Stall, Text, shell, task
 
-from e2e.copilot_harness import run_copilot, start_copilot
-from e2e.copilot_product import copilot_product, only_session
+from e2e.copilot_harness import make_copilot_home, run_copilot, start_copilot
+from e2e.copilot_product import copilot_product, install_copilot, only_session
+from e2e.harness import make_claude_home
 from e2e.notes import done
-from e2e.product_scenarios import sent_receipts
+from e2e.product import Product
+from e2e.product_scenarios import log_entries, sent_receipts
 from e2e.recorder import Recorder
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("copilot_cli")]
@@ -244,4 +247,40 @@ def test_copilot_scanner_alone_notifies_once(tmp_path: Path) -> None:
         product.expect([done(TITLE, "FAKE-FINAL: unhooked", only_session(home))], deadline=40)
         [receipt] = sent_receipts(product)
         assert receipt["sources"] == ["copilot-events"], receipt
+        product.assert_healthy()
+
+
+def shell_form(hooks: dict[str, Any]) -> dict[str, Any]:
+    """Claude hook entries as one shell string each (what install writes for Claude before 2.1.197):
+    Copilot runs a Claude entry's ``command`` through the shell and ignores an exec form's ``args``."""
+    for groups in hooks.values():
+        for entry in (e for group in groups for e in group["hooks"]):
+            entry["command"] = shlex.join([entry["command"], *entry.pop("args", [])])
+    return hooks
+
+
+@pytest.mark.usefixtures("agent_clis")
+def test_copilot_runs_a_projects_claude_hooks_once(tmp_path: Path, recorder: Recorder) -> None:
+    """A trusted project's `.claude/settings.json` carrying donebell's Claude hooks: Copilot runs
+    them too (Claude-shaped payloads, `COPILOT_CLI=1`); donebell's Claude hook ignores them, so
+    they are no second notification."""
+    with FakeCopilot({"main": [Text("FAKE-FINAL: both wired")]}) as server, Product(tmp_path) as product:
+        home = make_copilot_home(tmp_path, server, extra_env=product.agent_env())
+        claude = make_claude_home(tmp_path, "http://127.0.0.1:9", extra_env=product.agent_env())
+        product.install(claude=claude)
+        install_copilot(product, home)
+        hooks = shell_form(json.loads((claude.config_dir / "settings.json").read_text())["hooks"])
+        hooks["Stop"].append({"hooks": [{"type": "command", "command": recorder.command("Stop")}]})
+        (home.workdir / ".claude").mkdir()
+        (home.workdir / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+        product.start()
+        run = run_copilot(home, "say hello", extra_args=["--trust-folder"])
+        assert run.returncode == 0, run.describe()
+        [claude_stop] = recorder.records("Stop")  # the project's Claude hooks did run
+        assert "COPILOT_CLI" in claude_stop["env_keys"], claude_stop
+        product.expect([done(TITLE, "FAKE-FINAL: both wired", only_session(home))])
+        [receipt] = sent_receipts(product)
+        assert receipt["provider"] == "copilot", receipt
+        ignored = {e["hook_event"] for e in log_entries(product, msg="claude hook run by copilot: ignored")}
+        assert {"UserPromptSubmit", "Stop", "SessionEnd"} <= ignored, product.diagnostics()
         product.assert_healthy()
