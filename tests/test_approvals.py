@@ -56,6 +56,7 @@ class Phone:
     def wake_running(self) -> None:
         """The wake role's health, as a running one writes it (this process stands in for it)."""
         beat = {"role": "wake", **current_process_identity(), "state": "ready", "heartbeat_seconds": 10.0}
+        beat["subscription"] = "subscribed"  # the hook waits only while the role can receive a tap
         self.state.write_health("wake", {**beat, "heartbeat_at": now()})
 
     def ask(self, agent: str = "claude") -> subprocess.Popen[bytes]:

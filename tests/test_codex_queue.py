@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,51 @@ def test_a_hung_queue_command_may_have_queued_so_it_is_never_repeated(
     with pytest.raises(DaemonError) as caught:
         queue.queue_message(THREAD, "go")
     assert not caught.value.unreachable and "no answer" in str(caught.value)
+
+
+def test_a_hung_queue_command_is_killed_with_everything_it_started(
+    tmp_path: Path, codex_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34 item 3: a `codex queue` that hangs, with a child of its own holding the output pipe
+    open, is killed as a group at its timeout: the wait ends on time and nothing is left running.
+    (Killing only the leader, as `subprocess.run` does, leaves the child holding the pipe: the
+    wait would last as long as the child.)"""
+    pid_file = tmp_path / "child.pid"
+    hang = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n"
+    )
+    stand_in(tmp_path, monkeypatch, hang)
+    monkeypatch.setattr(queue, "QUEUE_SECONDS", 1.0)
+    started = time.monotonic()
+    with pytest.raises(DaemonError, match="process group was killed"):
+        queue.queue_message(THREAD, "go")
+    assert time.monotonic() - started < 10
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child), "the hung command's child survived"
+
+
+def test_the_queue_command_gets_none_of_donebells_secrets(
+    tmp_path: Path, codex_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_file = tmp_path / "env.txt"
+    stand_in(tmp_path, monkeypatch, f"import os; open({str(env_file)!r}, 'w').write(repr(dict(os.environ)))\n" + QUEUED)
+    monkeypatch.setenv("DONEBELL_TOKEN", "tk_secret_of_donebell")
+    monkeypatch.setenv("DONEBELL_WAKE_TOKEN", "tk_secret_of_the_buttons")
+    queue.queue_message(THREAD, "go")
+    seen = ast.literal_eval(env_file.read_text())
+    assert "DONEBELL_TOKEN" not in seen and "DONEBELL_WAKE_TOKEN" not in seen and seen["CODEX_HOME"]
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (an unreaped zombie has already died)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -57,6 +57,10 @@ VALUES: list[tuple[str, Any, str | None]] = [
     ("approval_wait_seconds", 4, "4"),
     ("approval_wait_seconds", 541, "541"),
     ("approval_wait_seconds", "soon", "soon"),
+    ("approval_wait_interactive_seconds", 0, "0"),
+    ("approval_wait_interactive_seconds", "12.5", "12.5"),
+    ("approval_wait_interactive_seconds", 16, "16"),
+    ("approval_wait_interactive_seconds", -1, "-1"),
 ]
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS
+from donebell.workers.agents.codex.managed import CODEX_PERMISSION_ARGS, CODEX_PERMISSION_LABEL
 from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
 from donebell.workers.kit.install.managed import PERMISSION_HOOK_TIMEOUT, donebell_executable
 from test_install import env, install, uninstall
@@ -38,7 +38,7 @@ def test_install_registers_the_needs_you_hooks(env: dict[str, Path]) -> None:
                     "type": "command",
                     "command": f"{EXE} hook codex-permission",
                     "timeout": PERMISSION_HOOK_TIMEOUT,
-                    "statusMessage": "donebell: notify when the task needs you",
+                    "statusMessage": CODEX_PERMISSION_LABEL,
                 }
             ]
         }

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from support.delivery_kit import Env
-from support.ntfy_real import RealNtfy, serve_module
+from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_module
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -21,10 +21,10 @@ PASSWORD = "correct-horse-battery"
 READER_PASSWORD = "reader-only-pw"
 
 
-@pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNtfy]:
+@pytest.fixture(scope="module", params=SERVER_SUITES, ids=SERVER_IDS)
+def ntfy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[RealNtfy]:
     """deny-all; `donebell` may read and write `donebell-*`, `reader` may only read it."""
-    for server in serve_module(tmp_path_factory.mktemp("ntfy-auth")):
+    for server in serve_module(tmp_path_factory.mktemp("ntfy-auth"), suite=request.param):
         server.user_add("donebell", PASSWORD)
         server.access("donebell", "donebell-*", "rw")
         server.user_add("reader", READER_PASSWORD)

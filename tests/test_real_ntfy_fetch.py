@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support import get_ntfy
-from support.ntfy_real import REQUIRE_ENV, RealNtfy, ntfy_binary
+from support.ntfy_real import REQUIRE_ENV, SERVER_IDS, SERVER_SUITES, RealNtfy, ntfy_binary
 
 
 @pytest.fixture()
@@ -33,7 +33,17 @@ def test_an_unfetchable_server_fails_where_it_is_required(no_apt: None, monkeypa
 
 def test_the_script_exits_1_with_the_reason(no_apt: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert get_ntfy.main() == 1
-    assert "apt-get is not on PATH" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "trixie: apt-get is not on PATH" in err and "sid: apt-get is not on PATH" in err  # both are tried
+
+
+def test_each_suite_has_its_own_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """trixie keeps the folder it always had (a warm cache stays warm); sid sits next to it."""
+    monkeypatch.setenv("DONEBELL_NTFY_CACHE", str(tmp_path / "ntfy"))
+    assert get_ntfy.cache_dir("trixie") == tmp_path / "ntfy"
+    assert get_ntfy.cache_dir("sid") == tmp_path / "ntfy-sid"
+    with pytest.raises(get_ntfy.NtfyUnavailable, match="unknown suite"):
+        get_ntfy.ensure_ntfy("bookworm")
 
 
 def test_the_private_apt_list_names_the_machines_archive_and_the_trixie_suite() -> None:
@@ -43,9 +53,11 @@ def test_the_private_apt_list_names_the_machines_archive_and_the_trixie_suite() 
     assert get_ntfy.SUITE == "trixie"
 
 
-def test_the_fetched_server_is_ntfy_2_11(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suite", SERVER_SUITES, ids=SERVER_IDS)
+def test_the_fetched_servers_are_ntfy_2_11_and_2_27(tmp_path: Path, suite: str) -> None:
     """What the real-server tests run, by the version the server logs when it starts (docs/delivery.md
-    names it as the one tested; ntfy has no --version flag and no version endpoint)."""
-    with RealNtfy(tmp_path, default_access=None) as server:
+    names both as the ones tested; ntfy has no --version flag and no version endpoint)."""
+    with RealNtfy(tmp_path, default_access=None, suite=suite) as server:
         assert httpx.get(f"{server.url}/v1/health", timeout=5).json() == {"healthy": True}
-    assert re.search(r"Listening on .*, ntfy 2\.11\.0", server.log_text()), server.log_text()[-500:]
+    expected = {"trixie": r"2\.11\.0", "sid": r"2\.27\.0"}[suite]
+    assert re.search(rf"Listening on .*, ntfy {expected}", server.log_text()), server.log_text()[-500:]

@@ -1,9 +1,9 @@
-"""What the real ntfy server (2.11) stores of donebell's payload, field by field (read back with ``?poll=1``).
+"""What the real ntfy servers (2.11 and 2.27) store of donebell's payload, field by field (read back with ``?poll=1``).
 
 The payload docs (docs/delivery.md, "Payload") promise title, message, tags, priority, markdown,
 click and the "Open task" view action; these tests send real records through the delivery role and
 compare what ntfy keeps with what donebell rendered. ntfy 2.11 predates sequence IDs (2.16): it
-ignores the field, so a retry or an update shows as a second notification there.
+ignores the field, so a retry or an update shows as a second notification there; 2.27 keeps it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from donebell.shared.statedir import now
 from donebell.workers.delivery.payload import render
 from support.delivery_kit import Env
-from support.ntfy_real import RealNtfy, serve_module
+from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_module
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -24,9 +24,9 @@ THREAD = "019a22be-06d2-7621-bea7-5b13dfa14a99"
 MARKDOWN = "## Summary\n\n- fixed **the parser**\n- added `tests/test_x.py`\n\nSee [the PR](https://example.com/pr/1)."
 
 
-@pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNtfy]:
-    yield from serve_module(tmp_path_factory.mktemp("ntfy-fields"), default_access=None)
+@pytest.fixture(scope="module", params=SERVER_SUITES, ids=SERVER_IDS)
+def ntfy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[RealNtfy]:
+    yield from serve_module(tmp_path_factory.mktemp("ntfy-fields"), default_access=None, suite=request.param)
 
 
 def _send_one(env: Env, **record: Any) -> dict[str, Any]:
@@ -68,7 +68,10 @@ def test_markdown_tags_priority_click_and_actions_as_stored(ntfy: RealNtfy, tmp_
     [action] = stored["actions"]
     assert {k: action[k] for k in ("action", "label", "url")} == sent["actions"][0]
     assert action["clear"] is False and len(action["id"]) == 10  # ntfy adds an id and the clear flag
-    assert "sequence_id" not in stored  # 2.11 ignores it (sequence IDs arrived in 2.16)
+    if ntfy.version == "2.11":
+        assert "sequence_id" not in stored  # 2.11 ignores it (sequence IDs arrived in 2.16)
+    else:
+        assert stored["sequence_id"] == sent["sequence_id"]  # what a retry's update replaces
     assert stored["event"] == "message" and stored["topic"] == topic
 
 

@@ -1,4 +1,4 @@
-"""Reply to continue against the real ntfy server (2.11), set up exactly as docs/wake.md says.
+"""Reply to continue against the real ntfy servers (2.11 and 2.27), set up exactly as docs/wake.md says.
 
 The server runs with an auth file and ``auth-default-access: deny-all``; the ``ntfy user|access|
 token`` commands are read out of docs/wake.md's "Self-hosted ntfy" block and run one by one, so
@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from support.delivery_kit import outbox_record
-from support.ntfy_real import RealNtfy, serve_module
+from support.ntfy_real import SERVER_IDS, SERVER_SUITES, RealNtfy, serve_module
 from support.waiting import wait_for
 from support.wake_world import THREAD, WakeWorld, statuses
 
@@ -49,10 +49,13 @@ def documented_setup() -> list[list[str]]:
     return commands
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealNtfy, dict[str, str]]]:
+@pytest.fixture(scope="module", params=SERVER_SUITES, ids=SERVER_IDS)
+def setup(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[RealNtfy, dict[str, str]]]:
     """The server and the tokens the documented commands made: {"donebell": tk_…, "phone-replies": tk_…}."""
-    for server in serve_module(tmp_path_factory.mktemp("ntfy-wake"), default_access="deny-all"):
+    root = tmp_path_factory.mktemp("ntfy-wake")
+    for server in serve_module(root, default_access="deny-all", suite=request.param):
         tokens: dict[str, str] = {}
         for argv in documented_setup():
             if argv[:2] == ["user", "add"]:
@@ -102,7 +105,9 @@ def test_the_documented_setup_accepts_the_tap_and_refuses_everything_else(
     world.state.create("outbox", outbox_record(thread_id=THREAD, turn_id="turn-2"))
     sent = subprocess.run(world_cli("worker", "delivery", "--once"), env=world.env, capture_output=True, text=True)
     assert sent.returncode == 0 and world.state.count("outbox") == 0, sent.stderr
-    [stored] = server.poll(TOPIC)  # anonymous: `ntfy access '*' '<topic>' read-only`, as the phone reads it
+    stranger = httpx.get(f"{server.url}/{TOPIC}/json", params={"poll": "1"}, timeout=5)
+    assert stranger.status_code == 403  # nobody without an account reads the buttons
+    [stored] = _read_as_me(server, TOPIC)  # `ntfy access me '<topic>' read-only`, as the phone reads it
     [button] = stored["actions"]
     assert button["action"] == "http" and button["url"] == f"{server.url}/{WAKE_TOPIC}"
     assert button["headers"] == {"Authorization": f"Bearer {tokens['phone-replies']}"}
@@ -166,6 +171,13 @@ def test_replies_across_server_and_donebell_restarts_are_handled_once(
     assert len(world.codex_calls()) == 3 and len(world.rollout_turns()) == 4
 
 
+def _read_as_me(server: RealNtfy, topic: str) -> list[dict[str, Any]]:
+    """The topic's messages as the user's own account (`me`, docs/wake.md) reads them in the app."""
+    reply = httpx.get(f"{server.url}/{topic}/json", params={"poll": "1"}, auth=("me", PASSWORD), timeout=5)
+    reply.raise_for_status()
+    return [m for m in map(json.loads, reply.text.splitlines()) if m.get("event") == "message"]
+
+
 def _health(world: WakeWorld) -> dict[str, Any]:
     return world.state.read_health("wake") or {}
 
@@ -175,8 +187,10 @@ def world_cli(*args: str) -> list[str]:
 
 
 def test_the_documented_commands_are_the_ones_run() -> None:
-    """docs/wake.md's block still holds the seven commands the fixture runs (a rename shows here)."""
-    verbs = [" ".join(argv[:2]) for argv in documented_setup()]
+    """docs/wake.md's block still holds the eight commands the fixture runs (a rename shows here), and
+    none of them lets everyone read a topic."""
+    commands = documented_setup()
+    verbs = [" ".join(argv[:2]) for argv in commands]
     assert verbs == [
         "user add",
         "access donebell",
@@ -184,8 +198,11 @@ def test_the_documented_commands_are_the_ones_run() -> None:
         "user add",
         "access phone-replies",
         "token add",
-        "access *",
+        "user add",
+        "access me",
     ]
+    assert commands[-1] == ["access", "me", TOPIC, "read-only"]
+    assert not [argv for argv in commands if argv[:2] in (["access", "*"], ["access", "everyone"])]
     assert re.fullmatch(r"donebell-\S+", TOPIC) and re.fullmatch(r"donebell-\S+", WAKE_TOPIC)
 
 
@@ -216,3 +233,48 @@ def test_doctor_checks_the_documented_acls_against_the_server(
     assert check["status"] == "fail" and "every tap fails" in check["summary"], check
     assert check["next_step"].startswith(f"on the server: `ntfy access stranger '{WAKE_TOPIC}' write-only`")
     assert world.settings_data["wake_token"] not in json.dumps(check)
+
+
+def _doctor_checks(world: WakeWorld, *names: str) -> dict[str, dict[str, Any]]:
+    cmd = [sys.executable, "-m", "donebell.supervisor.cli", "doctor", "--json"]
+    out = subprocess.run(cmd, env=world.env, capture_output=True, text=True, timeout=60, check=False)
+    return {c["name"]: dict(c) for c in json.loads(out.stdout)["checks"] if c["name"] in names}
+
+
+def test_doctor_passes_only_while_the_notification_topic_is_private(
+    world: WakeWorld, setup: tuple[RealNtfy, dict[str, str]]
+) -> None:
+    """Issue 34 item 4: the documented setup passes `wake` and `approvals`; the old docs' line
+    (`ntfy access '*' '<topic>' read-only`) makes both fail, naming the line that closes the topic;
+    run as named, that line makes both pass again, and `me` still reads the topic. Doctor published
+    nothing and read no message."""
+    server, _tokens = setup
+    world.settings_data["approvals_enabled"] = True
+    world.write_config()
+    before = len(_read_as_me(server, TOPIC))
+    checks = _doctor_checks(world, "wake", "approvals")
+    assert checks["wake"]["status"] == "ok" and checks["approvals"]["status"] != "fail", checks
+
+    server.access("*", TOPIC, "read-only")  # what docs/wake.md used to say
+    try:
+        checks = _doctor_checks(world, "wake", "approvals")
+        fix = f"ntfy access '*' '{TOPIC}' deny"
+        for name in ("wake", "approvals"):
+            assert checks[name]["status"] == "fail", checks[name]
+            assert "anyone can read the notification topic" in checks[name]["summary"]
+            assert f"`{fix}`" in checks[name]["next_step"]
+    finally:
+        server.admin(*shlex.split(fix)[1:])  # the line doctor named, as the administrator runs it
+    checks = _doctor_checks(world, "wake", "approvals")
+    assert checks["wake"]["status"] == "ok" and checks["approvals"]["status"] != "fail", checks
+    assert httpx.get(f"{server.url}/{TOPIC}/json", params={"poll": "1"}, timeout=5).status_code == 403
+    assert len(_read_as_me(server, TOPIC)) == before  # nothing published; `me` still reads it
+
+
+def test_on_a_server_without_accounts_doctor_says_the_topic_name_is_the_only_key(tmp_path: Path) -> None:
+    """A public server (no auth file): nothing can close the topic; doctor says so instead of `ok`."""
+    with RealNtfy(tmp_path / "open-server", default_access=None) as server:
+        world = WakeWorld(tmp_path / "world", server)  # wake_allow_unauthenticated, no token
+        check = _doctor_checks(world, "wake")["wake"]
+        assert check["status"] == "warn" and "the topic name is the only key" in check["summary"], check
+        assert server.poll(world.settings_data["topic"]) == []  # nothing published

@@ -72,6 +72,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("wake_allow_unauthenticated", "bool", False),
     FieldSpec("approvals_enabled", "bool", False),
     FieldSpec("approval_wait_seconds", "float", 120.0, ge=5, le=540),
+    FieldSpec("approval_wait_interactive_seconds", "float", 10.0, ge=0, le=15),
     FieldSpec("host_tag", "bool", False),
     FieldSpec("desk_grace_seconds", "float", 0.0, ge=0, le=315360000),
     FieldSpec("desk_grace_failures", "bool", False),

@@ -60,6 +60,10 @@ MAX_COUNT = 1_000_000
 #: The longest ``approval_wait_seconds``: the installed PermissionRequest hooks' timeout
 #: (``workers/kit/install/managed.py``) is this plus a margin, so any allowed wait fits inside it.
 APPROVAL_WAIT_MAX = 540
+#: The longest wait of an interactive Codex session's PermissionRequest hook: while it waits, the
+#: TUI shows only the hook's label, not its own dialog (docs/approvals.md). The installed label
+#: names this figure, so no setting can make it untrue.
+APPROVAL_WAIT_INTERACTIVE_MAX = 15
 
 
 class Settings(BaseSettings):
@@ -171,6 +175,12 @@ class Settings(BaseSettings):
         ge=5,
         le=APPROVAL_WAIT_MAX,
         description="How long a PermissionRequest hook waits for Allow/Deny (the installed hook timeout is longer).",
+    )
+    approval_wait_interactive_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=APPROVAL_WAIT_INTERACTIVE_MAX,
+        description="The same wait in an interactive Codex session (the TUI hides its own dialog meanwhile); 0: none.",
     )
     host_tag: bool = Field(False, description="Add the machine name (origin) as an ntfy tag, to filter many machines.")
     desk_grace_seconds: float = Field(

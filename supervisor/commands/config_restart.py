@@ -47,6 +47,7 @@ RESTART_KEYS: dict[str, str] = {
             "wake_codex_args",
             "wake_claude_args",
             "wake_allow_unauthenticated",
+            "wake_tap_max_age_seconds",
             "approvals_enabled",
             "server",
             "topic",

@@ -36,6 +36,7 @@ from donebell.shared.config.secret_text import MASK, redact_url, url_passwords
 from donebell.shared.paths import config_path
 from donebell.shared.platform import files
 from donebell.supervisor.commands.config_restart import RESTART_HOW, needs_restart
+from donebell.supervisor.commands.config_wait_note import APPROVAL_KEYS, approvals_wait_note
 from donebell.supervisor.install.own_config import parse_config_document
 from donebell.workers.kit.install.edits import EditError, FileChange, apply, backup_stamp, read_text, target_of
 from pydantic import ValidationError
@@ -316,6 +317,8 @@ def main_set(key: str, value: str | None, *, unset: bool = False, stdin: typing.
         )
     if done.restart:
         print(f"note: {key} takes effect after a restart ({done.restart} read it only when starting): {RESTART_HOW}")
+    if key in APPROVAL_KEYS:
+        print(approvals_wait_note(path))
     override = f"{schema.ENV_PREFIX}{key.upper()}"
     if override in os.environ:
         print(f"note: {override} is set in this environment and overrides the file")

@@ -4,7 +4,8 @@ Allow / Deny needs reply to continue's setup (the wake role receives the taps), 
 installed PermissionRequest hook of donebell's must be allowed to wait longer than
 ``approval_wait_seconds``: a hook the agent kills before the tap is the most reported failure of
 phone approvals. ``install`` writes a timeout longer than any allowed wait; a hook installed by an
-older donebell, or edited by hand, is found here.
+older donebell, or edited by hand, is found here. A notification topic anyone can read fails it:
+its readers hold the Allow button (:mod:`.topic_privacy`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
+from donebell.supervisor.doctor.topic_privacy import public_topic_failure, readable_by_anyone
 from donebell.workers.agents.registry import installer, names
 from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check, managed_handlers, read_json
 from donebell.workers.wake.policy import approvals_problem
@@ -27,6 +29,8 @@ def check_approvals(settings: SettingsLike) -> Check:
     problem = approvals_problem(settings)
     if problem is not None:
         return Check("approvals", FAIL, problem, "see docs/approvals.md")
+    if readable_by_anyone(settings.server, settings.topic):  # its readers hold the Allow button
+        return public_topic_failure("approvals", settings.server, settings.topic, FAIL)
     wait = settings.approval_wait_seconds
     hooks = installed_permission_hooks()
     details: dict[str, Any] = {"approval_wait_seconds": wait, "hooks": hooks}

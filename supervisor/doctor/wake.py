@@ -4,7 +4,8 @@ Besides the settings, it asks the server (publishing nothing: :mod:`donebell.wor
 publish_access`) what docs/wake.md's self-hosted setup promises: the buttons' ``wake_token`` may
 post to the reply topic, donebell's own credentials may read it, and the ``wake_token``, which every
 reader of the notification sees, can do nothing else (post to the notification topic, read the
-reply topic's other tickets).
+reply topic's other tickets). And, first of all, that nobody without an account can read the
+notification topic (:mod:`.topic_privacy`): its readers hold the buttons.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from donebell.shared.config.model import Settings
 from donebell.shared.ntfy.access import may_read, probe_topic
 from donebell.shared.ntfy.client import Auth, ConfigProblem, auth_for, check_sendable, public_server
+from donebell.supervisor.doctor.topic_privacy import NO_ACCOUNTS_NOTE, public_topic_failure, readable_by_anyone
 from donebell.workers.kit.install.checks import FAIL, OK, WARN, Check
 from donebell.workers.wake.policy import config_problem
 
@@ -21,11 +23,13 @@ def check_wake(settings: Settings) -> Check:
     if problem:
         return Check("wake", FAIL, problem, "see docs/wake.md (setup)")
     if not settings.token and not (settings.username and settings.password):
+        public = readable_by_anyone(settings.server, settings.topic)
         return Check(
             "wake",
             WARN,
             "wake runs on a server without an access token (wake_allow_unauthenticated): whoever reads "
-            "the notification topic can use a Continue button's ticket before you do",
+            "the notification topic can use a Continue button's ticket before you do"
+            + (f"; {NO_ACCOUNTS_NOTE}" if public is not False else ""),
             "use an access token and a write-only user for the reply topic (docs/wake.md)",
         )
     if not settings.wake_token:
@@ -48,6 +52,8 @@ def _against_the_server(settings: Settings) -> Check | None:
         check_sendable(settings, own)  # never a token in clear text where delivery would not send it
     except ConfigProblem:
         return None  # the config and server checks report it
+    if readable_by_anyone(settings.server, settings.topic):
+        return public_topic_failure("wake", settings.server, settings.topic, FAIL)
     server, topic, replies = public_server(settings.server), settings.wake_topic, settings.wake_token.get_secret_value()
     button = Auth(f"Bearer {replies}", (replies,))  # what the ntfy app sends for a button
     tap = probe_topic(server, topic, button)

@@ -1,13 +1,17 @@
-"""Fetch the real ntfy server (Debian's `ntfy` package) into a cache folder, for the suite.
+"""Fetch the real ntfy servers (Debian's `ntfy` package) into cache folders, for the suite.
 
-    python tests/support/get_ntfy.py        # prints the binary's path; exit 1 with the reason if it cannot
+    python tests/support/get_ntfy.py        # both versions: prints their paths; exit 1 with the reason if not
+    python tests/support/get_ntfy.py sid    # one of them
 
-Debian packages ntfy 2.11.0 in its `trixie` suite as one static Go binary, which runs on this
-machine's libc. It is fetched with a private apt list of that one suite (the archive address is the
-one the machine's own apt sources name), so the system's sources, lists and packages stay as they
-are and nothing is installed as root: `apt-get download` + `dpkg-deb -x` into
-``~/.cache/donebell-ntfy/`` (``DONEBELL_NTFY_CACHE`` overrides it). A second call finds the
-unpacked binary and returns at once; concurrent callers serialise on a lock file.
+Debian packages ntfy as one static Go binary, which runs on this machine's libc, in two suites that
+are the two ends of the server range donebell supports: `trixie` ships 2.11.0 (no card updates), `sid`
+2.27.0 (``sequence_id`` updates and ``PUT /<topic>/<sequence_id>/clear``). Each is fetched with a
+private apt list of its one suite (the archive address is the one the machine's own apt sources
+name), so the system's sources, lists and packages stay as they are and nothing is installed as
+root: `apt-get download` + `dpkg-deb -x` into ``~/.cache/donebell-ntfy/`` (trixie) and
+``~/.cache/donebell-ntfy-sid/`` (``DONEBELL_NTFY_CACHE`` moves both: ``<it>`` and ``<it>-sid``). A
+second call finds the unpacked binary and returns at once; concurrent callers serialise on a lock
+file.
 
 `.ci/run` runs this script and fails when it fails; the fixture (`support.ntfy_real`) calls
 `ensure_ntfy` and skips with the reason where it could not get the server, unless
@@ -25,6 +29,8 @@ import sys
 from pathlib import Path
 
 SUITE = "trixie"
+#: The suites fetched, oldest server first: the real-server tests that depend on the version run on each.
+SUITES = ("trixie", "sid")
 SYSTEM_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 FALLBACK_ARCHIVE = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -40,8 +46,9 @@ CACHE_ENV = "DONEBELL_NTFY_CACHE"
 _CACHE_AT_START = os.environ.get(CACHE_ENV)
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or _CACHE_AT_START or Path.home() / ".cache" / "donebell-ntfy")
+def cache_dir(suite: str = SUITE) -> Path:
+    base = Path(os.environ.get(CACHE_ENV) or _CACHE_AT_START or Path.home() / ".cache" / "donebell-ntfy")
+    return base if suite == SUITE else base.with_name(f"{base.name}-{suite}")
 
 
 def binary_path(cache: Path | None = None) -> Path:
@@ -77,7 +84,7 @@ def _apt(cache: Path, *args: str) -> None:
         raise NtfyUnavailable(f"apt-get {args[0]} failed: {(run.stderr or run.stdout).strip()[-400:]}")
 
 
-def _fetch(cache: Path) -> None:
+def _fetch(cache: Path, suite: str) -> None:
     for tool in ("apt-get", "dpkg-deb"):
         if shutil.which(tool) is None:
             raise NtfyUnavailable(f"{tool} is not on PATH (not a Debian-like machine)")
@@ -86,8 +93,8 @@ def _fetch(cache: Path) -> None:
     (cache / "sources").mkdir(parents=True, exist_ok=True)
     (cache / "lists" / "partial").mkdir(parents=True, exist_ok=True)
     (cache / "apt-cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
-    (cache / "sources" / f"{SUITE}.sources").write_text(
-        f"Types: deb\nURIs: {debian_archive()}\nSuites: {SUITE}\nComponents: main\nSigned-By: {KEYRING}\n",
+    (cache / "sources" / f"{suite}.sources").write_text(
+        f"Types: deb\nURIs: {debian_archive()}\nSuites: {suite}\nComponents: main\nSigned-By: {KEYRING}\n",
         encoding="utf-8",
     )
     _apt(cache, "update")
@@ -112,9 +119,12 @@ def _runs(binary: Path) -> bool:
         return False
 
 
-def ensure_ntfy() -> Path:
-    """The path of a runnable ntfy binary, fetched on first use; `NtfyUnavailable` says why not."""
-    cache = cache_dir()
+def ensure_ntfy(suite: str = SUITE) -> Path:
+    """The path of a runnable ntfy binary of Debian's ``suite``, fetched on first use;
+    `NtfyUnavailable` says why not."""
+    if suite not in SUITES:
+        raise NtfyUnavailable(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
+    cache = cache_dir(suite)
     binary = binary_path(cache)
     if binary.is_file() and os.access(binary, os.X_OK):
         return binary
@@ -123,22 +133,25 @@ def ensure_ntfy() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not binary.is_file():
             try:
-                _fetch(cache)
+                _fetch(cache, suite)
             except (OSError, subprocess.SubprocessError) as exc:
-                raise NtfyUnavailable(f"fetching Debian's ntfy failed: {exc}") from exc
+                raise NtfyUnavailable(f"fetching Debian {suite}'s ntfy failed: {exc}") from exc
     if not _runs(binary):
         raise NtfyUnavailable(f"{binary} does not run on this machine")
     return binary
 
 
-def main() -> int:
-    try:
-        print(ensure_ntfy())
-    except NtfyUnavailable as exc:
-        print(f"get_ntfy: {exc}", file=sys.stderr)
-        return 1
-    return 0
+def main(suites: list[str] | None = None) -> int:
+    """Fetch every suite named (all of `SUITES` by default); 1 when any of them could not be had."""
+    failed = 0
+    for suite in suites or list(SUITES):
+        try:
+            print(ensure_ntfy(suite))
+        except NtfyUnavailable as exc:
+            print(f"get_ntfy: {suite}: {exc}", file=sys.stderr)
+            failed = 1
+    return failed
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,4 +1,9 @@
-"""The real ntfy server (Debian's 2.11.0 package, fetched by `support.get_ntfy`) as a test fixture.
+"""The real ntfy servers (Debian's packages, fetched by `support.get_ntfy`) as a test fixture.
+
+Two versions, the ends of the supported range: Debian trixie's 2.11.0 (the default) and sid's
+2.27.0 (card updates by ``sequence_id``, ``PUT /<topic>/<sequence_id>/clear``). A real-server test
+whose outcome depends on the version runs on both: its module-scoped fixture takes
+``params=SERVER_SUITES`` (``ids`` name the version) and passes ``suite=request.param``.
 
 One `ntfy serve` per test module on a free loopback port, with its own cache and auth files;
 users, tokens and ACLs are made with the server's own `ntfy user|access|token` commands against
@@ -24,19 +29,24 @@ from typing import Any, Self
 import httpx
 import pytest
 
-from .get_ntfy import NtfyUnavailable, ensure_ntfy
+from .get_ntfy import SUITE, SUITES, NtfyUnavailable, ensure_ntfy
 
 TOKEN_RE = re.compile(r"\btk_[a-z0-9]{29}\b")
 REQUIRE_ENV = "DONEBELL_REQUIRE_REAL_NTFY"
 #: As the run started (`no_outside_config` drops DONEBELL_* variables inside a test); a value set
 #: in the test itself wins.
 _REQUIRED_AT_START = os.environ.get(REQUIRE_ENV, "")
+#: The suites a version-dependent real-server test runs on, and the version each ships.
+SERVER_SUITES = SUITES
+SERVER_VERSIONS = {"trixie": "2.11", "sid": "2.27"}
+#: For ``@pytest.fixture(params=SERVER_SUITES, ids=SERVER_IDS)``: the test names say the version.
+SERVER_IDS = [f"ntfy{SERVER_VERSIONS[s]}" for s in SERVER_SUITES]
 
 
-def ntfy_binary() -> Path:
-    """The fetched binary; skips the test (or fails it, in CI) where it could not be had."""
+def ntfy_binary(suite: str = SUITE) -> Path:
+    """The fetched binary of Debian ``suite``; skips the test (or fails it, in CI) where it could not be had."""
     try:
-        return ensure_ntfy()
+        return ensure_ntfy(suite)
     except NtfyUnavailable as exc:
         if os.environ.get(REQUIRE_ENV, _REQUIRED_AT_START) == "1":
             pytest.fail(f"the real ntfy server is required here ({REQUIRE_ENV}=1): {exc}")
@@ -50,12 +60,21 @@ def free_port() -> int:
 
 
 class RealNtfy:
-    """A running `ntfy serve` in ``root``; ``options`` are extra `serve` flags (without the ``--``)."""
+    """A running `ntfy serve` in ``root`` (Debian ``suite``'s version); ``options`` are extra `serve`
+    flags (without the ``--``)."""
 
     def __init__(
-        self, root: Path, *, default_access: str | None = "deny-all", binary: Path | None = None, **options: Any
+        self,
+        root: Path,
+        *,
+        default_access: str | None = "deny-all",
+        binary: Path | None = None,
+        suite: str = SUITE,
+        **options: Any,
     ) -> None:
-        self.binary = binary or ntfy_binary()
+        self.suite = suite
+        self.version = SERVER_VERSIONS[suite]
+        self.binary = binary or ntfy_binary(suite)
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -165,6 +184,15 @@ class RealNtfy:
 
 def _json_line(line: str) -> dict[str, Any] | None:
     return dict(json.loads(line)) if line.strip() else None
+
+
+def serve_with_donebell(root: Path, suite: str) -> Iterator[tuple[RealNtfy, str]]:
+    """The body of a module-scoped fixture: a deny-all server of Debian ``suite`` where user
+    `donebell` may read and write `donebell-*` (docs/wake.md), and that user's token."""
+    for server in serve_module(root, default_access="deny-all", suite=suite):
+        server.user_add("donebell", "pw-donebell")
+        server.access("donebell", "donebell-*", "rw")
+        yield server, server.token_add("donebell")
 
 
 def serve_module(root: Path, **kwargs: Any) -> Iterator[RealNtfy]:

@@ -1,8 +1,11 @@
 """A PermissionRequest hook waits for the phone's Allow or Deny (``approvals_enabled``).
 
-Only when approvals are on and the wake role is running (its health file is fresh: without it no
-tap can arrive, so waiting would only hold the agent's own dialog). The hook waits up to
-``approval_wait_seconds`` after the request, reading ``wake/answers/<request key>.json`` (the
+Only when approvals are on and the wake role is running and subscribed to the reply topic (its
+health file is fresh and says ``subscription: subscribed``): a role that is down, still connecting,
+refused (401/403) or without a server cannot receive a tap, so waiting would only hold the agent's
+own dialog. The hook waits up to ``approval_wait_seconds`` after the request
+(``approval_wait_interactive_seconds``, 10 s by default and at most 15, where the agent's own
+dialog waits for the hook: the Codex TUI, which the agent says with ``dialog_waits``), reading ``wake/answers/<request key>.json`` (the
 wake role writes it from a verified ticket; a local file, never the network) and checking every
 half second whether the prompt was answered at the terminal (the agent went on: the same
 evidence as the needs-you desk grace). When it stops waiting without an answer it closes the
@@ -35,8 +38,9 @@ DESK_EVERY_SECONDS = 0.5
 DENY_MESSAGE = "Denied from the phone (donebell)."
 
 
-def approval_wait(ctx: HookContext) -> float:
-    """Seconds this PermissionRequest may wait for the phone (0: do not wait)."""
+def approval_wait(ctx: HookContext, *, dialog_waits: bool = False) -> float:
+    """Seconds this PermissionRequest may wait for the phone (0: do not wait). ``dialog_waits``:
+    the agent shows its own dialog only once the hook returns (the short, interactive wait)."""
     config = ctx.config
     if config["approvals_enabled"] is not True or config["wake_enabled"] is not True:
         return 0.0
@@ -49,7 +53,14 @@ def approval_wait(ctx: HookContext) -> float:
     if wake is None or not health.alive(wake) or health.is_stale_written(wake, written, time.time()):
         ctx.log("warning", "approvals_enabled but the wake role is not running: not waiting for the phone")
         return 0.0
-    wait = config["approval_wait_seconds"]
+    subscription = wake.get("subscription")
+    if subscription != "subscribed":  # shared/ntfy/subscribe.py's words: no tap can arrive now
+        why = subscription if isinstance(subscription, str) else "unknown"
+        ctx.log(
+            "warning", f"approvals_enabled but the wake role is not subscribed ({why[:40]}): not waiting for the phone"
+        )
+        return 0.0
+    wait = config["approval_wait_interactive_seconds" if dialog_waits else "approval_wait_seconds"]
     return float(wait) if isinstance(wait, (int, float)) and wait > 0 else 0.0
 
 

@@ -27,6 +27,7 @@ HOOK_KEYS = (
     "approvals_enabled",
     "wake_enabled",
     "approval_wait_seconds",
+    "approval_wait_interactive_seconds",
 )
 #: Longest final-message text stored in a candidate (the rendered message is 3,500 bytes at most).
 STORED_MESSAGE_LIMIT = 4000

@@ -71,19 +71,21 @@ def write_request(
     answer_path: str | None,
     key: str | None = None,
     adopt: bool = False,
+    dialog_waits: bool = False,
     **ids: Any,
 ) -> str | None:
     """Create the outbox record unless its key exists anywhere; returns the key if it was created.
     ``key``: the agent already named the request; ``adopt``: it is one another signal of the same
     dialog opened (a Notification that names no call), whose record, while not yet sent, gets
-    this signal's call (tool, summary, digest, the buttons' wait)."""
+    this signal's call (tool, summary, digest, the buttons' wait); ``dialog_waits``: the agent draws
+    its own dialog only once this hook returns (the Codex TUI): the short, interactive wait."""
     state = ctx.state
     key = key or request_key(provider, conversation, turn, marker, payload)
     source = f"{provider}-{signal.lower()}"
     if "tool_name" in payload:
         ids["tool_digest"] = tool_digest(payload)
     if signal == "PermissionRequest":
-        key = _wait_for_the_phone(ctx, payload, key, ids)
+        key = _wait_for_the_phone(ctx, payload, key, ids, dialog_waits)
     record = needs_record(
         payload,
         key,
@@ -107,7 +109,9 @@ def write_request(
     return key
 
 
-def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids: dict[str, Any]) -> str:
+def _wait_for_the_phone(
+    ctx: HookContext, payload: dict[str, Any], key: str, ids: dict[str, Any], dialog_waits: bool = False
+) -> str:
     """With approvals on: the record names the call and the wait's end, and the hook will wait.
     Returns the request's key.
 
@@ -118,7 +122,7 @@ def _wait_for_the_phone(ctx: HookContext, payload: dict[str, Any], key: str, ids
     """
     from donebell.workers.kit import approval_wait  # only for a PermissionRequest
 
-    wait = approval_wait.approval_wait(ctx)
+    wait = approval_wait.approval_wait(ctx, dialog_waits=dialog_waits)
     if wait <= 0:
         return key
     key = approval_wait.unanswered_key(ctx.state, key)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import subprocess
 
+from donebell.shared.bounded_read import NotARegularFile, file_sig, read_tail
 from donebell.workers.agents import registry
+from donebell.workers.kit.agent_command import agent_environment
 from donebell.workers.kit.thread_view import ThreadView
 
 __all__ = [
@@ -30,6 +32,9 @@ __all__ = [
 ]
 
 READ_CAP = 256 << 20  # a rollout larger than this is not scanned (refused as unreadable)
+#: Views kept of files that have not changed since (a busy thread is looked at every 2 s).
+VIEW_CACHE_MAX = 64
+_views: dict[tuple[str, str], tuple[list[int], ThreadView]] = {}
 
 
 def locate(provider: str, conversation_id: str) -> str | None:
@@ -39,36 +44,30 @@ def locate(provider: str, conversation_id: str) -> str | None:
 
 
 def read_thread(provider: str, path: str) -> ThreadView:
-    """Scan ``path``; raises OSError if it is gone or unreadable."""
-    if os.stat(path).st_size > READ_CAP:
+    """Scan ``path``; raises OSError if it is gone, unreadable or not a regular file. A file that
+    has not changed since it was last scanned (same inode, size and mtime) is not read again."""
+    sig = file_sig(path)
+    if sig is None:
+        raise NotARegularFile(f"{path} is missing or not a regular file")
+    if sig[2] > READ_CAP:
         raise OSError(f"{path} is larger than {READ_CAP} bytes")
+    cached = _views.get((provider, path))
+    if cached is not None and cached[0] == sig:
+        return cached[1]
     agent = registry.agent(provider)
     if agent is None:
         raise OSError(f"no agent {provider!r} is registered")
-    return agent.read_thread(path)
+    view = agent.read_thread(path)
+    if len(_views) >= VIEW_CACHE_MAX:
+        _views.clear()
+    _views[(provider, path)] = (sig, view)
+    return view
 
 
 def command(provider: str, conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
     """The argv that starts one turn, or None when the CLI is not on PATH."""
     agent = registry.agent(provider)
     return None if agent is None else agent.resume_argv(conversation_id, prompt, extra_args)
-
-
-#: donebell's variables the woken agent keeps: where this installation is, so that the new turn's
-#: own hook reports to it. Locations, not secrets; every other ``DONEBELL_*`` stays here.
-AGENT_KEEPS = frozenset({"DONEBELL_CONFIG", "DONEBELL_STATE_DIR"})
-#: The service manager's channel to donebell's own service (systemd's notify socket and watchdog).
-SERVICE_CHANNEL = frozenset({"NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"})
-
-
-def agent_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    """The user's environment minus donebell's: no ``DONEBELL_*`` secret or setting (``DONEBELL_TOKEN``,
-    ``DONEBELL_WAKE_TOKEN``, any ``DONEBELL_<KEY>``, test seams) and no service channel."""
-    return {
-        k: v
-        for k, v in environ.items()
-        if (k in AGENT_KEEPS or not k.startswith("DONEBELL_")) and k not in SERVICE_CHANNEL
-    }
 
 
 def spawn(argv: list[str], cwd: str | None, log_path: str) -> subprocess.Popen[bytes]:
@@ -100,8 +99,7 @@ def last_words(log_path: str) -> str:
 def busy_refusal(log_path: str) -> bool:
     """Did the agent refuse because another process writes the thread ("already has an active writer")?"""
     try:
-        with open(log_path, "rb") as f:
-            tail = f.read()[-8192:]
+        tail = read_tail(log_path, 8192).data
     except OSError:
         return False
     return b"active writer" in tail

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -58,6 +59,8 @@ class WakePipeline:
         self._key_signature = key_signature(state)
         self.junk = JunkLimiter(log)
         self.counters: dict[str, int] = {}
+        self._counters_lock = threading.Lock()  # steps run on the role's worker threads too
+        self.start_inline = True  # verified: start now (the continuous role's workers do it instead)
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self.confirm_seconds = CONFIRM_SECONDS
         self.clear_card: Callable[[str], str] | None = None  # set by the role (answers.py)
@@ -76,7 +79,13 @@ class WakePipeline:
         return self.key
 
     def count(self, name: str) -> None:
-        self.counters[name] = self.counters.get(name, 0) + 1
+        with self._counters_lock:
+            self.counters[name] = self.counters.get(name, 0) + 1
+
+    def take_counters(self) -> dict[str, int]:  # a pass's share, reset
+        with self._counters_lock:
+            counters, self.counters = self.counters, {}
+        return counters
 
     # a reply arrives ------------------------------------------------------------------------
 
@@ -174,7 +183,8 @@ class WakePipeline:
             return
         self.queue.advance(record, "verified", verified_at=now())
         self.count("verified")
-        self.step(record)
+        if self.start_inline:
+            self.step(record)
 
     # open records move on, one pass at a time -------------------------------------------
 

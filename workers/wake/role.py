@@ -2,9 +2,11 @@
 
 Spawned by the supervisor only when ``wake_enabled`` (listed ``disabled`` otherwise), with its
 own lock and health file like every role. A continuous run keeps one subscription to the reply
-topic (:mod:`.subscription`, in a thread that only reads the network) and moves each reply
-through :mod:`.pipeline` on the main thread; ``--once`` polls the topic's cache instead, handles
-what is there and moves every open record one step. The id of the last message handled is
+topic (:mod:`donebell.shared.ntfy.subscribe`, in a thread that only reads the network), verifies
+each reply and answers each tap on Allow / Deny on the main thread, and moves replies to continue
+on through :mod:`.pipeline` on worker threads (:mod:`.open_replies`): a slow agent command never
+holds back a tap nor the heartbeat. ``--once`` polls the topic's cache instead, handles what is
+there and moves every open record one step, inline. The id of the last message handled is
 persisted (``wake/cursor.json``), so replies that arrived while the role was down are handled
 once on restart.
 
@@ -28,6 +30,7 @@ from donebell.workers.kit.labels import origin_label
 from donebell.workers.kit.pass_result import PassResult
 from donebell.workers.role import EXIT_CONFIG, Role
 from donebell.workers.wake.machines import hello_body, other_machines
+from donebell.workers.wake.open_replies import OpenReplies
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
 
@@ -53,13 +56,16 @@ class WakeRole(Role):
             sys.stderr.write(f"donebell worker wake: {problem}\n")
             sys.exit(EXIT_CONFIG)
         self.pipeline = WakePipeline(self.state, self.settings, self.log)
+        self.pipeline.start_inline = self.bounded()  # continuous: turns start on the workers
         self.queue = self.pipeline.queue
-        self.open: dict[str, dict[str, Any]] = {r["key"]: r for r in self.queue.open_records()}
         self.headers = {"Authorization": auth.header} if auth else {}
         self.url = topic_url(public_url(self.settings.server), self.settings.wake_topic)
         self.pipeline.clear_card = self._clear_card
         self.pipeline.publish = self._publish
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=256)
+        self.open = OpenReplies(self.pipeline, self.log, inline=self.bounded(), on_done=self._wake_pass)
+        for record in self.queue.open_records():
+            self.open.add(record)
         self.subscription_state = "polling" if self.bounded() else "connecting"
         self.subscriber: Subscriber | None = None
         self.clock = ServerClock()
@@ -80,6 +86,13 @@ class WakeRole(Role):
         if state == "subscribed" and self.subscription_state != "subscribed":
             self.pipeline.hello_due = True  # (re)connected: say hello to the machines sharing the topic
         self.subscription_state = state
+
+    def _wake_pass(self) -> None:
+        """A worker finished a step: the pass waiting on the inbox looks at it now."""
+        try:
+            self.inbox.put_nowait(None)
+        except queue.Full:
+            pass  # a full inbox does not block get()
 
     def _wake_inbox_on_stop(self) -> None:
         """SIGTERM/SIGINT also unblock a pass waiting on the inbox (the role's own handler runs first)."""
@@ -116,23 +129,30 @@ class WakeRole(Role):
     def run_pass(self) -> PassResult:
         if self.pipeline.hello_due and not self.bounded():
             self._say_hello()
-        due = self._step_open()
+        self.open.collect()
+        self.open.dispatch()
+        due = self.open.next_due()
         if self.bounded():
             messages = poll(self.url, self.headers, self.queue.cursor(), self.settings.timeout_seconds, self.clock)
         else:
             messages = self._take(min(PASS_WAIT, due) if due is not None else PASS_WAIT)
         last_id = None
         for message in messages:
-            record = self.pipeline.receive(message)
-            if record is not None and record.get("status") not in ("confirmed", "refused", "failed", "unconfirmed"):
-                self.open[record["key"]] = record
+            record = self.pipeline.receive(message)  # a tap on Allow / Deny is answered here, at once
+            if record is not None:
+                self.open.add(record)
             if isinstance(message.get("id"), str):
                 last_id = message["id"]
         if last_id is not None:
             self.queue.set_cursor(last_id)
-        due = self._step_open() if messages else due
-        counters, self.pipeline.counters = self.pipeline.counters, {}
-        return PassResult(next_in=0.0 if not self.bounded() else due, idle=not self.open, counters=counters)
+        self.open.collect()
+        self.open.dispatch()
+        self.open.collect()  # inline (--once): the steps just made
+        return PassResult(
+            next_in=0.0 if not self.bounded() else self.open.next_due(),
+            idle=not self.open,
+            counters=self.pipeline.take_counters(),
+        )
 
     def _take(self, wait: float) -> list[dict[str, Any]]:
         try:
@@ -149,21 +169,6 @@ class WakeRole(Role):
                 batch.append(more)
         return batch
 
-    def _step_open(self) -> float | None:
-        """Move every open record on; the shortest delay any of them asked for."""
-        due: float | None = None
-        for key, record in list(self.open.items()):
-            try:
-                delay = self.pipeline.step(record)
-            except Exception as exc:  # noqa: BLE001 - one bad record must not stop the others
-                self.log.error("wake %s: step failed: %s: %s", record.get("message_id"), type(exc).__name__, exc)
-                delay = 5.0
-            if record.get("status") in ("confirmed", "refused", "failed", "unconfirmed"):
-                del self.open[key]
-            elif delay is not None:
-                due = delay if due is None else min(due, delay)
-        return due
-
     def health_extra(self) -> dict[str, Any]:
         sub = self.subscriber
         offset = self.clock.offset()
@@ -172,6 +177,7 @@ class WakeRole(Role):
             "server_clock_offset_seconds": round(offset, 1) if offset is not None else None,
             "other_machines": other_machines(self.state),
             "open_wakes": len(self.open),
+            "steps_running": len(self.open.running),
             "connects": sub.connects if sub else 0,
             "junk_refused": self.pipeline.junk.total,
         }
@@ -180,3 +186,5 @@ class WakeRole(Role):
         if getattr(self, "subscriber", None) is not None:
             assert self.subscriber is not None
             self.subscriber.stopping.set()
+        if getattr(self, "open", None) is not None:
+            self.open.close()

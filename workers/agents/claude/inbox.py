@@ -19,6 +19,7 @@ import os
 import socket
 import stat
 
+from donebell.shared.bounded_read import read_from
 from donebell.shared.platform import identity
 from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
@@ -66,9 +67,10 @@ def post_to_inbox(inbox: str, prompt: str) -> None:
 
 
 def _session_record(path: str) -> dict[str, object] | None:
+    """The session record at ``path``, or None; read non-blocking and bounded (a FIFO or device
+    named like a record is refused before any read: it would hang ``open``)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(RECORD_LIMIT + 1)
+        data = read_from(path, 0, RECORD_LIMIT + 1)
         record = json.loads(data) if len(data) <= RECORD_LIMIT else None
     except (OSError, ValueError):
         return None

@@ -30,8 +30,17 @@ def codex_stop_group(executable: str) -> dict[str, Any]:
     return {"hooks": [handler]}
 
 
+#: ``shared.config.model.APPROVAL_WAIT_INTERACTIVE_MAX`` (the config module is not imported here;
+#: tests/test_approvals_interactive.py keeps the two equal).
+APPROVAL_WAIT_INTERACTIVE_MAX = 15
 #: The Codex ``/hooks`` label of donebell's PermissionRequest hook (part of its trust hash too).
-CODEX_PERMISSION_LABEL = "donebell: notify when the task needs you"
+#: The TUI shows it instead of its own approval dialog while the hook runs, so it says what the hook
+#: may wait for and how long: with approvals on, an interactive session waits at most
+#: ``APPROVAL_WAIT_INTERACTIVE_MAX`` seconds (the figure below), then Codex asks at the terminal.
+CODEX_PERMISSION_LABEL = (
+    f"donebell: notify when the task needs you; Allow/Deny from the phone: waits up to "
+    f"{APPROVAL_WAIT_INTERACTIVE_MAX} s, then Codex asks here"
+)
 
 
 def codex_permission_group(executable: str) -> dict[str, Any]:

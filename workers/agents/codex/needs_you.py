@@ -19,6 +19,12 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
+#: Codex's ``session_meta`` names the client that opened the thread early in the rollout's first
+#: line (``"originator":"codex_exec"`` for ``codex exec``; ``codex-tui`` for the TUI, others for the
+#: app-server's clients, all interactive): read within this many bytes, bounded and non-blocking.
+ORIGINATOR_WINDOW = 4096
+EXEC_ORIGINATOR = b'"originator":"codex_exec"'
+
 
 def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
     """A Codex ``PermissionRequest`` (0.171: thread = ``session_id``, plus ``turn_id``)."""
@@ -43,4 +49,20 @@ def codex_needs(ctx: HookContext, payload: dict[str, Any]) -> None:
         thread_id=thread_id,
         turn_id=turn_id,
         root_thread_id=root_id,
+        dialog_waits=interactive(transcript),
     )
+
+
+def interactive(rollout: str | None) -> bool:
+    """Is the asking session interactive (the TUI, an app-server client)? There Codex draws its own
+    approval dialog only once the hook returns. Only a rollout that says ``codex exec`` opened it is
+    not; an unreadable one is taken as interactive (the short wait: never the desk locked out)."""
+    from donebell.shared.bounded_read import read_from
+
+    if not rollout:
+        return True
+    try:
+        head = read_from(rollout, 0, ORIGINATOR_WINDOW)
+    except OSError:
+        return True
+    return EXEC_ORIGINATOR not in head

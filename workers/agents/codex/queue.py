@@ -11,15 +11,20 @@ Measured on Codex 0.171 (docs/wake.md, "Into the live session"):
   message stays queued and joins the thread's next turn (``codex exec resume`` takes it into its
   turn, measured), so it is never sent a second time. A thread the CLI does not know exits 1
   with nothing queued.
+
+``codex queue`` is run bounded (:mod:`donebell.workers.kit.agent_command`): in a process group of
+its own, with the agent's environment, killed as a group when it gives no answer within
+:data:`QUEUE_SECONDS` (it may have queued: never repeated). The wake role runs it on a worker
+thread, so a slow one never holds back a tap on Allow / Deny nor the role's heartbeat.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 from donebell.workers.agents.codex import appserver, codex_home_str
 from donebell.workers.agents.codex.writer_lock import thread_is_open
+from donebell.workers.kit.agent_command import NoAnswer, run_agent_command
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
 QUEUE_SECONDS = 60.0
@@ -42,11 +47,9 @@ def queue_message(thread_id: str, prompt: str) -> None:
     if appserver.control_socket() is not None:
         argv.append("--resume")  # the daemon holds the thread: it runs what is queued when asked
     try:
-        run = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=QUEUE_SECONDS, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise DaemonError(f"codex queue gave no answer within {QUEUE_SECONDS:g} s") from None
+        run = run_agent_command(argv, QUEUE_SECONDS)
+    except NoAnswer as exc:
+        raise DaemonError(f"codex queue: {exc}") from None
     except OSError as exc:
         raise DaemonError(f"codex queue: {exc.strerror or exc}", unreachable=True) from None
     said = f"{run.stdout}\n{run.stderr}"

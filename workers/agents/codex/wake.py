@@ -30,11 +30,15 @@ def locate_thread(conversation_id: str) -> str | None:
     return found[-1] if found else None
 
 
+#: The only records a thread view needs; every other line of the rollout is skipped unparsed.
+MARKERS = (b"session_meta", b"task_started", b"task_complete", b"turn_aborted")
+
+
 def read_thread(path: str) -> ThreadView:
     started: list[str] = []
     ended: set[str] = set()
     cwd, meta = None, None
-    for obj in json_lines(path):
+    for obj in json_lines(path, MARKERS):
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             continue

@@ -12,10 +12,14 @@ from __future__ import annotations
 import os
 
 from donebell.shared.platform import locked
+from donebell.workers.kit.thread_view import SAFE_ID
 
 
 def thread_is_open(codex_home: str, thread_id: str) -> bool:
-    """Whether a process has the thread open (its writer lock is held)."""
+    """Whether a process has the thread open (its writer lock is held). The id comes from an agent
+    file (a rollout's ``session_meta``): it names a path only when it is an id (no ``/``, no ``..``)."""
+    if not SAFE_ID.match(thread_id):
+        return False
     return writer_holds(os.path.join(codex_home, "thread-writer-locks", f"{thread_id}.lock"))
 
 
