@@ -61,13 +61,15 @@ def state_dir_str() -> str:
     return _explicit("DONEBELL_STATE_DIR") or locations.state_dir()
 
 
-def make_private_dirs(path: str) -> None:
-    """Create ``path`` and every missing parent as 0700, whatever the umask.
+def make_private_dirs(path: str) -> list[str]:
+    """Create ``path`` and every missing parent as 0700, whatever the umask; the folders it
+    created, outermost first (``uninstall --purge`` removes them again when they are empty).
 
     ``os.makedirs`` gives the parents it creates the umask's mode (0777 under ``umask 000``): a
     fresh ``~/.config`` or ``~/.local/state`` would be open to everyone. Folders that already
     exist are left as they are; one that is not a directory is left for the caller to refuse.
     """
+    made = []
     missing = []
     current = os.path.abspath(path)
     while not os.path.isdir(current):
@@ -81,8 +83,26 @@ def make_private_dirs(path: str) -> None:
             os.mkdir(folder, 0o700)
         except FileExistsError:
             continue
+        made.append(folder)
         if not platform.on_windows():
             os.chmod(folder, 0o700)  # a umask can only narrow the mode: make it exact
+    return made
+
+
+#: Beside the config: the folders above it that writing the first config created (a JSON list).
+CREATED_FOLDERS_NAME = "created-folders.json"
+
+
+def remember_created_folders(made: list[str]) -> None:
+    """Record, beside the config that ``made`` (from :func:`make_private_dirs`) was created for,
+    the folders above its own folder it created: ``uninstall --purge`` removes them again when
+    they are empty (a fresh account's ``~/.config``)."""
+    if len(made) > 1:
+        import json
+
+        fd = os.open(os.path.join(made[-1], CREATED_FOLDERS_NAME), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(made[:-1]) + "\n")
 
 
 # --- the same, as pathlib.Path (not for the hook path) --------------------------------------

@@ -35,6 +35,8 @@ ReceiptReason = Literal[
     "user-returned",
     "digest",
     "answered-at-desk",
+    "test-replaced",
+    "test-expired",
 ]
 #: The terminal outcome of a turn, when the evidence says so (``records.OUTCOMES``).
 Outcome = Literal["done", "failed", "stopped"]

@@ -49,10 +49,25 @@ REASONS = (
     "user-returned",  # desk_grace_seconds: a new turn in the thread during the grace (suppressed/)
     "digest",  # sent inside one digest notification (quiet hours or a burst); the digest's key in it
     "answered-at-desk",  # desk_grace_seconds: the agent moved on from a needs-you request (suppressed/)
+    "test-replaced",  # a queued `donebell test` a newer one replaced (suppressed/)
+    "test-expired",  # a `donebell test` not sent before its expires_at (suppressed/)
 )
 
 #: ``notice`` of an outbox record that says the task waits for the user (docs/approvals.md).
 NEEDS_YOU = "needs-you"
+
+#: How long a ``donebell test`` record may wait in the outbox before it expires (seconds).
+TEST_EXPIRY_SECONDS = 300.0
+
+
+def expiry_of_test(record: dict[str, Any]) -> float:
+    """When a test record stops being worth sending (its ``expires_at``; older records lack it)."""
+    own = record.get("expires_at")
+    if isinstance(own, (int, float)) and not isinstance(own, bool):
+        return float(own)
+    born = record.get("created_at")
+    return (float(born) if isinstance(born, (int, float)) and not isinstance(born, bool) else 0.0) + TEST_EXPIRY_SECONDS
+
 
 #: Terminal outcome of the turn a candidate describes, when the evidence says so (``None``: not
 #: known yet); :func:`new_candidate` refuses any other.

@@ -47,10 +47,12 @@ commands:
                            take back what install added; --purge also deletes the state and config
   status [--json]          is the service running: the supervisor, each role, the queue
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
-  test [--json] [--wait SECONDS]
-                           send one test notification through the outbox
+  test [--json] [--wait SECONDS] [--expire-after SECONDS]
+                           send one test notification through the outbox (it replaces older
+                           queued tests; unsent after --expire-after, 300 s, it expires)
   log [--last N] [--follow] [--json]
-                           recent decisions: notified, suppressed and why, waiting (and for what), dead
+                           recent decisions: notified, suppressed and why, waiting (and for what),
+                           dead, and every tap from the phone
   explain ID [--json]      why did (or didn't) it notify? ID: the #id on the phone, a thread or
                            session id, an ntfy sequence or message id, or an event key
   config init [--server URL]|show|check|path|set KEY VALUE|unset KEY|rotate-wake-key

@@ -88,6 +88,7 @@ class Supervisor:
         self._wake_r, self._wake_w = socket.socketpair()
         #: the config file's restart keys as this supervisor started (commands/config_restart.py)
         self.config_at_start: dict[str, str] | None = None
+        self.agent_env: list[str] | None = None  # names only: what a woken agent turn inherits (doctor)
 
     # main loop ---------------------------------------------------------------------------
 
@@ -272,6 +273,7 @@ class Supervisor:
             "intervals": self.iv.as_dict(),
             "roles": {slot.name: slot.entry() for slot in self.slots},
             "config_at_start": self.config_at_start,
+            "agent_env": self.agent_env,
         }
         with contextlib.suppress(OSError):
             self.state.write_health("supervisor", data)

@@ -93,6 +93,9 @@ def main(argv: list[str]) -> int:
             role_fork.preload([slot.name for slot in slots if slot.enabled])
         supervisor = Supervisor(state, slots, intervals, Notifier(), lock)
         supervisor.config_at_start = _config_at_start(answer.get("config_path"))
+        from donebell.supervisor.doctor.service_env import wanted
+
+        supervisor.agent_env = wanted(list(os.environ))  # names, never values (doctor's wake_env)
         try:
             return supervisor.run()
         finally:

@@ -14,7 +14,9 @@ import pytest
 from donebell.shared.process.liveness import process_create_time
 from donebell.shared.statedir import StateDir
 from support.ntfy_kit import OTHER_TOKEN, TOKEN
+from support.ntfy_real import RealNtfy, serve_module
 from support.ntfy_standin import NtfyStandin
+from support.scanner_kit import born_ago
 
 
 @pytest.fixture()
@@ -32,6 +34,18 @@ def no_outside_config(monkeypatch: pytest.MonkeyPatch) -> None:
 def srv() -> Iterator[NtfyStandin]:
     """A fresh ntfy stand-in on 127.0.0.1 for one test."""
     with NtfyStandin() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def deny_all_ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealNtfy]:
+    """The real ntfy (2.11), deny-all, one per module: `donebell` may read and write donebell-*,
+    `reader` only read it (the accounts of docs/troubleshooting.md's `access` cases)."""
+    for server in serve_module(tmp_path_factory.mktemp("ntfy-deny-all"), default_access="deny-all"):
+        server.user_add("donebell", "pw-donebell")
+        server.access("donebell", "donebell-*", "rw")
+        server.user_add("reader", "pw-reader")
+        server.access("reader", "donebell-*", "read-only")
         yield server
 
 
@@ -84,8 +98,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_con
 
 @pytest.fixture()
 def state(isolated_env: dict[str, Path]) -> StateDir:
-    """A fresh, created state directory."""
-    return StateDir(isolated_env["state"]).ensure()
+    """A created state directory, created an hour ago: the recorded rollouts a test writes ended
+    seconds to minutes "ago", after it (tests/test_first_week_replay.py covers a new one)."""
+    return born_ago(StateDir(isolated_env["state"]).ensure(), 3600)
 
 
 @pytest.fixture()

@@ -18,7 +18,7 @@ from donebell.shared.text.redaction import MARK, redact
 from support.hooks_harness import HookEnv, claude_event
 from support.ntfy_standin import NtfyStandin
 from support.payload_kit import Pipeline
-from support.scanner_kit import fixture_lines, rollout_path
+from support.scanner_kit import born_ago, fixture_lines, rollout_path
 
 #: (text as an agent might write it, the part that must never be stored or sent)
 SECRETS: list[tuple[str, str]] = [
@@ -164,6 +164,7 @@ def test_scanner_message_is_redacted_at_capture_and_send(pipe: Pipeline) -> None
         if record.get("payload", {}).get("type") == "task_complete":
             record["payload"]["last_agent_message"] = _table_message()
             lines[i] = json.dumps(record).encode() + b"\n"
+    born_ago(hooks.state.ensure(), 3600)  # donebell ran before the task ended: its rollout is news
     rollout_path(hooks.codex_home, "simple-exec").write_bytes(b"".join(lines))
     pipe.worker("local-scanner")
     assert MARK in hooks.only("pending")["last_message"]

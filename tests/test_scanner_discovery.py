@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from donebell.workers.agents.codex.discovery import hot_day_folders, remap_to_ro
 from support.scanner_kit import (
     IDS,
     append,
+    born_ago,
     engine,
     fixture_lines,
     make_index,
@@ -92,8 +94,45 @@ def test_recent_rollout_is_replayed_from_its_start(state: StateDir, tmp_path: Pa
     path = rollout_path(home, "simple-exec")
     path.write_bytes(b"".join(fixture_lines("simple-exec")))
     set_age(path, 60)
+    born_ago(state, 120)  # the state directory existed then: the task ended while donebell was down
     engine(state, home, replay_seconds=300).scan(full=True)
     assert len(records(state, "pending")) == 1
+
+
+def test_a_rollout_last_written_before_the_state_directory_existed_is_history(state: StateDir, tmp_path: Path) -> None:
+    """Within the replay window but older than the state directory (a first run, or after a purge):
+    nothing in it ended after the state directory was created, so nothing is news."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    path.write_bytes(b"".join(fixture_lines("simple-exec")))
+    set_age(path, 60)
+    born_ago(state, 30)
+    report = engine(state, home, replay_seconds=300).scan(full=True)
+    assert records(state, "pending") == [] and report.counters["cursors_advanced"] == 1
+    append(path, b"".join(fixture_lines("simple-exec")[1:]).replace(b"9063-7c32", b"5555-7c32"))
+    engine(state, home, replay_seconds=300).scan(full=False)  # a turn written since: news
+    assert [r["turn_id"] for r in records(state, "pending")] == ["01a22be2-5555-7c32-bfff-4b6d573f20c6"]
+
+
+def test_in_a_rollout_written_since_a_turn_that_ended_before_the_state_directory_is_history(
+    state: StateDir, tmp_path: Path
+) -> None:
+    """A thread open across the first run: its file is written after the state directory was
+    created, but its first turn ended before that (well within the window): only the turn that
+    ended afterwards is news."""
+    home = tmp_path / "codex"
+    path = rollout_path(home, "simple-exec")
+    old = fixture_lines("simple-exec", own_end=True)  # ended ~5 s ago
+    born_ago(state, 2)  # the state directory came 2 s ago: after that turn ended
+    ended_now = b'"completed_at":%d' % int(time.time())  # the second turn ends now: after it
+    fresh = [
+        re.sub(rb'"completed_at":\d+', ended_now, line.replace(b"9063-7c32", b"5555-7c32"))
+        for line in fixture_lines("simple-exec")[1:]
+    ]
+    path.write_bytes(b"".join(old + fresh))
+    report = engine(state, home, replay_seconds=300).scan(full=True)
+    assert report.counters["terminal_historical"] == 1
+    assert [r["turn_id"] for r in records(state, "pending")] == ["01a22be2-5555-7c32-bfff-4b6d573f20c6"]
 
 
 def test_replay_skips_turns_that_ended_before_the_window(state: StateDir, tmp_path: Path) -> None:

@@ -264,7 +264,8 @@ def test_every_public_name_is_importable_from_the_package() -> None:
     import donebell.shared.statedir as sd
 
     assert set(sd.__all__) == {
-        "FOLDERS", "GroupCommit", "LOG_MAX_BYTES", "LOG_NAME", "MUTATION_LOCK_SHARDS", "PIPELINE", "RECEIPT_FOLDERS",
+        "BIRTH_NAME", "FOLDERS", "GroupCommit", "LOG_MAX_BYTES", "LOG_NAME", "MUTATION_LOCK_SHARDS", "PIPELINE",
+        "RECEIPT_FOLDERS",
         "SCHEMA_VERSION", "InvalidRecord", "MutationLock", "RoleLock", "StateDir", "StateDirReplaced", "StateError",
         "UnsafeStateDir", "decode", "encode", "now", "open_state_dir", "operations_done",
         # the folder names (issue 35: constants, not strings spelled in place)

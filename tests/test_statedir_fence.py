@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from donebell.shared.statedir import StateDir, StateDirReplaced
+from donebell.shared.statedir import BIRTH_NAME, StateDir, StateDirReplaced
 from donebell.workers.kit.pass_result import PassResult
 from donebell.workers.role import EXIT_LOCK_LOST, Role, run_role
 from support.statedir_kit import numbered_candidate
@@ -27,7 +27,10 @@ def _recreate(root: Path) -> StateDir:
 
 
 def _records_anywhere(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*.json") if "locks" not in p.parts)
+    """Every JSON file a write could have left: not the lock files, nor the directory's birth
+    file (``created.json``, written when the directory itself is created)."""
+    found = root.rglob("*.json")
+    return sorted(str(p.relative_to(root)) for p in found if "locks" not in p.parts and p.name != BIRTH_NAME)
 
 
 def test_a_role_that_lost_its_lock_cannot_write_into_the_recreated_directory(state: StateDir) -> None:
@@ -105,7 +108,7 @@ def test_a_helper_process_fences_on_its_roles_lock_file(state: StateDir) -> None
     script = textwrap.dedent(
         f"""
         import sys
-        from donebell.shared.statedir import StateDir, StateDirReplaced
+        from donebell.shared.statedir import BIRTH_NAME, StateDir, StateDirReplaced
         from support.statedir_kit import numbered_candidate
         state = StateDir({str(state.root)!r})
         state.fence_on_role_lock("remote-scanner")

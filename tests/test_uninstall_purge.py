@@ -42,7 +42,7 @@ def test_purge_keeps_what_it_says_it_kept_and_removes_the_folders_install_create
     assert not any("config.json" in str(path) for path in kept)  # deleted with the config, not "kept"
     assert "with its 1 backup(s)" in out
     assert not home["xdg_config"].exists() and not (home["home"] / ".local").exists(), out
-    assert "removed the empty folders install had created" in out
+    assert "removed the empty folders donebell had created" in out
 
 
 def test_purge_leaves_a_created_folder_that_something_else_uses_since(home: dict[str, Path]) -> None:

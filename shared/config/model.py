@@ -123,7 +123,7 @@ class Settings(BaseSettings):
         60.0, gt=0, le=MAX_SECONDS, description="Periodic full rescan of the hot set (file events wake sooner)."
     )
     watch_initial_replay_seconds: float = Field(
-        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if modified this recently."
+        300.0, ge=0, le=MAX_SECONDS, description="Replay a newly found rollout only if written this recently."
     )
     watch_roots: list[str | WatchRoot] = Field(default_factory=list, description="Extra (remote) Codex homes to scan.")
     watch_remote_timeout_seconds: float = Field(
@@ -334,7 +334,7 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     path = path or config_path()
     if path.exists():
         return path, False
-    paths.make_private_dirs(str(path.parent))
+    paths.remember_created_folders(paths.make_private_dirs(str(path.parent)))  # e.g. ~/.config: --purge removes it
     # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
     fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
     body = raw_file.json.dumps(fresh, indent=2) + "\n"

@@ -35,6 +35,7 @@ import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir._base import (
+    BIRTH_NAME,
     CLAUDE,
     DEAD,
     FOLDERS,
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BIRTH_NAME",
     "CLAUDE",
     "DEAD",
     "HEALTH",

@@ -44,6 +44,9 @@ RECEIPT_FOLDERS = (SENT, SUPPRESSED, DEAD)
 FOLDERS = (*PIPELINE, WATCH, CLAUDE, MUTATION_LOCKS, TMP, HEALTH, LOCKS)
 MUTATION_LOCK_SHARDS = 64
 LOG_NAME = "notify.log"
+#: Written once, when a call of ``ensure`` creates the root: ``{"created_at": …}``. The scanners
+#: replay nothing that ended before it (a new or purged state directory has no news of the past).
+BIRTH_NAME = "created.json"
 LOG_MAX_BYTES = 1 << 20
 
 

@@ -11,12 +11,14 @@ Standard library only: the hook path imports this module.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.paths import make_private_dirs
 from donebell.shared.statedir._base import (
+    BIRTH_NAME,
     FOLDERS,
     PIPELINE,
     StateError,
@@ -24,6 +26,7 @@ from donebell.shared.statedir._base import (
     _step,
     decode,
     encode,
+    now,
 )
 from donebell.shared.statedir._files import _IS_WINDOWS, FileStore, _rename
 
@@ -40,19 +43,48 @@ class RecordStore(FileStore):
     # layout ------------------------------------------------------------------------------
 
     def ensure(self) -> Self:
-        """Create the root and its folders (0700), refusing symlinks; tighten loose modes."""
+        """Create the root and its folders (0700), refusing symlinks; tighten loose modes.
+
+        The call that creates the root also writes :data:`BIRTH_NAME` (:meth:`created_at`).
+        """
+        made: list[str] | None = None  # the folders creating the root created (it included)
         for path in (self.root_dir, *(self.path(f) for f in FOLDERS)):
             try:
                 st = os.lstat(path)
             except FileNotFoundError:
                 _step()
-                make_private_dirs(path)
+                created = make_private_dirs(path)
+                if path == self.root_dir:
+                    made = created
                 st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
                 raise UnsafeStateDir(f"{path} is not a plain directory (symlink or file); refusing to use it")
             if not _IS_WINDOWS and stat.S_IMODE(st.st_mode) & 0o077:
                 os.chmod(path, 0o700)
+        if made is not None:
+            birth = {"schema": 1, "created_at": now(), "created_folders": made[:-1]}
+            self.create_file(self.path(BIRTH_NAME), encode(birth))
         return self
+
+    def _birth(self) -> dict[str, Any]:
+        try:
+            data = self.read_bytes(self.path(BIRTH_NAME), limit=1 << 16)
+            birth = {} if data is None else json.loads(data)
+        except (OSError, ValueError, StateError):
+            return {}
+        return birth if isinstance(birth, dict) else {}
+
+    def created_at(self) -> float | None:
+        """When this state directory was created (:data:`BIRTH_NAME`); None for one created by a
+        donebell older than the file, or a damaged file: such a directory is not new."""
+        value = self._birth().get("created_at")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def created_folders(self) -> list[str]:
+        """The folders above the root that creating it created (``~/.local/state`` on a fresh
+        account), outermost first: ``uninstall --purge`` removes them again when they are empty."""
+        folders = self._birth().get("created_folders")
+        return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
 
     def ensure_folder(self, name: str) -> Path:
         """Create a nested record folder such as ``watch/local`` (0700, no symlinks); its path.

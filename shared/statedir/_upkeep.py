@@ -13,6 +13,7 @@ import stat
 
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir import (
+    BIRTH_NAME,
     DEAD,
     FOLDERS,
     LOG_NAME,
@@ -145,7 +146,7 @@ def destroy(state: StateDir) -> bool:
         return False
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise UnsafeStateDir(f"{root} is not a plain directory (symlink or file); delete it by hand if you mean it")
-    allowed = set(FOLDERS) | {LOG_NAME, f"{LOG_NAME}.1", "wake"}  # wake/: created by the wake role
+    allowed = set(FOLDERS) | {LOG_NAME, f"{LOG_NAME}.1", BIRTH_NAME, "wake"}  # wake/: created by the wake role
     strangers = sorted(name for name in os.listdir(root) if name not in allowed)
     if strangers:
         shown = ", ".join(strangers[:5]) + (" …" if len(strangers) > 5 else "")

@@ -179,6 +179,20 @@ def ladder_lines(ladder: list[list[str]]) -> list[str]:
     return ["    gate checks, last evaluation:"] + [f"      {name:<{width}}  {outcome}" for name, outcome in ladder]
 
 
+def conversation_ids(ident: str, items: list[dict[str, Any]]) -> list[str]:
+    """The thread or session ids ``ident`` stands for: itself, or, for a ``#…`` short id (what the
+    phone shows), a sequence id or a message id, the full ids of the records it names. The wake
+    history and a Claude session are kept under the full id only."""
+    ident = normalize(ident)
+    found = [] if is_event_key(ident) else [ident]
+    for item in items:
+        for name in ("thread_id", "session_id"):
+            value = item.get(name)
+            if isinstance(value, str) and value and value not in found:
+                found.append(value)
+    return found
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="donebell explain", description="Why did (or didn't) a task notify?")
     parser.add_argument(
@@ -199,8 +213,9 @@ def main(argv: list[str]) -> int:
     for item in items:
         if item["folder"] == "outbox" and str(item["key"]) in holds:
             item["hold"] = holds[str(item["key"])].as_json()
-    session = _read(state, "claude", claude_session_key(args.id)) if not is_event_key(args.id) else None
-    wakes = wake_history(state, args.id)
+    conversations = conversation_ids(args.id, items)
+    session = next((s for s in (_read(state, "claude", claude_session_key(c)) for c in conversations) if s), None)
+    wakes = wake_history(state, args.id) or [w for c in conversations for w in wake_history(state, c)]
     if args.json:
         text = (
             json.dumps(

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from donebell.shared.paths import state_dir_path
+from donebell.shared.records import NEEDS_YOU
 from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
 from donebell.shared.text.short_id import short_id
 from donebell.supervisor.commands.explain import waiting_text
@@ -45,13 +46,15 @@ _MEANING = {
     "invalid-record": "the record was unreadable",
     "permanent-http-error": "the server refused it",
     "max-attempts": "gave up after max_attempts",
+    "test-replaced": "a newer `donebell test` replaced this queued test; not sent",
+    "test-expired": "this test was not sent before it expired; not sent",
 }
 
 
 @dataclass(frozen=True)
 class Event:
     at: float
-    kind: str  # notified | suppressed | waiting | held | sending | dead | warning | error
+    kind: str  # notified | suppressed | waiting | held | sending | dead | tapped | warning | error
     detail: str
     provider: str | None = None
     id: str | None = None  # the `#…` short id a notification shows
@@ -76,7 +79,7 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float, holds: dic
     attempts = int(_number(record.get("attempts")))
     if folder == "sent":
         at = _number(record.get("sent_at"), _number(record.get("created_at")))
-        detail = "test notification" if reason == "test" else "sent"
+        detail = "test notification" if reason == "test" else f"sent: {pushed_as(record)}"
         detail += f" (after {attempts} attempts)" if attempts > 1 else ""
     elif folder == "suppressed":
         at = _number(record.get("created_at"))
@@ -105,6 +108,15 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float, holds: dic
         project=os.path.basename(cwd.rstrip("/\\")) or None if isinstance(cwd, str) else None,
         key=str(record.get("key")) if record.get("key") else None,
     )
+
+
+def pushed_as(record: dict[str, Any]) -> str:
+    """What the phone was told: the task needs you, or it ended (done, failed, stopped), or a digest."""
+    if record.get("notice") == NEEDS_YOU:
+        return "needs you (a permission prompt or a question)"
+    if record.get("members"):
+        return f"a digest of {len(record['members'])} task(s)"
+    return str(record.get("outcome") or "done")
 
 
 def _newest_keys(state: StateDir, folder: str, limit: int | None) -> list[str]:
@@ -140,6 +152,14 @@ def record_events(
                 event = _record_event(folder, record, at_now, holds)
                 events.append(replace(event, at=event.at - skew) if folder in SERVICE_FOLDERS else event)
     return events
+
+
+def tap_events(state: StateDir, limit: int | None, skew: float = 0.0) -> list[Event]:
+    """One ``tapped`` event per reply from the phone (Continue, Allow, Deny): what became of it.
+    The wake role writes its records with the service's clock: moved by its ``skew``."""
+    from donebell.supervisor.commands.log_taps import taps
+
+    return [Event(**{**fields, "at": fields["at"] - skew}) for fields in taps(state, limit)]
 
 
 def log_events(state: StateDir, skew: float = 0.0) -> list[Event]:
@@ -186,7 +206,8 @@ def service_clock_skew(state: StateDir) -> float:
 def collect(state: StateDir, last: int | None, done: set[tuple[str, str]] | None = None) -> list[Event]:
     """The newest ``last`` events (all with None), oldest first."""
     skew = service_clock_skew(state)
-    events = record_events(state, last, time.time(), done, skew) + log_events(state, skew)
+    events = record_events(state, last, time.time(), done, skew) + tap_events(state, last, skew)
+    events += log_events(state, skew)
     events.sort(key=lambda e: (e.at, e.kind, e.key or ""))
     return events[-last:] if last is not None else events
 

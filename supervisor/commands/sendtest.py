@@ -8,6 +8,10 @@ The test record goes into ``outbox/`` like any promoted event (``test: true``), 
 
 Its receipt is ``sent/<key>.json`` with ``test: true`` and reason ``test``. Exit 0 when the server
 accepted it, 1 when it did not (the answer is printed), 78 for a configuration problem.
+
+A test is a question asked now (``workers/delivery/test_records.py``): it replaces every
+older test still queued, and one not sent within ``--expire-after`` seconds (300) expires with a
+``suppressed/`` receipt, so at most one test notification ever arrives.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from typing import Any
 from donebell.shared.config.model import ConfigError, Settings, load, subscribe_url
 from donebell.shared.keys import sequence_id
 from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
-from donebell.shared.records import base
-from donebell.shared.statedir import StateDir, now, open_state_dir
+from donebell.shared.records import TEST_EXPIRY_SECONDS, base, expiry_of_test
+from donebell.shared.statedir import InvalidRecord, StateDir, now, open_state_dir
 from donebell.shared.text.subscribe_qr import qr_text
 from donebell.workers.role import EXIT_CONFIG, role_class
 
@@ -36,16 +40,27 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="donebell test", description="send one test notification via the outbox")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for a running worker (30)")
+    parser.add_argument(
+        "--expire-after",
+        type=float,
+        default=TEST_EXPIRY_SECONDS,
+        metavar="SECONDS",
+        help=f"drop the test if it is not sent within this many seconds ({TEST_EXPIRY_SECONDS:.0f})",
+    )
     args = parser.parse_args(argv)
     try:
         settings = load().settings
         check_sendable(settings, auth_for(settings))
     except (ConfigError, ConfigProblem) as exc:
         return _report(args, {"ok": False, "state": "config-error", "error": str(exc)}, EXIT_CONFIG)
+    if not 0 < args.expire_after <= 86400:
+        parser.error("--expire-after must be more than 0 and at most 86400 seconds")
     state = open_state_dir()
-    record = test_record()
+    record = test_record(args.expire_after)
+    older = queued_tests(state)
     state.create("outbox", record)
     outcome = send_or_wait(state, settings, record["key"], args.wait)
+    outcome["replaced"] = len(older)
     outcome["server"] = public_server(settings.server)
     from donebell.supervisor.commands.sendtest_access import explain_refusal
 
@@ -55,11 +70,24 @@ def main(argv: list[str]) -> int:
     return _report(args, outcome, 0 if outcome["ok"] else 1)
 
 
-def test_record() -> dict[str, Any]:
+def queued_tests(state: StateDir) -> list[str]:
+    """The keys of the test records still in ``outbox/`` (the new test replaces them)."""
+    found = []
+    for key in state.keys("outbox"):
+        try:
+            if (state.read("outbox", key) or {}).get("test") is True:
+                found.append(key)
+        except (InvalidRecord, OSError):
+            continue
+    return found
+
+
+def test_record(expire_after: float = TEST_EXPIRY_SECONDS) -> dict[str, Any]:
     """A fresh outbox record marked ``test: true`` (random key: every test is a new notification)."""
     key = secrets.token_hex(32)
     record = base("outbox", key, PROVIDER)
     record.update(
+        expires_at=record["created_at"] + expire_after,
         source="donebell-test",
         sources=["donebell-test"],
         weak_identity=True,
@@ -146,13 +174,29 @@ def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
             attempts=record.get("attempts"),
             http_status=record.get("last_http_status"),
             next_attempt_at=record.get("next_attempt_at"),
+            expires_at=expiry_of_test(record),
         )
+    elif where == "suppressed":  # expired, or a newer test replaced it, while this command waited
+        receipt = state.read("suppressed", key) or {}
+        out.update(ok=False, reason=receipt.get("reason"), error=receipt.get("detail"))
     else:
         out.update(ok=False, error="the test record disappeared")
     return out
 
 
+def _queued_note(outcome: dict[str, Any]) -> str:
+    """What becomes of a test left in the outbox: retried until it expires, or replaced."""
+    until = outcome.get("expires_at")
+    end = f" until {time.strftime('%H:%M:%S', time.localtime(until))}" if isinstance(until, (int, float)) else ""
+    return (
+        f"the test notification stays queued; the delivery worker retries it{end}, then it expires"
+        " (a newer `donebell test` replaces it: at most one test arrives)\n"
+    )
+
+
 def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int:
+    if outcome.get("replaced") and not args.json:
+        sys.stdout.write(f"replaced {outcome['replaced']} older test notification(s) still queued\n")
     if args.json:
         sys.stdout.write(json.dumps(outcome, ensure_ascii=False) + "\n")
         return code
@@ -169,14 +213,11 @@ def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int
     elif outcome.get("fix"):
         sys.stdout.write(f"not delivered: {outcome['access']}\nfix: {outcome['fix']}\n")
         if outcome["state"] == "outbox":
-            sys.stdout.write("the test notification stays queued; the delivery worker retries it\n")
+            sys.stdout.write(_queued_note(outcome))
     elif outcome["state"] == "outbox":
         wait = outcome.get("next_attempt_at")
-        when = f" in {max(0, round(wait - now()))} s" if isinstance(wait, (int, float)) else ""
-        sys.stdout.write(
-            f"not delivered yet: {outcome['error']}\n"
-            f"the test notification stays queued; the delivery worker retries it{when}\n"
-        )
+        when = f" (next try in {max(0, round(wait - now()))} s)" if isinstance(wait, (int, float)) else ""
+        sys.stdout.write(f"not delivered yet: {outcome['error']}{when}\n{_queued_note(outcome)}")
     else:
         sys.stdout.write(f"not delivered ({outcome.get('reason', outcome['state'])}): {outcome.get('error')}\n")
     return code

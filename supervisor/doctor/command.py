@@ -60,6 +60,10 @@ def run_checks(runner: Runner) -> list[Check]:
             )
         )
     state = StateDir(paths.state_dir_path())  # never .ensure(): doctor creates nothing
+    if settings is not None and settings.wake_enabled:  # a Continue tap runs the agent in the service's env
+        from donebell.supervisor.doctor.service_env import check_service_env
+
+        checks.append(check_service_env(state, runner))
     status = doctor_runtime.status_document(state) if state.root.is_dir() else None
     checks.append(doctor_runtime.check_service(runner, status))
     checks += check_launchers()  # a service that points at a removed install cannot start
@@ -75,7 +79,7 @@ def run_checks(runner: Runner) -> list[Check]:
         checks.append(Check("server", SKIP, "no valid config to read the server from"))
     checks.append(doctor_runtime.check_clock(server_time))
     checks += _machine_checks(state, settings)
-    checks += doctor_runtime.check_queue(state, status)
+    checks += doctor_runtime.check_queue(state, status, checks)  # the delivery line: as things are now
     return checks
 
 

@@ -28,7 +28,6 @@ from donebell.workers.kit.install.checks import FAIL, OK, SKIP, UNKNOWN, WARN, C
 
 SERVER_TIMEOUT = 5.0
 CLOCK_SKEW_WARN = 300.0
-FAILING_DELIVERY_AGE = 600.0
 RECENT_SECONDS = 24 * 3600
 _OLDEST_SANE_CLOCK = 1735689600.0  # 2025-01-01: a clock before this date is certainly wrong
 
@@ -218,23 +217,18 @@ def _records(state: StateDir, folder: str, limit: int) -> list[dict[str, Any]]:
     return out
 
 
-def check_queue(state: StateDir, status: dict[str, Any] | None) -> list[Check]:
+def check_queue(state: StateDir, status: dict[str, Any] | None, present: list[Check] | None = None) -> list[Check]:
+    """Failing deliveries, dead letters, fatal roles and recent errors; ``present`` are doctor's
+    own checks of the server just now, which the ``delivery`` line reports instead of an older
+    attempt's error (:mod:`.delivery_now`)."""
     if not state.root.is_dir():
         return [Check("queue", SKIP, "no state directory yet")]
     checks = []
     failing = [r for r in _records(state, "outbox", 200) if r.get("attempts") and r.get("last_error")]
     if failing:
-        oldest = min(float(r.get("promoted_at") or r.get("created_at") or now()) for r in failing)
-        summary = f"{len(failing)} notification(s) waiting; last error: {str(failing[-1]['last_error'])[:200]}"
-        stuck = now() - oldest > FAILING_DELIVERY_AGE
-        checks.append(
-            Check(
-                "delivery",
-                FAIL if stuck else WARN,
-                summary,
-                "fix the cause above (server, token, network); they are retried automatically",
-            )
-        )
+        from donebell.supervisor.doctor.delivery_now import delivery_check
+
+        checks.append(delivery_check(failing, present or []))
     dead = _records(state, "dead", 5)
     if dead:
         reasons = sorted({str(r.get("reason")) for r in dead})

@@ -206,7 +206,7 @@ def main_uninstall(
     edited = [c.path for c in changes] + ([service.change.path] if service and service.change else [])
     if purge_confirmed:  # the config goes with its backups (they may hold the token): none is "kept"
         edited = [path for path in edited if path != config_file]
-    _keep_oldest_backups(edited, out)
+    _keep_oldest_backups(edited, out, {c.path for c in changes if c.created_by_donebell})
     if purge_confirmed and still_running:
         out.write(
             f"donebell uninstall: --purge refused: {', '.join(map(str, still_running))} still runs on "
@@ -237,10 +237,13 @@ def _service_manager_problem(kind: str, runner: Runner) -> str:
     return f"donebell install: {problem}; nothing was changed. Two ways on:\n{ways}"
 
 
-def _keep_oldest_backups(files: list[Path], out: TextIO) -> None:
-    """One backup per edited file survives uninstall: the oldest, named in the output."""
+def _keep_oldest_backups(files: list[Path], out: TextIO, created: set[Path]) -> None:
+    """One backup per edited file survives uninstall: the oldest, named in the output; none of a
+    file donebell ``created`` (its backups all hold donebell's own entries)."""
     for path in dict.fromkeys(files):
-        kept, removed = prune_backups(path)
+        kept, removed = prune_backups(path, keep=path not in created)
+        if path in created and removed:
+            out.write(f"  {path}: donebell created it; its {len(removed)} backup(s) deleted\n")
         if kept is not None:
             extra = f" (removed {len(removed)} newer)" if removed else ""
             out.write(f"  backup kept: {kept}{extra}\n")
@@ -271,13 +274,13 @@ def _purge(config_file: Path, created_folders: list[str], out: TextIO) -> bool:
     state = paths.state_dir_path()
     backups = config_backups(config_file)
     try:
-        purge(state, config_file)
+        also_created = purge(state, config_file)
     except PurgeRefused as exc:
         out.write(f"donebell uninstall: {exc}\n")
         return False
     with_backups = f" (with its {len(backups)} backup(s): they may hold the token)" if backups else ""
     out.write(f"  purged {state} and {config_file}{with_backups}\n")
-    removed = remove_empty(created_folders)
+    removed = remove_empty([*created_folders, *also_created])
     if removed:
-        out.write(f"  removed the empty folders install had created: {', '.join(removed)}\n")
+        out.write(f"  removed the empty folders donebell had created: {', '.join(removed)}\n")
     return True

@@ -10,9 +10,11 @@ each only if it is empty: a folder another program put something in since stays.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
 
+from donebell.shared.paths import CREATED_FOLDERS_NAME
 from donebell.shared.statedir import StateDir, UnsafeStateDir
 from donebell.supervisor.install.own_config import record_path
 from donebell.workers.kit.install.edits import BACKUP_INFIX
@@ -59,15 +61,29 @@ def config_backups(config_file: Path) -> list[Path]:
     return sorted(config_file.parent.glob(f"{config_file.name}{BACKUP_INFIX}*"))
 
 
-def purge(state_root: Path, config_file: Path) -> None:
+def purge(state_root: Path, config_file: Path) -> list[str]:
     """Delete the state directory, the config file, its backups (they may hold the token) and the
-    install record."""
+    install record; returns the folders above them that donebell created (the state directory's
+    and the first config's records), for :func:`remove_empty`."""
+    state = StateDir(state_root)
+    created = [*state.created_folders(), *_config_created_folders(config_file)]
     try:
-        StateDir(state_root).destroy()
+        state.destroy()
     except UnsafeStateDir as exc:
         raise PurgeRefused(str(exc)) from None
-    for path in (config_file, record_path(config_file), *config_backups(config_file)):
+    sidecar = config_file.parent / CREATED_FOLDERS_NAME
+    for path in (config_file, record_path(config_file), sidecar, *config_backups(config_file)):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     with contextlib.suppress(OSError):
         config_file.parent.rmdir()  # only if empty: other files there are not ours
+    home = Path.home()
+    return [f for f in created if home in Path(f).parents]  # never above the home folder
+
+
+def _config_created_folders(config_file: Path) -> list[str]:
+    try:
+        folders = json.loads((config_file.parent / CREATED_FOLDERS_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []

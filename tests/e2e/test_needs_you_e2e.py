@@ -172,3 +172,32 @@ def test_claude_tui_answered_at_the_desk_within_the_grace_sends_nothing(tmp_path
         dropped = [r for r in product.records("suppressed") if r.get("notice") == "needs-you"]
         assert [r["reason"] for r in dropped] == ["answered-at-desk"], product.diagnostics()
         assert not (home.workdir / "desk-one.txt").exists()
+
+
+def test_codex_tui_approval_then_done_leaves_no_stray_candidate(tmp_path: Path) -> None:
+    """Approved at the terminal ("y"), the call runs and the turn ends: one needs-you, one done.
+    The TUI also names the new thread by a turn of a helper thread of its own (no rollout, no
+    thread row) and reports it through `notify`; before issue 37 that made a candidate that
+    waited `classification-unknown` and was then suppressed `unverifiable`. Now: no candidate,
+    one log line saying what it was."""
+    script = codex_asking_script(COMMAND, WHY)
+    with FakeResponses(script) as server, codex_product(tmp_path, server, config=FAST_CONFIG) as (product, home):
+        assert isinstance(home, CodexHome)
+        tui = CodexTui.start_codex(home, "--dangerously-bypass-hook-trust", "-a", "on-request", "start")
+        try:
+            deadline = time.monotonic() + 90
+            while "Yes,proceed(y)" not in "".join(tui.screen_text().split()):
+                assert time.monotonic() < deadline, tui.screen_text()[-2000:]
+                time.sleep(0.2)
+            os.write(tui.master, b"y")  # approved at the desk
+            got = product.expect_matching(2, deadline=60, settle=3.0)
+            assert sorted((m.get("tags") or [""])[0] for m in got) == ["raising_hand", "white_check_mark"], got
+            assert (home.workdir / "approval-marker.txt").exists()
+            [title] = log_entries(product, msg_prefix="codex notify: the TUI's thread-title turn")
+            [root] = [p.name for p in home.root_rollouts()]
+            assert title["thread_id"] not in root  # another thread: the TUI's helper
+            assert product.records("pending") == [], product.diagnostics()
+            assert [r.get("reason") for r in product.records("suppressed")] == [], product.diagnostics()
+        finally:
+            tui.close()
+        product.assert_healthy()

@@ -25,6 +25,7 @@ from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir, decode
 
 from support.codex_home import index_threads
 from support.runner import Proc, Result, Spawner
+from support.scanner_kit import born_ago
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "codex"
 ROLLOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "rollouts"
@@ -98,6 +99,9 @@ class Rig:
         self.claude_dir = root / "claude"
         for path in (self.config_path.parent, self.codex_home, self.claude_dir):
             path.mkdir(parents=True, exist_ok=True)
+        # donebell has been installed for a while: a rollout the test backdates is news, not
+        # history from before the state directory existed (tests/test_first_week_replay.py).
+        born_ago(StateDir(self.state_dir).ensure(), 3600)
         self.extra_env: dict[str, str] = {"DONEBELL_KICK_COMMAND": "off"}
         self.config: dict[str, Any] = {}
         self.write_config(**{"server": server, "topic": topic, **FAST_CONFIG, **config})

@@ -7,6 +7,7 @@ index is a real ``state_5.sqlite`` built from the recorded schema.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -15,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.statedir import StateDir
+from donebell.shared.statedir import BIRTH_NAME, StateDir
 from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 from donebell.workers.kit.jsonl_tail import CursorStore
 
@@ -43,15 +44,18 @@ _EPOCH_FIELD = re.compile(rb'"(started_at|completed_at)":(\d{10})\b')
 _ISO_FIELD = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z"')
 
 
-def fixture_lines(name: str, *, shift_to_now: bool = True) -> list[bytes]:
+def fixture_lines(name: str, *, shift_to_now: bool = True, own_end: bool = False) -> list[bytes]:
     """The fixture's records, each with its trailing newline.
 
     By default every recorded time (``timestamp``, ``started_at``, ``completed_at``) is shifted so
     the recording ends a few seconds ago, as a rollout written today would; other bytes are kept.
+    The newest recording is the clock: an older one then ended a minute or two earlier, unless
+    ``own_end``, which shifts this fixture's own last ``completed_at`` to a few seconds ago.
     """
     data = (ROLLOUTS / f"{name}.jsonl").read_bytes()
     if shift_to_now:
-        delta = int(time.time()) - 5 - RECORDED_AT
+        ends = [int(m.group(2)) for m in _EPOCH_FIELD.finditer(data) if m.group(1) == b"completed_at"]
+        delta = int(time.time()) - 5 - (max(ends) if own_end and ends else RECORDED_AT)
 
         def epoch(m: re.Match[bytes]) -> bytes:
             return b'"%s":%d' % (m.group(1), int(m.group(2)) + delta)
@@ -86,6 +90,13 @@ def set_age(path: Path, seconds: float) -> None:
     """Make ``path`` look last modified ``seconds`` ago."""
     then = time.time() - seconds
     os.utime(path, (then, then))
+
+
+def born_ago(state: StateDir, seconds: float) -> StateDir:
+    """Make ``state`` a state directory created ``seconds`` ago (its birth file, shared/statedir)."""
+    birth = {"schema": 1, "created_at": time.time() - seconds}
+    state.write_file(state.path(BIRTH_NAME), json.dumps(birth).encode())
+    return state
 
 
 def make_index(sqlite_home: Path, rows: list[dict[str, Any]]) -> Path:

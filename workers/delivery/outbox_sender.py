@@ -16,7 +16,7 @@ from typing import Any, Literal
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.ntfy.client import Auth, NtfyClient, public_server, scrub
 from donebell.shared.ntfy.retry import Decision, backoff_seconds, clean_text
-from donebell.shared.records import new_receipt
+from donebell.shared.records import expiry_of_test, new_receipt
 from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.policies import send as policy_send
@@ -24,6 +24,7 @@ from donebell.workers.delivery.policies.digest import is_digest
 from donebell.workers.delivery.policies.sweep import plan as policy_plan
 from donebell.workers.delivery.render import render
 from donebell.workers.delivery.server_backoff import ServerBackoff
+from donebell.workers.delivery.test_records import stale_or_newest
 
 #: Removed outbox records whose folder flush is shared (one flush of ``outbox/`` per batch)...
 REMOVALS_PER_FLUSH = 64
@@ -157,9 +158,11 @@ class OutboxSender:
         except InvalidRecord as exc:
             self.state.dead_letter_invalid("outbox", f"{key}.json", str(exc))
             return SendOutcome("invalid")
-        if record is None:
-            return SendOutcome("gone")
+        if record is None or (record.get("test") is True and stale_or_newest(self.state, record, at)):
+            return SendOutcome("gone")  # a replaced or expired `donebell test` is retired, never sent
         due = self._due(record, at)
+        if due is not None and record.get("test") is True:
+            due = min(due, expiry_of_test(record))  # looked at again when it expires, not at its next try
         if due is not None and not force:
             return SendOutcome("waiting", due)
         if self.config_problem is not None:
@@ -192,12 +195,8 @@ class OutboxSender:
             except InvalidRecord:
                 continue  # set aside by the pass that gets to send it
             raw = record.get("next_attempt_at") if record is not None else None
-            if (
-                record is not None
-                and isinstance(raw, (int, float))
-                and not isinstance(raw, bool)
-                and raw > at + cap + 1.0
-            ):
+            late = isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > at + cap + 1.0
+            if record is not None and late:
                 self._due(record, at)
 
     def _due(self, record: dict[str, Any], at: float) -> float | None:

@@ -109,7 +109,9 @@ def _lead(record: dict[str, Any], outcome: object, api_error: str) -> list[str]:
     if outcome == "failed":
         error = _one_line(redact(_text(record.get("error"))))
         failed = f"failed: {cut_chars(error, ERROR_MAX_CHARS)}" if error else "failed"
-        lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if api_error else failed)
+        # a kind taken from that very line (claude/api_error.py) is not said twice
+        shown = api_error and not (error and api_error.removeprefix("API Error: ").startswith(error.rstrip("…")))
+        lead.append(f"{failed} — {cut_chars(api_error, ERROR_MAX_CHARS)}" if shown else failed)
     elif outcome == "stopped":
         lead.append("stopped")
     if isinstance(record.get("note"), str) and record["note"]:

@@ -8,6 +8,8 @@ from typing import Any
 from donebell.shared.statedir import StateDir
 from donebell.shared.statedir._wake import iter_wake_records
 
+__all__ = ["iter_wake_records", "render_wakes", "wake_history"]  # iter_wake_records: `donebell log`
+
 
 def wake_history(state: StateDir, ident: str) -> list[dict[str, Any]]:
     """The wake records of a Codex thread or Claude session (or of one reply message id)."""

@@ -152,6 +152,10 @@ def on_stop_failure(ctx: HookContext, payload: dict[str, Any]) -> None:
 
         details = redact(details)
     last = message_field(payload, "last_assistant_message", MESSAGE_LIMIT)
+    if error == "unknown":  # e.g. a 400: its last message names it (api_error.py)
+        from donebell.workers.agents.claude.api_error import error_kind
+
+        error = error_kind(error, last, details)
     _ingest(
         ctx,
         payload,

@@ -133,10 +133,14 @@ def plan_uninstall(config_dir: Path, record: dict[str, Any]) -> AgentPlan:
     new: str | None = bom + doc.text
     forget_containers(plan.record, path)
     files = created_files(plan.record)
-    if str(path) in files:
+    ours = str(path) in files  # install created it: nothing from before donebell to back up
+    if ours:
         files.remove(str(path))
         if doc.value(()) == {}:
             new = None
-    plan.changes.append(FileChange(path, old, new, "Claude settings", backup=new is not None))
+    change = FileChange(
+        path, old, new, "Claude settings", backup=new is not None and not ours, created_by_donebell=ours
+    )
+    plan.changes.append(change)
     plan.messages.append(f"{path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook"))
     return plan

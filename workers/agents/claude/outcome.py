@@ -114,13 +114,28 @@ def _user(fold: dict[str, Any], record: dict[str, Any], offset: int) -> None:
     fold["phase"] = "working"  # a prompt, a tool result or a retry's isMeta record: the turn goes on
 
 
+def _text_of(record: dict[str, Any]) -> str | None:
+    """The first text block of an assistant record's message (the synthetic "API Error: …")."""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            return str(block["text"])
+    return None
+
+
 def _assistant(fold: dict[str, Any], record: dict[str, Any], offset: int) -> None:
     if record.get("isApiErrorMessage") is True:
         error = record.get("error")
         status = record.get("apiErrorStatus")
+        error = error[:100] if isinstance(error, str) and error else "unknown"
+        if error == "unknown":  # the message names what StopFailure calls unknown (api_error.py)
+            from donebell.workers.agents.claude.api_error import error_kind
+
+            error = error_kind(error, _text_of(record), status=status if isinstance(status, int) else None)
         fold.update(
             phase="failed",
-            error=error[:100] if isinstance(error, str) and error else "unknown",
+            error=error,
             error_status=status if isinstance(status, int) else None,
             reply_offset=offset,
         )

@@ -11,7 +11,8 @@ the three sources of one turn converge on one record.
   sub-agent: the thread is ``agent_id`` and the key can only be suppressed. ``SubagentStop`` is
   ignored. The hook prints ``{}`` whatever happens, never ``decision: block`` (which loops).
 * notify runs after ``task_complete``, for every completed turn including children's (a child's
-  payload has no ``client`` key). The user's previous notifier (``chain_notify``) runs first.
+  payload has no ``client`` key) and the TUI's thread-title turn (ignored: :func:`is_title_turn`).
+  The user's previous notifier (``chain_notify``) runs first.
 
 A thread classified ``subagent`` gets a ``suppressed/`` receipt (reason ``subagent``); a root or
 an unknown one a ``pending/`` candidate (the gate retries unknown classification).
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 PATH_LIMIT = 4096
+#: How Codex 0.171's title prompt begins (the input of the TUI's thread-title turn).
+TITLE_PROMPT = "Generate a concise, single-line task title"
 
 
 def codex_permission(ctx: HookContext, argv: list[str]) -> None:
@@ -124,6 +127,9 @@ def codex_notify(ctx: HookContext, argv: list[str]) -> None:
         # (older versions may omit it for roots too), so the gate gets it and decides.
         ident = ThreadIdentity("unknown", ident.thread_id, evidence=f"notify without client key; {ident.evidence}")
     messages = payload.get("input-messages")
+    if rollout is None and ident.classification == "unknown" and is_title_turn(messages):
+        ctx.log("info", "codex notify: the TUI's thread-title turn, not a task; no candidate", thread_id=thread_id)
+        return
     last = message_field(payload, "last-assistant-message", MESSAGE_LIMIT)
     candidate = _candidate(
         ctx,
@@ -142,6 +148,17 @@ def codex_notify(ctx: HookContext, argv: list[str]) -> None:
         client=client,
     )
     _submit(ctx, candidate, ident)
+
+
+def is_title_turn(messages: object) -> bool:
+    """The Codex TUI names a new thread by one turn of a helper thread of its own: no rollout, no
+    thread row, its only input Codex's title prompt, and a notify like any turn (docs/agent-facts.md)."""
+    return (
+        isinstance(messages, list)
+        and len(messages) == 1
+        and isinstance(messages[0], str)
+        and messages[0].startswith(TITLE_PROMPT)
+    )
 
 
 def _candidate(

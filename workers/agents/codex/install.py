@@ -22,7 +22,7 @@ from donebell.workers.agents.codex.managed import (
     codex_permission_group,
     codex_stop_group,
 )
-from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks
+from donebell.workers.agents.codex.trust_hash import donebell_stop_hooks, trust_entries
 from donebell.workers.kit.install.edits import EditError, FileChange, read_text, split_bom, target_of
 from donebell.workers.kit.install.hookjson import HookShapeError, ensure_group, remove_managed
 from donebell.workers.kit.install.managed import is_managed_argv
@@ -173,24 +173,7 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
         for h in donebell_stop_hooks(home, "PermissionRequest", CODEX_PERMISSION_ARGS)
         if h.source.name == "hooks.json"
     ]
-    old, bom, doc = load_json(hooks_path)
-    if doc is not None:
-        try:
-            containers = created_containers(plan.record, hooks_path)
-            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS, containers)
-            removed += remove_managed(doc, "PermissionRequest", CODEX_PERMISSION_ARGS, containers)
-        except HookShapeError as exc:
-            raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
-        new: str | None = bom + doc.text
-        if str(hooks_path) in created and doc.value(()) == {}:
-            new = None  # install created this file: remove it again
-        if str(hooks_path) in created:
-            created.remove(str(hooks_path))
-        forget_containers(plan.record, hooks_path)
-        plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=new is not None))
-        plan.messages.append(
-            f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook")
-        )
+    _unplan_hooks_json(plan, home, hooks_path, created, trust_keys)
 
     config_path = target_of(home / "config.toml")
     old_toml = read_text(config_path)
@@ -216,12 +199,51 @@ def plan_uninstall(home: Path, chain: list[str] | None, record: dict[str, Any]) 
                 f"{config_path}: notify is not donebell's; left as is (your earlier notify {chain} stays in chain_notify)"
             )
         new_toml: str | None = toml_bom + body
-        if str(config_path) in created:
+        ours = str(config_path) in created
+        if ours:
             created.remove(str(config_path))
             if not body.strip():
                 new_toml = None
-        plan.changes.append(FileChange(config_path, old_toml, new_toml, "Codex config", backup=new_toml is not None))
+        backup = new_toml is not None and not ours
+        change = FileChange(config_path, old_toml, new_toml, "Codex config", backup=backup, created_by_donebell=ours)
+        plan.changes.append(change)
     return plan
+
+
+def _unplan_hooks_json(
+    plan: AgentPlan, home: Path, hooks_path: Path, created: list[str], trust_keys: list[str]
+) -> None:
+    """donebell's groups out of ``hooks.json``; the file goes if install created it and it is empty
+    then, and with it every trust entry Codex keeps for its hooks (added to ``trust_keys``)."""
+    old, bom, doc = load_json(hooks_path)
+    if doc is not None:
+        try:
+            containers = created_containers(plan.record, hooks_path)
+            removed = remove_managed(doc, "Stop", CODEX_STOP_ARGS, containers)
+            removed += remove_managed(doc, "PermissionRequest", CODEX_PERMISSION_ARGS, containers)
+        except HookShapeError as exc:
+            raise EditError(f"{hooks_path}: {exc}; nothing was changed") from None
+        new: str | None = bom + doc.text
+        ours = str(hooks_path) in created  # install created it: nothing from before donebell to back up
+        if ours and doc.value(()) == {}:
+            new = None  # install created this file: remove it again
+            trust_keys += _trust_keys_of(home / "config.toml", {hooks_path, home / "hooks.json"})  # all stale
+        if ours:
+            created.remove(str(hooks_path))
+        forget_containers(plan.record, hooks_path)
+        backup = new is not None and not ours
+        plan.changes.append(FileChange(hooks_path, old, new, "Codex hooks", backup=backup, created_by_donebell=ours))
+        plan.messages.append(
+            f"{hooks_path}: " + (f"removed {removed} donebell hook(s)" if removed else "no donebell hook")
+        )
+
+
+def _trust_keys_of(config_path: Path, hooks_paths: set[Path]) -> list[str]:
+    """Every ``[hooks.state]`` key Codex keeps for a hook of ``hooks_paths`` (one file, as written
+    and resolved), at any position: once that file is gone (donebell created it and removes it),
+    none of them names anything."""
+    prefixes = tuple(f"{path}:" for path in hooks_paths)
+    return [key for key in trust_entries(read_text(config_path)) if key.startswith(prefixes)]
 
 
 def _saved_item(saved: object, chain: list[str]) -> Any:

@@ -56,6 +56,9 @@ class RolloutFileTailer:
         self.state, self.store, self.ctx = state, store, ctx
         self.source = source  # "scanner" | "remote-scanner", for the log lines
         self.replay_seconds = replay_seconds
+        # A state directory created recently has no news from before it was: a rollout that
+        # ended before it is history, however recent (docs/hooks.md, "The replay window").
+        self.born_at = state.created_at()
         # Calls waiting on the user (rollout_asks.py): this machine's rollouts only.
         self.watch_asks = source == "scanner"
         self.next_ask_at: float | None = None  # the earliest open call not yet due, this pass
@@ -121,10 +124,13 @@ class RolloutFileTailer:
             mtime_ns=st.mtime_ns,
             thread_id=thread_id_from_name(path),
         )
-        if now() - st.mtime_ns / 1e9 <= self.replay_seconds:
+        written = st.mtime_ns / 1e9
+        if now() - written <= self.replay_seconds and (self.born_at is None or written >= self.born_at):
             # Recent: replay from the start (session_meta arrives with line 0), but only turns that
             # ended within the window are news; a resumed old thread must not replay its history.
-            cur.replay_floor = now() - self.replay_seconds
+            # A file last written before the state directory existed holds nothing newer, and
+            # in one written since, a turn that ended before it is no news either.
+            cur.replay_floor = max(now() - self.replay_seconds, self.born_at or 0.0)
             return cur
         cur.offset, cur.skipping = end_of_last_line(f, st.size)
         line = read_first_line(path)

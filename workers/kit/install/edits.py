@@ -68,6 +68,7 @@ class FileChange:
     force_mode: int | None = None  # the donebell config is always written 0600
     secret: bool = False  # the donebell config: redact token/password in the diff
     backup: bool = True  # donebell's own install record is not backed up
+    created_by_donebell: bool = False  # an agent file install created: uninstall keeps no backup of it
     encoding: str = "utf-8"  # the Task Scheduler XML is UTF-16
 
     @property

@@ -7,7 +7,8 @@
   no trust entries before install is byte-identical afterwards.
 * Backups: every install or uninstall that edits a file leaves ``<file>.donebell-backup-<UTC>``.
   Uninstall keeps one per file, the oldest (the file as it was before donebell first touched it),
-  deletes the newer ones and names the one it kept.
+  deletes the newer ones and names the one it kept. A file donebell created has no such state:
+  it is never backed up, and uninstall deletes every backup of it (each holds donebell's entries).
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def _backup_order(path: Path, name: str) -> tuple[str, int] | None:
     return (match.group(1), int(match.group(2) or 0)) if match else None
 
 
-def prune_backups(target: Path) -> tuple[Path | None, list[Path]]:
-    """Keep the oldest ``<target>.donebell-backup-*``; returns (kept, removed)."""
+def prune_backups(target: Path, *, keep: bool = True) -> tuple[Path | None, list[Path]]:
+    """Keep the oldest ``<target>.donebell-backup-*`` (none without ``keep``: a file donebell
+    created has no state before donebell to keep); returns (kept, removed)."""
     try:
         siblings = list(target.parent.iterdir())
     except OSError:
@@ -67,8 +69,8 @@ def prune_backups(target: Path) -> tuple[Path | None, list[Path]]:
     if not found:
         return None, []
     removed = []
-    for _, path in found[1:]:
+    for _, path in found[1:] if keep else found:
         with contextlib.suppress(OSError):
             path.unlink()
             removed.append(path)
-    return found[0][1], removed
+    return (found[0][1] if keep else None), removed
