@@ -61,6 +61,10 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.workers.agents.claude.needs_you",  # PermissionRequest and the needs-type Notifications
     "donebell.shared.bounded_read",  # every bounded, non-blocking read of an agent's file
     "donebell.workers.agents.claude.goal_status",  # the Claude hook's bounded transcript tail (goal marker, outcome)
+    "donebell.workers.agents.copilot",
+    "donebell.workers.agents.copilot.hook",  # ``hook copilot <event>``
+    "donebell.workers.agents.copilot.paths",
+    "donebell.workers.agents.copilot.needs_you",  # notification permission_prompt, permissionRequest
     "donebell.shared.process.liveness",
     "donebell.shared.process.groups",  # spawn_detached: os.posix_spawn, nothing imported before it is needed
     "donebell.shared.text.redaction",  # only with include_message (or a StopFailure's error_details)

@@ -35,15 +35,16 @@ COMMANDS: dict[str, str] = {
 
 USAGE = """usage: donebell <command> [options]
 
-donebell sends exactly one push notification (through an ntfy server) when a root OpenAI Codex or
-Claude Code task is truly done: not on every turn, not while a subagent, goal or background task
-still runs, never twice, and never lost when the network, a process or the machine fails.
+donebell sends exactly one push notification (through an ntfy server) when a root OpenAI Codex,
+Claude Code or GitHub Copilot CLI task is truly done: not on every turn, not while a subagent,
+goal or background task still runs, never twice, and never lost when the network, a process or
+the machine fails.
 
 commands:
-  install [--codex] [--claude] [--service systemd|launchd|task-scheduler|none] [--dry-run]
+  install [--codex] [--claude] [--copilot] [--service systemd|launchd|task-scheduler|none] [--dry-run]
                            wire every agent found (hooks) and start the background service;
                            --dry-run shows the exact diff of every file it would touch
-  uninstall [--codex] [--claude] [--service ...] [--purge [--yes]]
+  uninstall [--codex] [--claude] [--copilot] [--service ...] [--purge [--yes]]
                            take back what install added; --purge also deletes the state and config
   status [--json]          is the service running: the supervisor, each role, the queue
   doctor [--json]          check config, hooks (and Codex trust), service, server, clock, queue
@@ -61,7 +62,7 @@ commands:
   worker ROLE [--once] [--debug]
                            run one role by hand: delivery [--until-idle] | local-scanner [--scan-scope all]
                            | remote-scanner | maintenance | wake
-  hook codex-stop|codex-notify|codex-permission|claude
+  hook codex-stop|codex-notify|codex-permission|claude|copilot EVENT
                            what the agents run (install wires it): records the signal, never blocks
 
 options: --version, --help; `donebell COMMAND --help` describes a command's options

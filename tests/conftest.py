@@ -79,12 +79,13 @@ def sleeper() -> Iterator[dict[str, Any]]:
 
 @pytest.fixture()
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_config: None) -> Iterator[dict[str, Path]]:
-    """Point DONEBELL_*, CODEX_HOME and CLAUDE_CONFIG_DIR at fresh folders under tmp_path."""
+    """Point DONEBELL_*, CODEX_HOME, CLAUDE_CONFIG_DIR and COPILOT_HOME at fresh folders under tmp_path."""
     paths = {
         "state": tmp_path / "state",
         "config": tmp_path / "config" / "config.json",
         "codex_home": tmp_path / "codex",
         "claude_dir": tmp_path / "claude",
+        "copilot_home": tmp_path / "copilot",
     }
     paths["codex_home"].mkdir()
     paths["claude_dir"].mkdir()
@@ -93,6 +94,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_outside_con
     monkeypatch.setenv("CODEX_HOME", str(paths["codex_home"]))
     monkeypatch.delenv("CODEX_SQLITE_HOME", raising=False)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(paths["claude_dir"]))
+    monkeypatch.setenv("COPILOT_HOME", str(paths["copilot_home"]))  # not created: no Copilot here
     yield paths
 
 

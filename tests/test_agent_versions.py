@@ -77,14 +77,14 @@ def test_missing_or_broken_agents(bin_dir: Path) -> None:
 
 
 def test_a_hanging_version_call_costs_one_short_timeout(bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both agents hang: the two calls run side by side, each bounded by the short timeout."""
+    """Every agent hangs: the calls run side by side, each bounded by the short timeout."""
     monkeypatch.setattr(agent_versions, "VERSION_TIMEOUT", 1.0)
-    install_agent(bin_dir, "codex", body="exec sleep 30")
-    install_agent(bin_dir, "claude", body="exec sleep 30")
+    for program, _tested in agent_versions.TESTED.values():
+        install_agent(bin_dir, program, body="exec sleep 30")
     started = time.monotonic()
     found = agent_versions.probe_all(SubprocessRunner())
     assert time.monotonic() - started < 5
-    assert [f.state for f in found] == ["unknown", "unknown"]
+    assert [f.state for f in found] == ["unknown"] * len(agent_versions.TESTED)
     assert all("timed out" in (f.warning or "") for f in found)
 
 

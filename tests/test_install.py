@@ -300,7 +300,7 @@ def test_no_agent_found_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("CLAUDE_CONFIG_DIR")
     monkeypatch.setenv("DONEBELL_CONFIG", str(paths["config"]))
     code, out = install()
-    assert code == 0 and "no Codex or Claude Code found" in out
+    assert code == 0 and "no Codex, Claude Code or Copilot CLI found; pass --codex, --claude or --copilot" in out
     assert not paths["codex"].exists() and not paths["claude"].exists()
 
 

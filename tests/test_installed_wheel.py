@@ -246,8 +246,20 @@ def _claude_stop_payload() -> str:
     raise AssertionError("the Claude fixture has no Stop hook")
 
 
+def _copilot_stop_payload() -> str:
+    for line in (
+        (REPO / "tests" / "fixtures" / "copilot" / "print-simple" / "hooks.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ):
+        record = json.loads(line)
+        if record["event"] == "agentStop":
+            return json.dumps(record["payload"])
+    raise AssertionError("the Copilot fixture has no agentStop hook")
+
+
 def test_every_hook_takes_a_recorded_payload(user: User) -> None:
-    """codex-stop, codex-notify and claude, fed what the real agents sent, exit 0 and record it."""
+    """codex-stop, codex-notify, claude and copilot, fed what the real agents sent, exit 0 and record it."""
     stop = json.loads((HOOK_FIXTURES / "codex" / "hook-payloads" / "simple--Stop.json").read_text(encoding="utf-8"))
     notify = json.loads(
         (HOOK_FIXTURES / "codex" / "notify-payloads" / "simple--notify-1.json").read_text(encoding="utf-8")
@@ -257,6 +269,7 @@ def test_every_hook_takes_a_recorded_payload(user: User) -> None:
         "codex-notify": user.run("hook", "codex-notify", notify["argv"][-1]),
         "codex-permission": user.run("hook", "codex-permission", stdin=json.dumps(_codex_permission_payload())),
         "claude": user.run("hook", "claude", stdin=_claude_stop_payload()),
+        "copilot": user.run("hook", "copilot", "agentStop", stdin=_copilot_stop_payload()),
     }
     assert set(runs) == set(hook_commands())  # every hook subcommand there is
     for name, result in runs.items():

@@ -18,6 +18,7 @@ from pathlib import Path
 import donebell.shared
 import donebell.supervisor
 import donebell.workers
+from donebell.workers.agents.registry import names
 
 #: Which top-level folders each folder may import from (besides itself).
 MAY_IMPORT = {
@@ -182,7 +183,7 @@ ROLE_AGENT_LITERALS: dict[str, str] = {
     "workers/scanners/remote_root_summary.py": "the remote scanner: a watch root is a Codex home (see above)",
 }
 REPO = Path(__file__).resolve().parents[1]
-_AGENT_LITERAL = re.compile(r"""["'](codex|claude)["']""")
+_AGENT_LITERAL = re.compile("[\"'](" + "|".join(map(re.escape, names())) + ")[\"']")  # every registered agent
 
 
 def test_roles_name_no_agent_in_their_logic() -> None:

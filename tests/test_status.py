@@ -14,6 +14,7 @@ from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate, new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
 from donebell.shared.states import ROLE_NAMES
+from donebell.workers.agents.registry import names
 
 TOKEN = "tk_abcdefghijklmnopqrstuvwxyz123"
 
@@ -145,7 +146,7 @@ def test_healthy_document_has_the_documented_shape(state: StateDir, sleeper: dic
     doc = json.loads(out)
     assert (code, doc["status"], doc["reasons"]) == (0, "healthy", [])
     assert set(doc) == DOCUMENT_KEYS
-    assert set(doc["agents"]) == {"codex", "claude"}  # not on this test's PATH: "not-found"
+    assert set(doc["agents"]) == set(names())  # every registered agent; not on this test's PATH: "not-found"
     assert set(doc["agents"]["claude"]) == {"agent", "program", "version", "state", "tested", "warning"}
     assert set(doc["supervisor"]) == SUPERVISOR_KEYS
     assert list(doc["roles"]) == list(ROLE_NAMES)

@@ -69,6 +69,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("wake_tap_max_age_seconds", "float", 600.0, gt=0, le=315360000),
     FieldSpec("wake_codex_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_claude_args", "str_list", [], env_json="strict"),
+    FieldSpec("wake_copilot_args", "str_list", [], env_json="strict"),
     FieldSpec("wake_allow_unauthenticated", "bool", False),
     FieldSpec("approvals_enabled", "bool", False),
     FieldSpec("approval_wait_seconds", "float", 120.0, ge=5, le=540),

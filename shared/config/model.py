@@ -163,6 +163,9 @@ class Settings(BaseSettings):
     )
     wake_codex_args: list[str] = Field(default_factory=list, description="Extra args of `codex exec resume`.")
     wake_claude_args: list[str] = Field(default_factory=list, description="Extra args of `claude -p --resume`.")
+    wake_copilot_args: list[str] = Field(
+        default_factory=list, description="Extra args of `copilot --resume=<id> -p` (e.g. `--allow-all-tools`)."
+    )
     wake_allow_unauthenticated: bool = Field(
         False, description="Allow wake_enabled on a server without an access token (doctor warns)."
     )

@@ -57,6 +57,23 @@ def pid_runs(pid: int) -> bool:
     return bool(psutil.pid_exists(pid))
 
 
+def command_line(pid: int) -> list[str] | None:
+    """``pid``'s arguments (``/proc/<pid>/cmdline``, else psutil's), or None when unknown."""
+    if platform.mechanism("process_identity") == "procfs":
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                raw = f.read(65536)
+        except OSError:
+            return None
+        return [arg.decode("utf-8", "replace") for arg in raw.split(b"\0") if arg]
+    import psutil
+
+    try:
+        return [str(arg) for arg in psutil.Process(pid).cmdline()]
+    except (psutil.Error, OSError):
+        return None
+
+
 def _procfs_stat(pid: int) -> list[bytes] | None:
     """The fields of ``/proc/<pid>/stat`` after the command name (which may hold spaces and
     parentheses: split after the last ``)``); None if there is no such process."""

@@ -46,6 +46,7 @@ RESTART_KEYS: dict[str, str] = {
             "wake_ticket_ttl_seconds",
             "wake_codex_args",
             "wake_claude_args",
+            "wake_copilot_args",
             "wake_allow_unauthenticated",
             "wake_tap_max_age_seconds",
             "approvals_enabled",

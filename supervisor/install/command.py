@@ -79,9 +79,14 @@ def _agents(args: argparse.Namespace, runner: Runner) -> list[Install]:
 
 def _nothing_found() -> str:
     agents = _installers()
-    who = " or ".join(agent.DISPLAY_NAME for _name, agent in agents)
-    flags = " or ".join(f"--{name}" for name, _agent in agents)
+    who = _either([agent.DISPLAY_NAME for _name, agent in agents])
+    flags = _either([f"--{name}" for name, _agent in agents])
     return f"donebell install: no {who} found; pass {flags} to wire one anyway\n"
+
+
+def _either(words: list[str]) -> str:
+    """``a, b or c`` (``a or b``; ``a``)."""
+    return " or ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else "".join(words)
 
 
 def _chain_of(plans: list[AgentPlan]) -> Any:
@@ -198,6 +203,8 @@ def main_uninstall(
     # Unwiring one agent leaves donebell serving the other: only a full uninstall stops it.
     still_running = _stop_donebell_processes(out) if every or args.purge else []
     ok = apply_all(changes, out, name_backups=False) and ok  # the ones kept are named below
+    for plan in plans:
+        remove_empty(plan.empty_folders_after)
     for plan in plans:
         for message in plan.messages:
             out.write(f"  {plan.agent}: {message}\n")

@@ -61,6 +61,7 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.setenv("CODEX_HOME", str(paths["codex"]))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(paths["claude"]))
     monkeypatch.delenv("CODEX_SQLITE_HOME", raising=False)
+    monkeypatch.delenv("COPILOT_HOME", raising=False)  # ~/.copilot under the fresh HOME
     return paths
 
 

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
 AGENTS: dict[str, str] = {
     "codex": "donebell.workers.agents.codex.agent",
     "claude": "donebell.workers.agents.claude.agent",
+    "copilot": "donebell.workers.agents.copilot.agent",
 }
+#: An agent that also runs another agent's hooks (Copilot CLI runs a trusted project's
+#: Claude hooks from ``.claude/``) -> the variable it sets in their environment, so the other
+#: agent's hook can tell the call is not its own (its own hooks report that task).
+HOOK_HOST_ENV: dict[str, str] = {"copilot": "COPILOT_CLI"}
 
 
 def agent(name: object) -> Agent | None:
@@ -33,6 +38,14 @@ def agent(name: object) -> Agent | None:
     module: Any = __import__(path, fromlist=("NAME",))  # the builtin: importlib costs start-up
     found: Agent = module
     return found
+
+
+def hosting_agent(environ: dict[str, str] | object) -> str | None:
+    """The agent whose :data:`HOOK_HOST_ENV` variable is ``1`` in ``environ`` (a hook's), or None."""
+    get = getattr(environ, "get", None)
+    if get is None:
+        return None
+    return next((name for name, variable in HOOK_HOST_ENV.items() if get(variable) == "1"), None)
 
 
 def names() -> tuple[str, ...]:

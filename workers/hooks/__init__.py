@@ -18,7 +18,7 @@ import sys
 from donebell.shared.process import hook_signals
 from donebell.shared.process.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import StateDir, encode, now
-from donebell.workers.agents.registry import hook_target, names
+from donebell.workers.agents.registry import hook_target, hosting_agent, names
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import PayloadError
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 USAGE = (
-    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude"
+    "usage: donebell hook codex-stop|codex-notify|codex-permission|claude|copilot EVENT"
     " (payload on stdin, or as the last argument for codex-notify)\n"
 )
 HELP = (
@@ -42,6 +42,8 @@ network:
   codex-permission  Codex's PermissionRequest hook: a "needs you" notification (prints nothing)
   claude            Claude Code's Stop, SubagentStop, SessionStart, SessionEnd, PermissionRequest and
                     Notification hooks (payload on stdin)
+  copilot EVENT     Copilot CLI's agentStop, sessionEnd, notification and permissionRequest hooks
+                    (payload on stdin; prints nothing, or a permission answer from the phone)
 """
 )
 EXIT_USAGE = 2
@@ -65,6 +67,8 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     ctx = HookContext(command or "?")
     ctx.agent = agent
+    host = hosting_agent(os.environ)
+    ctx.hook_host = host if agent is not None and host != agent.NAME else None
     try:
         if agent is not None and known:
             agent.hook(event, ctx, argv[1:])

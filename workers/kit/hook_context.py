@@ -52,6 +52,9 @@ class HookContext:
         self.after: Callable[[], str | None] | None = None
         #: The agent whose hook runs (the entry point sets it): the kit reads its answer evidence.
         self.agent: Any = None
+        #: Another agent that runs this agent's hooks for a task of its own (its hook-host variable
+        #: is set; the entry point asks the registry), or None: the hook then reports nothing.
+        self.hook_host: str | None = None
         #: A record was written that the delivery role must see: the entry point starts a
         #: delivery worker once the agent's hook returned (:meth:`request_delivery`).
         self.delivery_wanted = False

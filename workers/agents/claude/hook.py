@@ -55,6 +55,14 @@ def claude(ctx: HookContext, argv: list[str]) -> None:
     if not ctx.claude_enabled:
         ctx.log("debug", "claude hook ignored: enable_claude_code is false", event=str(event)[:40])
         return
+    # Claude Code's own payloads carry no ``timestamp``; the other agent's Claude-shaped ones do,
+    # so a Claude Code started from inside that agent's shell (its variable inherited) still counts.
+    host = ctx.hook_host if "timestamp" in payload else None
+    if host is not None:
+        # Another agent runs this project's Claude hooks for its own task: its own hooks and
+        # session log report that task, so this call is never a second notification.
+        ctx.log("info", f"claude hook run by {host}: ignored", hook_event=str(event)[:40])
+        return
     if event == "PermissionRequest" or (event == "Notification" and _needs_type(payload)):
         # A subagent's prompt blocks the root too: it counts, named as the subagent's.
         from donebell.workers.agents.claude.needs_you import claude_needs

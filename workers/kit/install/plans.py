@@ -24,6 +24,7 @@ class AgentPlan:
     chain: Any = KEEP  # the new chain_notify (list), None to remove it, or KEEP (most agents)
     record: dict[str, Any] = field(default_factory=dict)  # the install record after this plan
     after: Callable[[], list[str]] | None = None  # lines to print once the plan is applied
+    empty_folders_after: list[str] = field(default_factory=list)  # uninstall: removed once empty
 
 
 def load_json(path: Path) -> tuple[str | None, str, JsonDocument | None]:
