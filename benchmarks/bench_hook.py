@@ -1,4 +1,5 @@
-"""Hook start-up: `donebell hook codex-stop` / `hook claude` (Stop) wall time vs `python -I -c pass`.
+"""Hook start-up: `donebell hook codex-stop` / `hook claude` (Stop) / `hook copilot agentStop` wall time
+vs `python -I -c pass`.
 
 Target: median ≤ 2.5× a bare interpreter start-up, same interpreter, same run. Each
 timed hook does its real work: reads a real payload, classifies from a real rollout's first line,
@@ -36,6 +37,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "hooks"
+COPILOT_PRINT = REPO / "tests" / "fixtures" / "copilot" / "print-simple" / "hooks.jsonl"
 ROLLOUTS = REPO / "tests" / "fixtures" / "codex" / "rollouts"
 ROLLOUT = "rollout-2026-11-30T09-56-38-01a22be2-8ff4-7060-90c7-45d2cf0697b5.jsonl"
 TARGET = 2.5
@@ -100,12 +102,24 @@ class Setup:
         events = [json.loads(x)["payload"] for x in (FIXTURES / "claude" / "print-tool" / "hooks.jsonl").open()]
         self.prompt = next(e for e in events if e["hook_event_name"] == "UserPromptSubmit")
         self.claude_stop = next(e for e in events if e["hook_event_name"] == "Stop")
+        copilot_calls = [json.loads(line) for line in COPILOT_PRINT.open()]
+        self.copilot_stop = next(c["payload"] for c in copilot_calls if c["event"] == "agentStop")
+        self.env["COPILOT_HOME"] = str(root / "copilot")
         script = python.parent / "donebell"
         self.commands = {
             "codex-stop (console script)": [str(script), "hook", "codex-stop"],
             "codex-stop (python -m)": [str(python), "-m", "donebell.supervisor.cli", "hook", "codex-stop"],
             "claude Stop (console script)": [str(script), "hook", "claude"],
             "claude Stop (python -m)": [str(python), "-m", "donebell.supervisor.cli", "hook", "claude"],
+            "copilot agentStop (console script)": [str(script), "hook", "copilot", "agentStop"],
+            "copilot agentStop (python -m)": [
+                str(python),
+                "-m",
+                "donebell.supervisor.cli",
+                "hook",
+                "copilot",
+                "agentStop",
+            ],
         }
 
     def record_live_delivery_owner(self) -> None:
@@ -117,9 +131,14 @@ class Setup:
         (self.state / "locks" / "delivery.owner.json").write_text(json.dumps(owner))
 
     def payload(self, name: str, run: int) -> bytes:
-        """A fresh turn (codex) or a fresh, announced prompt (claude): every run creates a record."""
+        """A fresh turn (codex), a fresh, announced prompt (claude) or a fresh session's root stop
+        (copilot): every run creates a record."""
         if name.startswith("codex"):
             return json.dumps({**self.stop, "turn_id": f"bench-{name[-3:]}-{run}"}).encode()
+        if name.startswith("copilot"):
+            session = f"bench-{self.label}-{name[-3:]}-{run}"
+            transcript = Path(self.env["COPILOT_HOME"]) / "session-state" / session / "events.jsonl"
+            return json.dumps({**self.copilot_stop, "sessionId": session, "transcriptPath": str(transcript)}).encode()
         session = f"bench-{self.label}-{name[-3:]}-{run}"
         prompt = {**self.prompt, "session_id": session}
         subprocess.run(

@@ -120,7 +120,7 @@ def test_the_e2e_agent_sets_are_inside_the_tested_range() -> None:
     """Moving the e2e pins (update_newest_pins.py) must come with the tested-range table."""
     for agent_set, packages in npm_clis.pins().items():
         for package, version in packages.items():
-            agent = "codex" if package == npm_clis.CODEX_PACKAGE else "claude"
+            agent = npm_clis.AGENT_OF_PACKAGE[package]
             assert version in agent_versions.TESTED[agent][1], (agent_set, package, version)
 
 

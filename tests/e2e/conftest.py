@@ -34,6 +34,16 @@ def agent_clis() -> tuple[Path, Path]:
     return npm_clis.codex_binary(), npm_clis.claude_binary()
 
 
+@pytest.fixture(scope="session")
+def copilot_cli() -> Path:
+    """The native Copilot binary (its package unpacked once); installs on first use, skips only without npm."""
+    reason = npm_clis.skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    npm_clis.copilot_pkg_cache()
+    return npm_clis.copilot_binary()
+
+
 @pytest.fixture
 def recorder(tmp_path: Path) -> Recorder:
     """A fresh folder of hook/notify records for one test."""

@@ -101,10 +101,9 @@ class Product:
         home = self.homes.get("home", self.root / "home")
         env = base_env(home, self.root / "tmp") | self.agent_env()
         (self.root / "tmp").mkdir(exist_ok=True)
-        if "codex" in self.homes:
-            env["CODEX_HOME"] = str(self.homes["codex"])
-        if "claude" in self.homes:
-            env["CLAUDE_CONFIG_DIR"] = str(self.homes["claude"])
+        for agent, variable in (("codex", "CODEX_HOME"), ("claude", "CLAUDE_CONFIG_DIR"), ("copilot", "COPILOT_HOME")):
+            if agent in self.homes:
+                env[variable] = str(self.homes[agent])
         return env | extra
 
     # ---- install --------------------------------------------------------------------------
