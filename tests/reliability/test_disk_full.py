@@ -72,7 +72,7 @@ def test_disk_full_fails_loudly_loses_nothing_and_recovers_when_space_returns(
     turns are delivered (the hook's turn through the scanner), each exactly once."""
     with small_tmpfs(tmp_path / "small") as mount:
         rig = make_rig()
-        rig.state_dir = mount / "state"
+        rig.use_state_dir(mount / "state")
         sent_turn = rig.new_turn(complete=True)
         rig.settle([sent_turn.key])
         queued = rig.new_turn()
@@ -131,7 +131,7 @@ def test_disk_filling_between_the_post_and_the_receipt_resends_with_the_same_seq
     duplicate window), then receipted."""
     with small_tmpfs(tmp_path / "small") as mount:
         rig = make_rig()
-        rig.state_dir = mount / "state"
+        rig.use_state_dir(mount / "state")
         turn = rig.new_turn()
         assert rig.hook_stop(turn).rc == 0
         rig.complete(turn)

@@ -106,6 +106,11 @@ class Rig:
         self.config: dict[str, Any] = {}
         self.write_config(**{"server": server, "topic": topic, **FAST_CONFIG, **config})
 
+    def use_state_dir(self, path: Path) -> None:
+        """Put the state directory elsewhere (a small tmpfs), as long-installed as the default one."""
+        self.state_dir = path
+        born_ago(StateDir(path).ensure(), 3600)
+
     # configuration and environment ---------------------------------------------------------
 
     def write_config(self, **values: Any) -> None:
