@@ -137,3 +137,10 @@ def _with_trace(verdict: Verdict, trace: list[list[str]]) -> Verdict:
 def names(ladder: Ladder[E]) -> list[str]:
     """The check names of a ladder, in order (docs/gate.md lists them)."""
     return [name for name, _ in ladder]
+
+
+def seconds_quiet(now: float, mtime: float, grace: float) -> float:
+    """How long an agent's file has been unchanged, for a quiet-window rung. An mtime in the
+    future means the clock went back after the write: that write is older than the jump, so the
+    file counts as quiet (``grace``) rather than busy for the jump's length."""
+    return now - mtime if mtime <= now + 1.0 else grace

@@ -280,9 +280,7 @@ def check_quiet_window(ev: ClaudeEvaluation) -> Outcome:
     if view is None:
         return None
     grace = ev.settings.idle_grace_seconds
-    # An mtime in the future means the clock went back after the write: that write is older
-    # than the jump, so the transcript counts as quiet rather than busy for the jump's length.
-    quiet_for = ev.now - view.mtime if view.mtime <= ev.now + 1.0 else grace
+    quiet_for = ladder.seconds_quiet(ev.now, view.mtime, grace)
     if quiet_for < grace:
         return ev.busy_until("quiet-window", f"transcript changed {quiet_for:.2f}s ago", grace - quiet_for)
     return None

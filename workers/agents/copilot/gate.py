@@ -194,7 +194,7 @@ def check_quiet_window(ev: CopilotEvaluation) -> Outcome:
     if log is None:
         return None
     grace = ev.settings.idle_grace_seconds
-    quiet_for = ev.now - log.mtime if log.mtime <= ev.now + 1.0 else grace
+    quiet_for = ladder.seconds_quiet(ev.now, log.mtime, grace)
     if quiet_for < grace:
         return ev.busy_until("quiet-window", f"session log changed {quiet_for:.2f}s ago", grace - quiet_for)
     return None
