@@ -135,6 +135,24 @@ def test_in_a_rollout_written_since_a_turn_that_ended_before_the_state_directory
     assert [r["turn_id"] for r in records(state, "pending")] == ["01a22be2-5555-7c32-bfff-4b6d573f20c6"]
 
 
+def test_a_turn_stamped_in_the_second_the_state_directory_was_born_is_news(state: StateDir, tmp_path: Path) -> None:
+    """Codex stamps ``completed_at`` in whole seconds (truncated). A task that fails right after the
+    first run starts (a model error ends it within a second) is stamped with the second the state
+    directory was born in, a fraction before its birth: it ended after the birth all the same, and
+    is pushed (seen in CI: the real Codex's HTTP 500 scenario was dropped as history)."""
+    home = tmp_path / "codex"
+    second = int(time.time()) - 1
+    born_ago(state, time.time() - (second + 0.9))  # born 0.9 s into that second
+    ended = b'"completed_at":%d' % second  # ...and the turn stamped with the same second
+    lines = [
+        re.sub(rb'"completed_at":\d+', ended, line) for line in fixture_lines("error-http500-task_complete-with-error")
+    ]
+    rollout_path(home, "error-http500-task_complete-with-error").write_bytes(b"".join(lines))
+    report = engine(state, home, replay_seconds=300).scan(full=True)
+    assert report.counters["terminal_historical"] == 0, report.counters
+    assert [r["outcome"] for r in records(state, "pending")] == ["failed"]
+
+
 def test_replay_skips_turns_that_ended_before_the_window(state: StateDir, tmp_path: Path) -> None:
     """Replaying a just-found rollout submits only turns that ended within the window, not its history."""
     home = tmp_path / "codex"

@@ -327,6 +327,12 @@ class Product:
         for folder in ("pending", "outbox", "sent", "suppressed", "dead"):
             for rec in self.records(folder):
                 out.append(f"---- {folder}/{rec.get('key', '?')}: " + brief(rec))
+        # What the scanners knew: their cursors and health (a missed push is usually explained here).
+        for pattern in ("watch/**/*.json", "health/*scanner*.json"):
+            for path in sorted(self.state_dir.glob(pattern)):
+                with contextlib.suppress(OSError):
+                    text = path.read_text(errors="replace")
+                    out.append(f"---- {path.relative_to(self.state_dir)}: {text[:2000]}")
         out.append(f"==== notify.log (last {log_lines} lines)")
         path = self.state_dir / "notify.log"
         if path.exists():

@@ -32,6 +32,17 @@ from donebell.workers.kit.jsonl_tail import (
 )
 
 
+#: Codex stamps ``completed_at`` in whole seconds (truncated): a turn stamped ``t`` ended somewhere
+#: in ``[t, t + 1)``. Only one that ended for certain before the floor is history; a turn that ends
+#: within the second the state directory was born is news (docs/design.md, the cursors).
+STAMP_RESOLUTION_SECONDS = 1.0
+
+
+def ended_before(completed_at: float | None, floor: float) -> bool:
+    """True if a turn stamped ``completed_at`` certainly ended before ``floor``."""
+    return completed_at is not None and completed_at + STAMP_RESOLUTION_SECONDS <= floor
+
+
 @dataclass
 class Watched:
     path: str
@@ -57,7 +68,7 @@ class RolloutFileTailer:
         self.source = source  # "scanner" | "remote-scanner", for the log lines
         self.replay_seconds = replay_seconds
         # A state directory created recently has no news from before it was: a rollout that
-        # ended before it is history, however recent (docs/hooks.md, "The replay window").
+        # ended before it is history, however recent (docs/design.md, the cursors).
         self.born_at = state.created_at()
         # Calls waiting on the user (rollout_asks.py): this machine's rollouts only.
         self.watch_asks = source == "scanner"
@@ -229,7 +240,7 @@ class RolloutFileTailer:
         term = tracker.feed(rec, start, end)
         if self.watch_asks:
             rollout_asks.feed(cur, rec, start, end, include_message=self.ctx.include_message)
-        if term is not None and cur.replay_floor and term.completed_at and term.completed_at < cur.replay_floor:
+        if term is not None and cur.replay_floor and ended_before(term.completed_at, cur.replay_floor):
             report.counters["terminal_historical"] += 1
         elif term is not None:
             result = submit_terminal(self.state, self.ctx, cur, term, fallback)
