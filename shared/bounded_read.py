@@ -20,9 +20,10 @@ Standard library only, and only ``os``/``stat``/``errno``: the hook path imports
 from __future__ import annotations
 
 import errno
-import json
 import os
 from stat import S_ISREG as _S_ISREG
+
+from donebell.shared import lean_json as json
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

@@ -41,6 +41,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.config.schema",
     "donebell.shared.config.coerce",
     "donebell.shared.keys",
+    "donebell.shared.lean_json",  # json's loads and dumps on its C accelerator: no json package, no re
     "donebell.shared.statedir",
     "donebell.shared.statedir._base",  # the package's hook-path layers (not _roles, _upkeep, _wake)
     "donebell.shared.statedir._files",

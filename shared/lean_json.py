@@ -40,7 +40,7 @@ class _Defaults:
     parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
 
 
-_scan = None if _json is None else _json.make_scanner(_Defaults())
+_scan = None if _json is None else _json.make_scanner(_Defaults())  # type: ignore[arg-type]  # read by attribute
 
 
 def loads(s: str | bytes) -> Any:

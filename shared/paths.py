@@ -98,7 +98,7 @@ def remember_created_folders(made: list[str]) -> None:
     the folders above its own folder it created: ``uninstall --purge`` removes them again when
     they are empty (a fresh account's ``~/.config``)."""
     if len(made) > 1:
-        import json
+        from donebell.shared import lean_json as json
 
         fd = os.open(os.path.join(made[-1], CREATED_FOLDERS_NAME), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:

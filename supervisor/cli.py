@@ -84,10 +84,17 @@ EXIT_CLOSED_PIPE = 141
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    hook_process = argv is None and args[:1] == ["hook"]  # a caller passing argv gets its code back
+    if hook_process:
+        # A hook lives for milliseconds and makes little garbage; the collector's passes during
+        # its imports free nothing and cost ~5 % of its CPU. One that waits for the phone turns
+        # it back on (workers/hooks).
+        import gc
+
+        gc.disable()
     try:
         code = _dispatch(args)
         sys.stdout.flush()  # a closed pipe shows here, not as a traceback at interpreter exit
-        return code
     except BrokenPipeError:
         # `donebell config show | head -3`: the reader is gone. Exit quietly; point stdout at
         # /dev/null so the interpreter's own final flush cannot raise again.
@@ -95,7 +102,28 @@ def main(argv: list[str] | None = None) -> int:
 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0 if args[:1] == ["hook"] else EXIT_CLOSED_PIPE
+        code = 0 if args[:1] == ["hook"] else EXIT_CLOSED_PIPE
+    if hook_process:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End a hook process without the interpreter's finalization.
+
+    The hook's work is durable and its output flushed by now (every file it wrote is closed; it
+    starts no thread and registers no ``atexit`` hook), so tearing down the modules it imported
+    would only cost the agent's turn time: ~15 % of the hook's CPU (docs/benchmarks.md, "The
+    hook's start-up").
+    """
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone or a closed stream: nothing left to say
+            pass
+    os._exit(code)
 
 
 def _version_line() -> str:

@@ -36,6 +36,7 @@ STDLIB_FORBIDDEN = {
     "contextlib",
     "importlib.util",  # (`python -m` loads it through runpy; the installed hooks run the script)
     "importlib",  # the CLI dispatches with __import__
+    "json",  # compiles regular expressions at import (re, enum: ~6 ms); shared/lean_json.py instead
 }
 #: Third-party or heavy modules the hook path must never load (top-level package names).
 FORBIDDEN = {
@@ -92,8 +93,14 @@ def run_with_importtime(hooks: HookEnv, args: list[str], stdin: bytes = b"", **e
     return reported | loaded
 
 
-def assert_lean(modules: set[str]) -> None:
-    bad = {m for m in modules if m in FORBIDDEN or m.split(".")[0] in FORBIDDEN}
+#: The message redactor's regular expressions: only a hook that keeps text (a needs-you request's
+#: tool input, a final message with include_message) may load them.
+REDACTOR_ONLY = {"re"}
+
+
+def assert_lean(modules: set[str], *, redacts: bool = False) -> None:
+    forbidden = FORBIDDEN if redacts else FORBIDDEN | REDACTOR_ONLY
+    bad = {m for m in modules if m in forbidden or m.split(".")[0] in forbidden}
     assert not bad, f"the hook path imported {sorted(bad)}"
     extra = {m for m in modules if m.startswith("donebell") and not on_hook_path(m)}
     assert not extra, f"donebell modules outside the hook budget: {sorted(extra)}"
@@ -140,7 +147,7 @@ def test_needs_you_hooks_import_only_the_budget(hooks: HookEnv, agent: str, scen
     CLIs: one needs-you outbox record) stay inside the import budget."""
     lines = (Path(__file__).parent / "fixtures" / "approvals" / agent / scenario / "hooks.jsonl").read_text()
     payload = next(e["payload"] for e in map(json.loads, lines.splitlines()) if e["event"] == "PermissionRequest")
-    assert_lean(run_with_importtime(hooks, [command], json.dumps(payload).encode()))
+    assert_lean(run_with_importtime(hooks, [command], json.dumps(payload).encode()), redacts=True)
     assert hooks.only("outbox")["notice"] == "needs-you"
 
 
@@ -162,7 +169,7 @@ def test_claude_with_message_text_imports_only_the_budget(hooks: HookEnv, event:
     hooks.claude(claude_event(scenario, "UserPromptSubmit"))
     payload = {**claude_event(scenario, event), "last_assistant_message": "done; api_key=9f8e7d6c5b4a39281706"}
     modules = run_with_importtime(hooks, ["claude"], json.dumps(payload).encode())
-    assert_lean(modules)
+    assert_lean(modules, redacts=include)
     assert ("donebell.shared.text.redaction" in modules) is include
     assert hooks.only("pending").get("last_message") == ("done; api_key=[REDACTED]" if include else None)
 
@@ -174,13 +181,17 @@ def test_refused_payload_imports_only_the_budget(hooks: HookEnv) -> None:
 
 
 def test_importtime_parser_sees_nested_modules() -> None:
-    """The -X importtime parser returns nested module names (so the checks above can fail)."""
-    result = subprocess.run([sys.executable, "-X", "importtime", "-c", "import json"], capture_output=True, timeout=60)
-    modules = imported_modules(result.stderr)
-    assert {"json", "json.decoder"} <= modules
-    for heavy in ("pydantic.main", "typing", "importlib.util"):
+    """The -X importtime parser returns nested module names, and each kind of forbidden module
+    fails the check on its own (so the checks above can fail)."""
+    cmd = [sys.executable, "-S", "-X", "importtime", "-c", "import json"]  # -S: no .pth finder's imports
+    modules = imported_modules(subprocess.run(cmd, capture_output=True, timeout=60).stderr)
+    assert {"json", "json.decoder", "re._parser"} <= modules
+    lean = {m for m in modules if m.split(".")[0] not in ("json", "re")}
+    assert_lean(lean)
+    for heavy in ("json.decoder", "re._parser", "pydantic.main", "typing", "importlib.util"):
         with pytest.raises(AssertionError):
-            assert_lean(modules | {heavy})
+            assert_lean(lean | {heavy})
+    assert_lean(lean | {"re", "re._parser"}, redacts=True)
 
 
 def test_bare_interpreter_preloads_no_forbidden_module(hooks: HookEnv) -> None:

@@ -53,8 +53,13 @@ def test_recorded_documents_read_and_write_as_json_does() -> None:
         assert outcome(lean_json.loads, text) == outcome(json.loads, text), text[:200]
         assert outcome(lean_json.loads, text.encode()) == outcome(json.loads, text.encode())
         value = json.loads(text)
-        for options in ({}, {"ensure_ascii": False, "separators": (",", ":")}, {"sort_keys": True, "default": str}):
-            assert lean_json.dumps(value, **options) == json.dumps(value, **options)
+        options: list[dict[str, Any]] = [
+            {},
+            {"ensure_ascii": False, "separators": (",", ":")},
+            {"sort_keys": True, "default": str},
+        ]
+        for option in options:
+            assert lean_json.dumps(value, **option) == json.dumps(value, **option)
 
 
 MALFORMED = [

@@ -11,6 +11,7 @@ A wrong value is refused with one line that names the key and the file (:class:`
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from donebell.shared import paths
-from donebell.shared.config import raw_file, rules, schema, secret_text
+from donebell.shared.config import rules, schema, secret_text
 from donebell.shared.paths import config_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
@@ -330,7 +331,7 @@ def init_config(path: Path | None = None, *, server: str = DEFAULT_SERVER) -> tu
     paths.remember_created_folders(paths.make_private_dirs(str(path.parent)))  # e.g. ~/.config: --purge removes it
     # wake_topic: the reply topic of the Continue buttons, ready for when wake_enabled is turned on.
     fresh = {"server": server, "topic": random_topic(), "wake_topic": random_topic()}
-    body = raw_file.json.dumps(fresh, indent=2) + "\n"
+    body = json.dumps(fresh, indent=2) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(body)

@@ -6,9 +6,9 @@ normalizes its values, with the ``DONEBELL_<KEY>`` overrides, in :mod:`donebell.
 
 from __future__ import annotations
 
-import json as json  # re-exported: model.py writes its template with raw_file.json
 import os
 
+from donebell.shared import lean_json as json
 from donebell.shared.paths import RelativePathError, config_path
 
 TYPE_CHECKING = False

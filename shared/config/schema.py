@@ -20,9 +20,9 @@ Hook path module: no ``typing``, ``pathlib``, ``dataclasses`` or ``re`` at impor
 
 from __future__ import annotations
 
-import json
 import os
 
+from donebell.shared import lean_json as json
 from donebell.shared.config import coerce
 
 TYPE_CHECKING = False

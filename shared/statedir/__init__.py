@@ -29,10 +29,10 @@ It works on ``os.path`` strings and imports neither ``pathlib`` nor ``typing`` n
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
+from donebell.shared import lean_json as json
 from donebell.shared.keys import is_event_key
 from donebell.shared.statedir._base import (
     BIRTH_NAME,

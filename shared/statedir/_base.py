@@ -11,9 +11,10 @@ Hook path module: standard library only, no ``typing``.
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from donebell.shared import lean_json as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ Standard library only: the hook path imports this module.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
+from donebell.shared import lean_json as json
 from donebell.shared.keys import is_event_key
 from donebell.shared.paths import make_private_dirs
 from donebell.shared.statedir._base import (

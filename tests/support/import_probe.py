@@ -16,11 +16,15 @@ def imported_modules(stderr: bytes) -> set[str]:
 
 #: Runs the CLI as the ``donebell`` console script does (``main()``; ``python -m`` would add
 #: runpy's own imports), and dumps ``sys.modules`` at exit as a second witness next to
-#: ``-X importtime``.
+#: ``-X importtime``: at the interpreter's exit, or where a hook ends its process with
+#: ``os._exit`` (``supervisor/cli.py``), which skips ``atexit``.
 PROBE = (
-    "import atexit, sys\n"
+    "import atexit, os, sys\n"
     "out = sys.argv.pop(1)\n"
-    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+    "dump = lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    "atexit.register(dump)\n"
+    "exit_now = os._exit\n"
+    "os._exit = lambda code: (dump(), exit_now(code))\n"
     "from donebell.supervisor.cli import main\n"
     "sys.exit(main())\n"
 )

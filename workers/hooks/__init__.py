@@ -11,10 +11,11 @@ folders' hook modules only, and of the standard library not ``typing``, ``pathli
 
 from __future__ import annotations
 
-import json
+import gc
 import os
 import sys
 
+from donebell.shared import lean_json as json
 from donebell.shared.process import hook_signals
 from donebell.shared.process.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import StateDir, encode, now
@@ -128,6 +129,7 @@ def _resume_waiting(command: str) -> int:
 
 def _after(ctx: HookContext) -> str | None:
     assert ctx.after is not None
+    gc.enable()  # off for the short hook (supervisor/cli.py); a wait may last minutes
     try:
         return ctx.after()
     except Exception as exc:  # noqa: BLE001 - an answer that cannot be read is no answer

@@ -18,10 +18,10 @@ check reads changes one of those too, or is seen at the latest when the deadline
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from donebell.shared import lean_json as json
 from donebell.shared.statedir import PIPELINE, encode
 from donebell.workers.kit.hook_context import HookContext
 

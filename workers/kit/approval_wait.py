@@ -22,9 +22,9 @@ it answers (the tapped ticket's), and the hook prints it only when that is its o
 
 from __future__ import annotations
 
-import json
 import time
 
+from donebell.shared import lean_json as json
 from donebell.workers.kit.hook_context import HookContext
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only

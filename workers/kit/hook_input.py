@@ -16,9 +16,9 @@ quotes the payload). Standard library only.
 
 from __future__ import annotations
 
-import json
 import os
 
+from donebell.shared import lean_json as json
 from donebell.shared.platform import hook_stdin
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only

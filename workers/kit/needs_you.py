@@ -25,9 +25,9 @@ hook then waits for the phone's answer (``approval_wait.py``).
 
 from __future__ import annotations
 
-import json
 import os
 
+from donebell.shared import lean_json as json
 from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import now

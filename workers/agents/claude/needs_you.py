@@ -21,9 +21,9 @@ gets the call, the buttons' digest and wait). The record itself is the hooks'
 
 from __future__ import annotations
 
-import json
 import os
 
+from donebell.shared import lean_json as json
 from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.statedir import now
 from donebell.workers.kit.hook_context import HookContext

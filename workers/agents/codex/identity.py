@@ -13,10 +13,10 @@ Standard library only (the hook path classifies a Stop with it).
 
 from __future__ import annotations
 
-import json
 import os
 
 from donebell.shared import bounded_read
+from donebell.shared import lean_json as json
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

@@ -21,9 +21,9 @@ previous ask of the same call is older than :data:`REPEAT_WINDOW` or was answere
 
 from __future__ import annotations
 
-import json
 import os
 
+from donebell.shared import lean_json as json
 from donebell.shared.statedir import now
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import text_field
