@@ -50,7 +50,6 @@ IMPORTS = (
     "sqlite3",
     "orjson",
     "psutil",
-    "filelock",
     "setproctitle",
     "httpx",
     "pydantic",

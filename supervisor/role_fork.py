@@ -47,7 +47,6 @@ LAZY_IN_PASSES = (
     "certifi",
     "encodings.idna",
     "sqlite3",
-    "filelock",
     "setproctitle",
     "orjson",
 )

@@ -1,4 +1,6 @@
-"""No role process imports pydantic (footprint target: <= 35 MiB RSS a process).
+"""No role process imports pydantic (footprint target: <= 35 MiB RSS a process), nor what the
+service's memory budget has no room for: ``filelock`` (with ``asyncio``: ~1.8 MiB; role locks take
+the platform seam's file lock) and ``zoneinfo`` (~0.7 MiB; only with quiet hours set).
 
 Each role runs for real (``donebell worker <role> --once``, as the supervisor starts it) on a temp
 state directory and config, doing its work: delivery sends a queued record over Bearer auth to a
@@ -30,7 +32,15 @@ from support.ntfy_standin import NtfyStandin
 TOKEN = "tk_roleimportsroleimportsroleimp"
 TOPIC = "role-imports"
 #: Top-level packages (and donebell modules) a role process must not load.
-FORBIDDEN = ("pydantic", "pydantic_core", "pydantic_settings", "donebell.shared.config.model")
+FORBIDDEN = (
+    "pydantic",
+    "pydantic_core",
+    "pydantic_settings",
+    "donebell.shared.config.model",
+    "filelock",
+    "asyncio",
+    "zoneinfo",
+)
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
 
 

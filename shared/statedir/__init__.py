@@ -156,7 +156,7 @@ class StateDir(RecordStore):
         The OS drops the lock when its holder dies, so a crashed owner never blocks a restart;
         ``locks/<role>.owner.json`` (pid + process start time) says who holds it, for ``status``
         and for the hook's "is a delivery worker running?" check (see ``liveness``). The body is in
-        ``_roles`` (``filelock``), which the hook path never loads.
+        ``_roles``, which the hook path never loads.
         """
         from donebell.shared.statedir._roles import take_role_lock  # workers only
 

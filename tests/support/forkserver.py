@@ -37,7 +37,6 @@ PRELOAD = (
     "certifi",
     "idna",
     "orjson",
-    "filelock",
     "setproctitle",
     "sqlite3",
     "psutil",
