@@ -32,9 +32,12 @@ from donebell.shared import platform
 from donebell.shared.process import groups
 from donebell.workers.role import ROLES
 
-#: Modules a role imports during its passes rather than at import time (measured: ``sys.modules``
-#: of each role's ``--once`` pass against this list), preloaded too so that every role shares
-#: them. Missing ones are skipped: a role imports what it needs anyway.
+#: Modules a role imports during its passes rather than at import time, preloaded too so that
+#: every role shares them: one a role imports itself is that role's own copy (ctypes, which every
+#: role's waker loads, was ~1.7 MiB in each). ``tests/test_role_imports.py`` fails on a module a
+#: role's ``--once`` pass imports that is not preloaded, but for the agents' gates (the delivery
+#: role imports one on its agent's first candidate: an idle service stays ~0.6 MiB smaller).
+#: Missing ones are skipped: a role imports what it needs anyway.
 LAZY_IN_PASSES = (
     "donebell.supervisor.cli",
     "donebell.workers.gate.gate_pass",  # the delivery role's gate, on its first candidate
@@ -49,6 +52,25 @@ LAZY_IN_PASSES = (
     "sqlite3",
     "setproctitle",
     "orjson",
+    # every role, as it starts (the CLI's dispatch, its config reading, its waker's inotify)
+    "donebell.shared.text.scrubbed_output",
+    "donebell.shared.state_dir_check",
+    "donebell.shared.config.raw_file",
+    "donebell.shared.config.rules",
+    "ctypes",  # ~1.7 MiB in each role that imported it itself
+    "ctypes.util",
+    # the local scanner's and maintenance's agents (registry order), and what their scans load
+    "donebell.workers.agents.codex.agent",
+    "donebell.workers.agents.claude.agent",
+    "donebell.workers.agents.copilot.agent",
+    "donebell.workers.agents.codex.local_scan",
+    "donebell.workers.agents.claude.local_scan",
+    "donebell.workers.agents.claude.retention",
+    "donebell.workers.agents.copilot.local_scan",
+    "donebell.workers.agents.codex.writer_lock",
+    "donebell.workers.agents.codex.db",
+    "donebell.shared.platform.locked",
+    "glob",
 )
 
 #: Signals the supervisor handles; a forked role starts with the default action for each.

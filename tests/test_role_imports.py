@@ -1,6 +1,7 @@
 """No role process imports pydantic (footprint target: <= 35 MiB RSS a process), nor what the
 service's memory budget has no room for: ``filelock`` (with ``asyncio``: ~1.8 MiB; role locks take
-the platform seam's file lock) and ``zoneinfo`` (~0.7 MiB; only with quiet hours set).
+the platform seam's file lock) and ``zoneinfo`` (~0.7 MiB; only with quiet hours set); and no
+role imports a module the supervisor did not preload before forking it (:func:`not_preloaded`).
 
 Each role runs for real (``donebell worker <role> --once``, as the supervisor starts it) on a temp
 state directory and config, doing its work: delivery sends a queued record over Bearer auth to a
@@ -12,6 +13,7 @@ core or pydantic-settings, or the pydantic ``donebell.shared.config.model`` is a
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -42,6 +44,27 @@ FORBIDDEN = (
     "zoneinfo",
 )
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")
+
+
+@functools.cache
+def preloaded() -> frozenset[str]:
+    """What the supervisor imports before it forks every role (supervisor/role_fork.py)."""
+    code = "import sys; from donebell.supervisor import role_fork, run; role_fork.preload(%r); print(*sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code % list(ROLE_MODULES)], capture_output=True, text=True, check=True)
+    return frozenset(done.stdout.split())
+
+
+def not_preloaded(role: str, loaded: set[str]) -> list[str]:
+    """Modules a role's pass loaded that a forked role would import itself: each role then holds
+    its own copy (ctypes, for one, was ~1.7 MiB in every role). The agents' gates are the exception
+    by design: the delivery role imports one on the first candidate of its agent, which keeps an
+    idle service smaller (docs/benchmarks.md)."""
+    gates = role == "delivery"
+    return sorted(
+        m
+        for m in loaded - preloaded()
+        if not (gates and m.startswith("donebell.workers.agents.") and m != "donebell.workers.agents")
+    )
 
 
 def forbidden(modules: set[str]) -> list[str]:
@@ -114,6 +137,8 @@ def test_role_process_imports_no_pydantic(rig: dict[str, Any], role: str) -> Non
         assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
         assert ROLE_MODULES[role].split(":")[0] in modules  # the probe saw the role's own module
         assert forbidden(modules) == [], f"{role} imported {forbidden(modules)}"
+        loaded = set((rig["tmp"] / f"modules-worker-{role}.txt").read_text().split())
+        assert not_preloaded(role, loaded) == [], "add them to supervisor/role_fork.py's LAZY_IN_PASSES"
         report = health(state, role)
         assert report["passes"] >= 1 and report["last_error"] is None, report
         if role == "delivery":  # the whole send path ran: rendering, auth, HTTP, receipt
