@@ -27,7 +27,8 @@ class RoleLock:
     """A held role lock; :meth:`release` drops it and clears the owner record."""
 
     def __init__(self, state: StateDir, role: str, fd: int) -> None:
-        self._state, self.role, self._fd = state, role, fd
+        self._state, self.role = state, role
+        self._fd: int | None = fd
         self._same_file = same_file_check(state.path("locks", f"{role}.lock"))
 
     def still_held(self) -> bool:
