@@ -133,7 +133,9 @@ def measure(size_mb: int, python: str = sys.executable, extra_env: dict[str, str
         config.write_text(json.dumps({"server": standin.url, "topic": "bench", "idle_grace_seconds": 0.5}))
         env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
         env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config))
-        env.update(CODEX_HOME=str(base / "codex"), CLAUDE_CONFIG_DIR=str(base / "claude"))
+        env.update(
+            CODEX_HOME=str(base / "codex"), CLAUDE_CONFIG_DIR=str(base / "claude"), COPILOT_HOME=str(base / "copilot")
+        )
         env.update(extra_env or {})
         with open(base / "run.err", "wb") as err:
             proc = subprocess.Popen([donebell, "run"], env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)

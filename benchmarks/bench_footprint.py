@@ -1,10 +1,13 @@
 """Footprint: the supervisor and its roles sitting idle, with 100 and with 10,000 archived rollouts.
 
-Targets: <= 0.1 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
-rollouts as at 100 (within 1.2x), <= 35 MiB RSS per process and <= 150 MiB in all.
+Targets: the default config's service (no remote root: supervisor, delivery, local scanner,
+maintenance) <= 0.02 CPU-s per 60 s for the whole process tree, the same at 10,000 archived
+rollouts as at 100 (within 1.2x; issue 38); with a remote root watched too, <= 0.1 CPU-s per 60 s,
+<= 35 MiB RSS per process and <= 150 MiB in all (issue 29).
 
 Each run is a real ``donebell run`` over a temp ``CODEX_HOME`` holding a real thread index and N
-small archived rollouts (and a second such home as the remote-scanner's ``watch_roots``). Once
+small archived rollouts (and, in the second configuration, a second such home as the
+remote-scanner's ``watch_roots``). Once
 every role counted a pass, it settles ``DONEBELL_BENCH_SETTLE`` seconds (10), then the CPU time
 of every process in the tree (plus reaped children, so a restarting role is not hidden) is read
 before and after ``DONEBELL_BENCH_SECONDS`` (60). RSS is per process; USS (memory unique to the
@@ -102,17 +105,13 @@ def _cpu(sup: psutil.Process) -> tuple[dict[tuple[int, float], float], dict[tupl
     return own, reaped
 
 
-def measure(archived: int, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
-    """The idle tree over ``archived`` rollouts (``extra_env``: e.g. ``DONEBELL_FORCE_PORTABLE``)."""
+def measure(archived: int, extra_env: dict[str, str] | None = None, *, remote_root: bool = True) -> dict[str, Any]:
+    """The idle tree over ``archived`` rollouts (``extra_env``: e.g. ``DONEBELL_FORCE_PORTABLE``),
+    with a remote root of as many rollouts watched, or (``remote_root`` False) the default config's
+    service: no remote root, so no remote-scanner."""
     with tempfile.TemporaryDirectory(prefix="donebell-footprint-") as tmp:
         base = Path(tmp)
-        codex = make_codex_home(base / "codex", archived)
-        remote = make_codex_home(base / "remote", archived)
-        config = base / "config.json"
-        config.write_text(json.dumps({"server": "http://127.0.0.1:9", "topic": "bench", "watch_roots": [str(remote)]}))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
-        env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config), CODEX_HOME=str(codex))
-        env.update(CLAUDE_CONFIG_DIR=str(base / "claude"), **(extra_env or {}))
+        env = _service_env(base, archived, remote_root, extra_env or {})
         proc = subprocess.Popen(
             [sys.executable, "-m", "donebell.supervisor.cli", "run"],
             env=env,
@@ -161,6 +160,20 @@ def measure(archived: int, extra_env: dict[str, str] | None = None) -> dict[str,
             "cpu_per_60s_one_remote_run": (total - runs_cpu) * 60.0 / SECONDS + runs_cpu / runs if runs else None,
             "cpu_per_remote_run": runs_cpu / runs if runs else None,
         }
+
+
+def _service_env(base: Path, archived: int, remote_root: bool, extra_env: dict[str, str]) -> dict[str, str]:
+    """A config, state dir and agent homes under ``base``; the service's environment."""
+    codex = make_codex_home(base / "codex", archived)
+    settings: dict[str, Any] = {"server": "http://127.0.0.1:9", "topic": "bench"}
+    if remote_root:
+        settings["watch_roots"] = [str(make_codex_home(base / "remote", archived))]
+    config = base / "config.json"
+    config.write_text(json.dumps(settings))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
+    env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(config), CODEX_HOME=str(codex))
+    env.update(CLAUDE_CONFIG_DIR=str(base / "claude"), COPILOT_HOME=str(base / "copilot"), **extra_env)
+    return env
 
 
 def _remote_runs(health: Path) -> int:
@@ -213,9 +226,32 @@ def import_costs() -> list[dict[str, Any]]:
     return rows
 
 
-def main() -> list[dict[str, Any]]:
-    results = {n: measure(n) for n in SIZES}
+def _default_config_rows() -> list[dict[str, Any]]:
+    """Issue 38: the default config's service (supervisor, delivery, local scanner, maintenance)
+    idle at <= 0.02 CPU-s per 60 s, the same at 10,000 archived rollouts as at 100."""
+    plain = {n: measure(n, remote_root=False) for n in SIZES}
     rows: list[dict[str, Any]] = []
+    for n in SIZES:
+        rows.append(
+            _row(
+                f"default config (no remote root): tree CPU-s per 60 s idle @{n} archived",
+                plain[n]["cpu_per_60s"],
+                0.02,
+            )
+        )
+    low, high = (plain[n]["cpu_per_60s"] for n in SIZES)
+    rows.append(_row("default config: CPU ratio 10,000 / 100 archived", high / low if low else float("inf"), 1.2))
+    for n in SIZES:
+        print(f"\ndefault config, @{n} archived rollouts: CPU s/60s by process:")
+        for title, cpu in sorted(plain[n]["cpu_by_process"].items()):
+            print(f"  {title[:48]:<48} {cpu:.4f}")
+    return rows
+
+
+def main() -> list[dict[str, Any]]:
+    rows = _default_config_rows()
+    # Issue 29's configuration: a remote root watched too (its scanner runs a child once a minute).
+    results = {n: measure(n) for n in SIZES}
     low, high = (results[n]["cpu_per_60s_one_remote_run"] or results[n]["cpu_per_60s"] for n in SIZES)
     for n in SIZES:
         r = results[n]

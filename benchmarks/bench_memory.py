@@ -74,6 +74,7 @@ def measure(
         env = {k: v for k, v in os.environ.items() if not k.startswith("DONEBELL_")}
         env.update(DONEBELL_STATE_DIR=str(base / "state"), DONEBELL_CONFIG=str(base / "config.json"))
         env.update(CODEX_HOME=str(make_codex_home(base / "codex", 100)), CLAUDE_CONFIG_DIR=str(base / "claude"))
+        env["COPILOT_HOME"] = str(base / "copilot")  # not the real ~/.copilot: its scanner watches it
         env["DONEBELL_ROLE_START"] = start
         proc = subprocess.Popen(
             [sys.executable, "-m", "donebell.supervisor.cli", "run"],
