@@ -1,6 +1,6 @@
-"""Fifty agents at once: 25 Codex and 25 Claude root tasks ending within one second.
+"""Fifty agents at once: Codex, Claude Code and Copilot CLI root tasks (a third each) ending within one second.
 
-Targets (issue 29): every task notified exactly once; the overhead after the quiet window
+Targets (issue 29; issue 38 with the three agents mixed): every task notified exactly once; the overhead after the quiet window
 (ntfy POST arrival - the task's last write - ``idle_grace_seconds``) p50 <= 20 ms and p99 <=
 100 ms; no 429 from a server with ntfy.sh's default request limit (burst 60, one more per 5 s);
 and the CPU-s it took, the service's process tree and the hooks apart.
@@ -15,7 +15,8 @@ service's CPU is read from ``/proc`` for every process of its tree (reaped child
 from the first end to the last notification; the hooks' from this process's reaped children.
 
 Run: ``python benchmarks/bench_fifty_agents.py`` or ``python -m benchmarks fifty_agents``
-(``DONEBELL_BENCH_FIFTY_TASKS`` changes the count, half of each kind).
+(``DONEBELL_BENCH_FIFTY_TASKS`` changes the count, a third of each kind; half Codex, half Claude
+when the donebell measured predates Copilot, as a ``--compare`` REF may).
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ for folder in (ROOT, ROOT / "tests"):  # `benchmarks` and the tests' `support` p
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from support.agent_crowd import Task, claude_task, codex_task, default_hook_command, end_all  # noqa: E402
+from support.agent_crowd import Task, claude_task, codex_task, copilot_task, default_hook_command, end_all  # noqa: E402
 from support.ntfy_standin import NTFY_REQUEST_LIMIT, NtfyStandin  # noqa: E402
 from support.rig import Rig  # noqa: E402
 from support.runner import ExecSpawner  # noqa: E402
 from support.service import Service, kill_leftovers  # noqa: E402
 
-from benchmarks.bench_hook import _clean_install  # noqa: E402
+from benchmarks.bench_hook import _clean_install, _source_tree  # noqa: E402
 from benchmarks.rows import share_of_target  # noqa: E402
 
 TASKS = int(os.environ.get("DONEBELL_BENCH_FIFTY_TASKS", "50"))
@@ -101,11 +102,15 @@ def measure(tmp: Path) -> dict[str, Any]:
         topic = f"fifty-{secrets.token_hex(4)}"
         rig = Rig(tmp / "rig", ExecSpawner(tmp / "spawn"), srv.url, topic, idle_grace_seconds=GRACE, **GATE_DEFAULTS)
         rig.extra_env.pop("DONEBELL_KICK_COMMAND", None)  # as installed: the hooks' kick is on
+        copilot_home = tmp / "copilot"
+        rig.extra_env["COPILOT_HOME"] = str(copilot_home)  # the service watches it, the hooks log there
         svc = Service(rig, tmp / "service.log")
         try:
             svc.wait_ready(60)
-            tasks = [codex_task(rig, command) for _ in range(TASKS // 2)]
-            tasks += [claude_task(rig, command) for _ in range(TASKS - TASKS // 2)]
+            kinds = 3 if (_source_tree() / "workers" / "agents" / "copilot").is_dir() else 2
+            tasks = [copilot_task(rig, command, copilot_home) for _ in range(TASKS // 3 if kinds == 3 else 0)]
+            tasks += [claude_task(rig, command) for _ in range(TASKS // kinds)]
+            tasks += [codex_task(rig, command) for _ in range(TASKS - len(tasks))]
             random.Random(29).shuffle(tasks)
             time.sleep(3.0)  # the tasks have been running a while: the scanners saw their files
             load = os.getloadavg()[0]
@@ -141,12 +146,12 @@ def _figures(
         if r.status == 200:
             first_ok.setdefault(str(r.parsed.get("sequence_id")), r.arrived_wall)
     sent = collections.Counter(str(m.get("sequence_id")) for m in srv.messages(topic))
-    overhead: dict[str, list[float]] = {"codex": [], "claude": []}
+    overhead: dict[str, list[float]] = {"codex": [], "claude": [], "copilot": []}
     for task in tasks:
         if task.sequence_id in first_ok and task.writes:
             post = first_ok[task.sequence_id]
             overhead[task.provider].append((post - task.waited_out(post, GRACE) - GRACE) * 1000)
-    every = overhead["codex"] + overhead["claude"]
+    every = [value for values in overhead.values() for value in values]
     return {
         "tasks": len(tasks),
         "end_spread_s": spread,
@@ -177,7 +182,7 @@ def main() -> list[dict[str, Any]]:
         _row(name, "duplicate notifications", r["duplicates"] + r["strays"], 0),
         _row(name, "HTTP 429 answers", r["http_429"], 0),
         _row(name, "hooks that failed", r["hooks_failed"], 0),
-        _row(name, "Claude Stop hooks that outlasted the grace", r["hook_outlasted_grace"], None),
+        _row(name, "tasks whose hook outlasted the grace", r["hook_outlasted_grace"], None),
         _row(name, "overhead after the grace, p50 (ms)", statistics.median(over), 20) if over else None,
         _row(name, "overhead after the grace, p99 (ms)", percentile(over, 0.99), 100) if over else None,
         _row(name, "overhead after the grace, max (ms)", max(over), None) if over else None,
@@ -187,7 +192,7 @@ def main() -> list[dict[str, Any]]:
             rows.append(_row(name, f"  {provider} p50 / max (ms)", statistics.median(values), None, max(values)))
     rows += [
         _row(name, "service CPU-s, first end to last notification", r["service_cpu_s"], None),
-        _row(name, f"hooks CPU-s (the {r['tasks']} Stop hook processes)", r["hooks_cpu_s"], None),
+        _row(name, "hooks CPU-s (the tasks' ending hook processes)", r["hooks_cpu_s"], None),
         _row(name, "first end to last notification (s)", r["elapsed_s"], None),
         _row(name, "longest gap between two gate passes (s)", r["pass_gap_s"], None) if r["pass_gap_s"] else None,
         # The machine's 1-minute load average before the ends: other jobs slow the hooks and the service alike.

@@ -1,13 +1,19 @@
-"""Many root tasks, Codex and Claude, ending at once as the real agents end them.
+"""Many root tasks, Codex, Claude and Copilot, ending at once as the real agents end them.
 
-Each task is set up while "running" (its rollout or transcript written up to the final answer,
-Claude's UserPromptSubmit hook fired), then ended on a schedule, in the order the real CLIs use:
+Each task is set up while "running" (its rollout, transcript or session log written up to the
+final answer, Claude's UserPromptSubmit hook fired), then ended on a schedule, in the order the
+real CLIs use:
 
 * Codex (the recorded ``simple-exec`` rollout, :class:`support.rig.Rig`): the Stop hook runs and
   returns, then Codex appends ``task_complete``;
 * Claude Code 2.1.332 (the recorded ``simple`` run, fresh session and prompt ids): the transcript
   gets the final assistant message, the Stop hook runs and returns, then the transcript gets the
-  ``stop_hook_summary`` and its closing records.
+  ``stop_hook_summary`` and its closing records;
+* Copilot CLI 1.0.102 in ``-p`` (the recorded ``print-simple`` run, fresh session and interaction
+  ids, in a Copilot home of its own): the turn ends and the ``agentStop`` hook runs while the
+  session log still lacks the turn (Copilot flushes it in batches, after the hook); then the log
+  gets the turn's end and the hook's records, the ``sessionEnd`` hook runs, and the log gets its
+  records and ``session.shutdown`` as the CLI exits.
 
 A task's end, for its notification's latency, is the last write the notification could have
 waited out: its last write (the file's mtime, as the e2e suite's latency figure reads it), or,
@@ -37,6 +43,8 @@ from support.claude_fixtures import events_332, session_of, transcript_lines
 from support.rig import Rig, Turn
 
 SCENARIO = "simple"
+COPILOT_SCENARIO = "print-simple"
+COPILOT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "copilot"
 _STAMP = re.compile(rb'"timestamp":"[^"]*"')
 
 
@@ -44,7 +52,7 @@ _STAMP = re.compile(rb'"timestamp":"[^"]*"')
 class Task:
     """One root task: how it ends, and when it did."""
 
-    provider: str  # "codex" or "claude"
+    provider: str  # "codex", "claude" or "copilot"
     sequence_id: str
     path: Path  # the rollout or transcript
     end: Any  # () -> None: the task's last steps, hooks included
@@ -113,13 +121,77 @@ def claude_task(rig: Rig, command: list[str]) -> Task:
     return task
 
 
-def run_hook(rig: Rig, command: list[str], args: list[str], payload: dict[str, Any]) -> int:
+def copilot_task(rig: Rig, command: list[str], home: Path) -> Task:
+    """A ``copilot -p`` session in Copilot home ``home`` whose prompt's turn is running: its log
+    holds the records up to the final reply."""
+    session = str(uuid.uuid4())
+    log = home / "session-state" / session / "events.jsonl"
+    records, payloads = _copilot_run(session, str(uuid.uuid4()), home, log)
+    reply = next(i for i, r in enumerate(records) if r["type"] == "assistant.message")
+    stop = next(i for i, r in enumerate(records) if (r.get("data") or {}).get("hookType") == "agentStop")
+    end = next(i for i, r in enumerate(records) if (r.get("data") or {}).get("hookType") == "sessionEnd")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    _log_records(log, records[:reply], time.time())
+    interaction = next(r["data"]["interactionId"] for r in records if r["type"] == "user.message")
+    task = Task("copilot", sequence_id("copilot", event_key("copilot", session, interaction)), log, None)
+
+    def finish() -> None:
+        ended = time.time()
+        task.hook_rc = run_hook(rig, command, ["copilot", "agentStop"], _now_ms(payloads["agentStop"]), COPILOT_ENV)
+        _log_records(log, records[reply:stop], ended)  # the batch Copilot flushes after the hook started
+        _log_records(log, records[stop:end], time.time())
+        task.writes.append(log.stat().st_mtime)
+        run_hook(rig, command, ["copilot", "sessionEnd"], _now_ms(payloads["sessionEnd"]), COPILOT_ENV)
+        _log_records(log, records[end:], time.time())  # ... and session.shutdown as the CLI exits
+        task.writes.append(log.stat().st_mtime)
+
+    task.end = finish
+    return task
+
+
+#: What Copilot CLI adds to a hook's environment (the hook tells its agent by it).
+COPILOT_ENV = {"COPILOT_CLI": "1", "COPILOT_CLI_BINARY_VERSION": "1.0.102"}
+
+
+def _copilot_run(
+    session: str, interaction: str, home: Path, log: Path
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The recorded run's log records and hook payloads, made this session's."""
+    folder = COPILOT_FIXTURES / COPILOT_SCENARIO
+    calls = [json.loads(line) for line in (folder / "hooks.jsonl").read_text().splitlines() if line.strip()]
+    old_session = str(next(c["payload"]["sessionId"] for c in calls))
+    old_log = f"@HOME@/.copilot/session-state/{old_session}/events.jsonl"
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    old_interaction = next(json.loads(line)["data"]["interactionId"] for line in lines if '"user.message"' in line)
+
+    def local(text: str) -> str:
+        text = text.replace(old_log, str(log)).replace("@HOME@/.copilot", str(home)).replace("@PROJECT@", str(home))
+        return text.replace(old_session, session).replace(old_interaction, interaction)
+
+    records = [json.loads(local(line)) for line in lines if line.strip()]
+    return records, {c["event"]: json.loads(local(json.dumps(c["payload"]))) for c in calls}
+
+
+def _log_records(log: Path, records: list[dict[str, Any]], at: float) -> None:
+    """Append ``records`` to a Copilot session log, each stamped ``at`` (ISO, milliseconds)."""
+    stamp = dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    with open(log, "a", encoding="utf-8") as f:
+        f.write("".join(json.dumps({**r, "timestamp": stamp}) + "\n" for r in records))
+
+
+def _now_ms(payload: dict[str, Any]) -> dict[str, Any]:
+    return {**payload, "timestamp": int(time.time() * 1000)}
+
+
+def run_hook(
+    rig: Rig, command: list[str], args: list[str], payload: dict[str, Any], env: dict[str, str] | None = None
+) -> int:
     """One real hook process, as the agent runs it: ``command`` (the installed ``donebell``) with
     ``hook <args>``, the payload on stdin, the agent blocked until it exits."""
     done = subprocess.run(
         [*command, "hook", *args],
         input=json.dumps(payload).encode(),
-        env=rig.env(),
+        env=rig.env(**(env or {})),
         capture_output=True,
         timeout=120,
         check=False,
