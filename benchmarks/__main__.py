@@ -1,7 +1,8 @@
 """Run every benchmark and print one table: ``python -m benchmarks [NAME ...] [--write]``.
 
 ``python -m benchmarks --compare REF [NAME ...]`` runs them on this tree and on git revision REF
-alternately and exits 1 when a figure is worse beyond its measured noise (``benchmarks/compare.py``).
+alternately and exits 1 when a figure is worse beyond its measured noise (``benchmarks/compare.py``);
+with ``--write`` that side-by-side table is what it stores.
 
 Each ``benchmarks/bench_<name>.py`` exposes ``main() -> list[dict]`` returning rows with
 ``benchmark``, ``metric``, ``value``, ``target`` and optionally ``ratio`` (measured side by side
@@ -84,11 +85,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no benchmark named {', '.join(unknown)}; choose from {', '.join(discover())}")
     compile_package()
     if args.compare:
-        if args.write or args.rounds < 2:
-            parser.error("--compare needs --rounds >= 2 (the noise is measured) and does not --write")
+        if args.rounds < 2 or (args.write and args.tree):
+            parser.error("--compare needs --rounds >= 2 (the noise is measured); --write compares this tree only")
         from benchmarks import compare
 
-        return compare.main(args.compare, names, args.rounds, args.tree)
+        options = ("--compare", args.compare, "--rounds", str(args.rounds))
+
+        def write(text: str) -> None:
+            write_table(text, names, options)
+            print(f"wrote {DOC}", file=sys.stderr)
+
+        return compare.main(args.compare, names, args.rounds, args.tree, write=write if args.write else None)
     rows: list[dict[str, Any]] = []
     failed = 0
     for name in names:
@@ -110,11 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def write_table(text: str, names: list[str]) -> None:
-    """Put the table between the page's two markers, so the prose around it survives a refresh."""
+def write_table(text: str, names: list[str], options: tuple[str, ...] = ()) -> None:
+    """Put the table between the page's two markers, so the prose around it survives a refresh;
+    ``options`` are the command's others (``--compare REF --rounds N``), named in the block."""
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    command = " ".join(["python -m benchmarks --write", *names])
-    block = f"{WRITE_START}\nProduced by `{command}` on {stamp}.\n\nMachine: {machine()}.\n\n{text}\n{WRITE_END}"
+    command = " ".join(["python -m benchmarks", *options, "--write", *names])
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    block = (
+        f"{WRITE_START}\nProduced by `{command}` on {stamp} (load average at the end {load}).\n\n"
+        f"Machine: {machine()}.\n\n{text}\n{WRITE_END}"
+    )
     page = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
     if WRITE_START in page and WRITE_END in page:
         before, rest = page.split(WRITE_START, 1)

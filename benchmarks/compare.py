@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,14 +161,20 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):.4g} ({min(values):.4g}-{max(values):.4g})"
 
 
-def main(ref: str, names: list[str], rounds: int, tree: Path | None = None) -> int:
-    """Compare ``tree`` (default: this checkout, with this interpreter) against ``ref``; exit status."""
+def main(
+    ref: str, names: list[str], rounds: int, tree: Path | None = None, write: Callable[[str], None] | None = None
+) -> int:
+    """Compare ``tree`` (default: this checkout, with this interpreter) against ``ref``; exit status.
+    ``write`` receives the table (``--write``: docs/benchmarks.md), verdicts and all."""
     with ref_checkout(ref) as (sha, ref_tree), tempfile.TemporaryDirectory(prefix="donebell-compare-env-") as envs:
         ref_side = Side(f"{ref} ({sha[:7]})", build_env(ref_tree, Path(envs) / "ref"))
         this_python = sys.executable if tree is None else build_env(tree, Path(envs) / "this")
         this_side = Side("this tree" if tree is None else str(tree), this_python)
         verdicts = compare(this_side, ref_side, names, rounds)
-    print(table(verdicts, ref_side.label))
+    text = table(verdicts, ref_side.label)
+    print(text)
+    if write is not None:
+        write(text)
     worse = [v for v in verdicts if v.worse]
     for v in worse:
         print(

@@ -27,3 +27,24 @@ def test_write_appends_the_table_to_a_page_without_markers(tmp_path: Path, monke
     runner.write_table("| t |", [])
     text = page.read_text()
     assert text.startswith("# B\n\nprose\n\n" + runner.WRITE_START) and text.endswith(runner.WRITE_END + "\n")
+
+
+def test_compare_writes_its_side_by_side_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--compare REF --write`` stores the comparison's table, naming the command that made it."""
+    from benchmarks import compare
+
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# B\n\n{runner.WRITE_START}\nold\n{runner.WRITE_END}\n")
+    monkeypatch.setattr(runner, "DOC", page)
+    monkeypatch.setattr(runner, "compile_package", lambda: None)
+
+    def fake_compare(ref: str, names: list[str], rounds: int, tree: object, write: object = None) -> int:
+        assert callable(write)
+        write(f"| side by side with {ref} |")
+        return 0
+
+    monkeypatch.setattr(compare, "main", fake_compare)
+    assert runner.main(["--compare", "81a8c74", "--rounds", "2", "--write", "delivery"]) == 0
+    text = page.read_text()
+    assert "| side by side with 81a8c74 |" in text and "old" not in text
+    assert "`python -m benchmarks --compare 81a8c74 --rounds 2 --write delivery`" in text
