@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared import ingest, keys, records
-from donebell.shared import platform as host_platform
 from donebell.shared.config.model import Settings
 from donebell.shared.statedir import StateDir
 from donebell.workers.gate import _PERSISTENT, run_gate_pass
@@ -84,8 +83,14 @@ def build_one_long_turn(path: Path, size_mb: int) -> str:
 
 
 def _rss_mib() -> float:
-    # ru_maxrss is KiB on Linux, bytes on macOS.
-    scale = 1 if host_platform.host() == "macos" else 1024
+    # ru_maxrss is KiB on Linux, bytes on macOS. Imported here: bench_completion imports this module,
+    # and a --compare REF from before the platform seam has no donebell.shared.platform (Linux only then).
+    try:
+        from donebell.shared import platform as host_platform
+
+        scale = 1 if host_platform.host() == "macos" else 1024
+    except ImportError:
+        scale = 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / MIB
 
 
