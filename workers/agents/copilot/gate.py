@@ -10,15 +10,17 @@ Candidates come in two kinds (docs/gate.md, "Copilot CLI"):
 The ladder (:mod:`donebell.workers.kit.ladder`):
 
 1. identity      a session id and the log's path
-2. settle        :data:`SETTLE_SECONDS` after the signal: the log is written in batches after the hook
-3. log           the session log can be read (missing: lag for :data:`LAG_SECONDS`, then unknown)
-4. caught-up     a signal: the log reaches the signal's moment (else it still lags)
-5. task          the signal's task (then ``merged`` into its key) or the candidate's own task
-6. newer-task    a later prompt in the session -> ``superseded``
-7. ended         an API error ends the task as ``failed``, an interrupt as ``stopped``
-8. root-idle     the root turn ended and no Stop hook is still deciding (a block: one more turn)
-9. background    no background shell / agent of the session still running (the CLI gone ends them)
-10. quiet-window the log unchanged for ``idle_grace_seconds``
+2. log           the session log can be read (missing: lag for :data:`LAG_SECONDS`, then unknown)
+3. caught-up     a signal: the log reaches the signal's moment (else it still lags). Copilot writes
+                 the log in batches after the hook runs, and in order: once a record stamped at or
+                 after the signal is on disk, so is everything before it, the turn the signal ends
+                 included (this evidence replaced a fixed 0.5 s wait after every signal)
+4. task          the signal's task (then ``merged`` into its key) or the candidate's own task
+5. newer-task    a later prompt in the session -> ``superseded``
+6. ended         an API error ends the task as ``failed``, an interrupt as ``stopped``
+7. root-idle     the root turn ended and no Stop hook is still deciding (a block: one more turn)
+8. background    no background shell / agent of the session still running (the CLI gone ends them)
+9. quiet-window  the log unchanged for ``idle_grace_seconds``, unless it ends with ``session.shutdown``
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.weak_merge import MERGED
 
 NAME = "copilot"
-#: The log appears 38-160 ms after the first agentStop hook starts (docs/agent-facts.md).
-SETTLE_SECONDS = 0.5
+#: How long a signal may wait for the log to reach it; it appears 38-160 ms after the first
+#: agentStop hook starts (docs/agent-facts.md).
 LAG_SECONDS = 5.0
 LAG_RETRY_SECONDS = 0.25
 BUSY_RETRY_SECONDS = 1.0
@@ -92,13 +94,6 @@ def check_identity(ev: CopilotEvaluation) -> Outcome:
     if not isinstance(session_id, str) or not session_id or ev.path is None:
         return ev.unknown("no-ids", "candidate lacks a session id or the session log's path") or SKIP_REST
     ev.session_id = session_id
-    return None
-
-
-def check_settle(ev: CopilotEvaluation) -> Outcome:
-    since = ev.now - ev.signalled_at
-    if ev.record.get("interaction_id") is None and since < SETTLE_SECONDS:
-        return ev.busy_until("log-settling", "waiting for the session log to catch up", SETTLE_SECONDS - since)
     return None
 
 
@@ -191,7 +186,7 @@ def check_background(ev: CopilotEvaluation) -> Outcome:
 
 def check_quiet_window(ev: CopilotEvaluation) -> Outcome:
     log = ev.log
-    if log is None:
+    if log is None or log.shutdown:  # the CLI wrote session.shutdown and exited: nothing more comes
         return None
     grace = ev.settings.idle_grace_seconds
     quiet_for = ladder.seconds_quiet(ev.now, log.mtime, grace)
@@ -202,7 +197,6 @@ def check_quiet_window(ev: CopilotEvaluation) -> Outcome:
 
 LADDER: ladder.Ladder[CopilotEvaluation] = (
     ("identity", check_identity),
-    ("settle", check_settle),
     ("log", check_log),
     ("caught-up", check_caught_up),
     ("task", check_task),
