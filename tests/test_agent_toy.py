@@ -29,8 +29,8 @@ from donebell.shared.statedir import StateDir
 from donebell.workers.agents.protocols import Agent
 from donebell.workers.agents.protocols import Install as InstallCapability
 from support import agent_toy
-from support.agent_toy import agent as toy_agent
 from support.agent_toy import setup as toy_setup
+from support.agent_toy.agent import AGENT as TOY_AGENT
 from support.ntfy_standin import NtfyStandin
 from support.rig import FAST_CONFIG
 
@@ -42,7 +42,7 @@ REGISTRATION = '    "toy": "donebell.workers.agents.toy.agent",\n'
 AFTER = '    "claude": "donebell.workers.agents.claude.agent",\n'
 
 #: mypy proves the toy implements every capability the roles call (tests/test_static_checks.py).
-_TOY_IS_AN_AGENT: Agent = toy_agent
+_TOY_IS_AN_AGENT: Agent = TOY_AGENT
 #: ... and that its setup.py is what install, uninstall and doctor call.
 _TOY_IS_INSTALLABLE: InstallCapability = toy_setup
 

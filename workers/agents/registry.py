@@ -1,13 +1,14 @@
 """Which agents donebell knows, by name, and the one way a role reaches one.
 
-Adding an agent is one folder, ``workers/agents/<name>/``, whose ``agent.py`` implements
-:class:`~donebell.workers.agents.protocols.Agent`, plus its one line in :data:`AGENTS`
+Adding an agent is one folder, ``workers/agents/<name>/``, whose ``agent.py`` declares its
+``AGENT`` (a :class:`~donebell.workers.agents.LazyAgent`, which implements
+:class:`~donebell.workers.agents.protocols.Agent`), plus its one line in :data:`AGENTS`
 (docs/design.md, "Adding an agent"). A role asks :func:`agent` with a record's ``provider`` or a
 hook command's prefix and never imports an agent's folder by name (``tests/test_layering.py``).
 
 Lean: the hook path imports this module, so nothing here loads ``typing`` or ``importlib`` at run
 time, and an agent's module is imported on first use only: ``donebell hook claude`` never loads
-Codex's code.
+Codex's code (and of Claude's, only what its ``AGENT`` calls: the hook's parts).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
     from donebell.workers.agents.protocols import Agent, Install
 
-#: name (the records' ``provider``, the hook command's prefix) -> the module implementing it.
+#: name (the records' ``provider``, the hook command's prefix) -> the module declaring its ``AGENT``.
 AGENTS: dict[str, str] = {
     "codex": "donebell.workers.agents.codex.agent",
     "claude": "donebell.workers.agents.claude.agent",
@@ -31,12 +32,12 @@ HOOK_HOST_ENV: dict[str, str] = {"copilot": "COPILOT_CLI"}
 
 
 def agent(name: object) -> Agent | None:
-    """The agent registered as ``name`` (its module, imported on first use), or ``None``."""
+    """The agent registered as ``name`` (its module's ``AGENT``, imported on first use), or ``None``."""
     path = AGENTS.get(name) if isinstance(name, str) else None
     if path is None:
         return None
-    module: Any = __import__(path, fromlist=("NAME",))  # the builtin: importlib costs start-up
-    found: Agent = module
+    module: Any = __import__(path, fromlist=("AGENT",))  # the builtin: importlib costs start-up
+    found: Agent = module.AGENT
     return found
 
 
