@@ -47,7 +47,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.statedir._records",
     "donebell.shared.records",
     "donebell.shared.ingest",
-    "donebell.workers.agents",  # the agent folders' package docstrings: importing a part loads no other
+    "donebell.workers.agents",  # LazyAgent, the object each agent.py declares; importing a part loads no other
     "donebell.workers.agents.registry",  # which agent a hook command names; imports that one agent only
     "donebell.workers.agents.codex",
     "donebell.workers.agents.codex.hook",  # ``hook codex-stop | codex-notify | codex-permission``
@@ -78,7 +78,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.workers.kit.approval_sleep",  # that sleep itself, run bare (python -I -S): builtins only
     "donebell.workers.agents.codex.chain_notify",  # ``hook codex-notify``: the user's previous notifier
 )
-#: ``donebell.workers.agents.<name>.agent``: each agent's entry module, which the registry imports.
+#: ``donebell.workers.agents.<name>.agent``: each agent's declaration (its ``AGENT``), which the registry imports.
 AGENT_MODULE = ("donebell.workers.agents.", ".agent")
 #: Packages whose every module is on the hook path.
 HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
