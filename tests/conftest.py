@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,9 @@ from support.ntfy_kit import OTHER_TOKEN, TOKEN
 from support.ntfy_real import RealNtfy, serve_module
 from support.ntfy_standin import NtfyStandin
 from support.scanner_kit import born_ago
+
+_FIGURES_AT = pytest.StashKey[tuple[str, int]]()
+_FIGURES_TEMP = pytest.StashKey[str]()
 
 
 @pytest.fixture()
@@ -112,3 +117,35 @@ def probe_pools() -> Iterator[None]:
     from support.remote_gate_kit import fresh_probe_pools
 
     yield from fresh_probe_pools()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller (not an ``-n`` worker) gives the reliability figures a file when none is set:
+    under ``pytest -n`` the tests that measure them run in other processes (``support/figures``)."""
+    if hasattr(config, "workerinput"):
+        return
+    path = os.environ.get("DONEBELL_FIGURES_FILE")
+    if not path:
+        fd, path = tempfile.mkstemp(prefix="donebell-figures-", suffix=".jsonl")
+        os.close(fd)
+        os.environ["DONEBELL_FIGURES_FILE"] = path
+        config.stash[_FIGURES_TEMP] = path
+    config.stash[_FIGURES_AT] = (path, os.path.getsize(path) if os.path.exists(path) else 0)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Print the figures the tests measured (docs/reliability.md quotes a full run of them)."""
+    from support.figures import FIGURES, read_since
+
+    path, offset = config.stash.get(_FIGURES_AT, (None, 0))
+    figures = {name: dict(values) for name, values in FIGURES.items()}
+    for name, values in (read_since(path, offset) if path else {}).items():
+        figures.setdefault(name, {}).update(values)
+    if figures:
+        terminalreporter.section("reliability figures")
+        for name, values in figures.items():
+            terminalreporter.write_line(f"{name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+    temp = config.stash.get(_FIGURES_TEMP, None)
+    if temp:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
