@@ -1,6 +1,6 @@
 """The small interfaces the roles call on an agent: one ``Protocol`` per capability.
 
-An agent is one object, the ``AGENT`` its folder's ``agent.py`` declares (a
+An agent is one object, the ``AGENT`` its folder's package declares (a
 :class:`~donebell.workers.agents.LazyAgent`, which implements every Protocol below; mypy checks it
 once for all agents), registered by name in :mod:`~donebell.workers.agents.registry`. Each
 capability is what one role asks:
