@@ -31,7 +31,6 @@ from donebell.workers.kit.jsonl_tail import (
     open_rollout,
 )
 
-
 #: Codex stamps ``completed_at`` in whole seconds (truncated): a turn stamped ``t`` ended somewhere
 #: in ``[t, t + 1)``. Only one that ended for certain before the floor is history; a turn that ends
 #: within the second the state directory was born is news (docs/design.md, the cursors).
