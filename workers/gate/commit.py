@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from donebell.shared import records
-from donebell.shared.statedir import GroupCommit, InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, PENDING, SUPPRESSED, GroupCommit, InvalidRecord, StateDir
 from donebell.workers.kit import probe_schedule
 from donebell.workers.kit.probe_schedule import first_seen
 from donebell.workers.kit.verdict import Verdict
@@ -71,9 +71,9 @@ def next_probe_delay(record: dict[str, Any], verdict: Verdict, *, retry_max: flo
 
 def _reread(state: StateDir, key: str, revision: object) -> dict[str, Any] | None | Literal["raced"]:
     try:
-        current = state.read("pending", key)
+        current = state.read(PENDING, key)
     except InvalidRecord as exc:
-        state.dead_letter_invalid("pending", f"{key}.json", str(exc))
+        state.dead_letter_invalid(PENDING, f"{key}.json", str(exc))
         return None
     if current is None:
         return None
@@ -145,7 +145,7 @@ class Promotions:
     def stage(self, current: dict[str, Any], outbox_record: dict[str, Any], verdict: Verdict) -> None:
         """Called under the key's lock, right after the second snapshot said ``promote``."""
         if self._batch is None:
-            self._batch = self.state.group_commit("outbox")
+            self._batch = self.state.group_commit(OUTBOX)
         self._batch.stage(outbox_record)
         self._staged.append((current["key"], current.get("revision"), verdict))
 
@@ -168,9 +168,9 @@ class Promotions:
             batch.sync()  # the outbox records are durable: only now may their pending copies go
             for key, _ in linked:
                 with self.state.mutation_lock(key):
-                    self.state.remove("pending", key, sync=False)
+                    self.state.remove(PENDING, key, sync=False)
             if linked:
-                self.state.sync_folder("pending")
+                self.state.sync_folder(PENDING)
         finally:
             batch.close()
         self.state.log_lines(
@@ -186,14 +186,14 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
     key = current["key"]
     decided = record_decision(current, verdict, now)
     if verdict.action == "promote":
-        state.create("outbox", _outbox_record(current, verdict, now))
-        state.remove("pending", key)
+        state.create(OUTBOX, _outbox_record(current, verdict, now))
+        state.remove(PENDING, key)
         state.log("info", "promoted", key=key, verdict=verdict.reason, evidence=verdict.evidence[:200])
         return "promoted"
     if verdict.action == "suppress":
         state.finish(
-            "pending",
-            "suppressed",
+            PENDING,
+            SUPPRESSED,
             records.new_receipt(
                 decided, status="suppressed", reason=verdict.reason, candidate_created_at=current.get("created_at")
             ),
@@ -201,7 +201,7 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
         state.log("info", "suppressed", key=key, reason=verdict.reason, evidence=verdict.evidence[:200])
         return "suppressed"
     if verdict.action == "remove":
-        state.remove("pending", key)
+        state.remove(PENDING, key)
         state.log("info", verdict.reason, key=key, evidence=verdict.evidence[:200])
         return "removed"
     delay = next_probe_delay(current, verdict, retry_max=retry_max)
@@ -213,5 +213,5 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
         "wait_kind": verdict.wait_kind,
         "watch": [str(p) for p in verdict.watch][:32],
     }
-    state.replace("pending", decided)
+    state.replace(PENDING, decided)
     return "waiting"

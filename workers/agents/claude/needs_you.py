@@ -25,7 +25,7 @@ import json
 import os
 
 from donebell.shared.bounded_read import read_from, read_tail
-from donebell.shared.statedir import now
+from donebell.shared.statedir import CLAUDE, now
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import text_field
 from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, request_key, tool_digest, write_request
@@ -115,7 +115,7 @@ def _claim(
     state, key = ctx.state, note_key(session_id)
     with state.mutation_lock(key):
         try:
-            note = state.read("claude", key)
+            note = state.read(CLAUDE, key)
         except InvalidRecord:
             note = None
         request: dict[str, Any] | None = asked
@@ -129,7 +129,7 @@ def _claim(
             # Volatile like a health file (no fsync in the hook): a note lost to a crash costs at
             # most a second push of one dialog.
             body = encode({**note, "updated_at": now(), "needs_you": request})
-            state.write_file(state.path("claude", f"{key}.json"), body, durable=False)
+            state.write_file(state.path(CLAUDE, f"{key}.json"), body, durable=False)
     return request, read_session(state, session_id)
 
 

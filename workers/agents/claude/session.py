@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from donebell.shared.keys import claude_session_key
 from donebell.shared.records import base, new_receipt
-from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.shared.statedir import CLAUDE, PENDING, SUPPRESSED, InvalidRecord, StateDir, now
 from donebell.workers.agents.claude.goal_status import newest_goal_marker
 from donebell.workers.agents.claude.outcome import goal_from_index
 
@@ -42,7 +42,7 @@ def read_session(state: StateDir, session_id: str) -> dict[str, Any] | None:
 def _load(state: StateDir, session_id: str) -> tuple[dict[str, Any] | None, bool]:
     """``(record, corrupt)``; only a caller holding the session lock may move a corrupt one aside."""
     try:
-        record = state.read("claude", claude_session_key(session_id))
+        record = state.read(CLAUDE, claude_session_key(session_id))
     except InvalidRecord:
         return None, True
     if record is None:
@@ -63,7 +63,7 @@ def advance(
     with state.mutation_lock(key):
         current, corrupt = _load(state, session_id)
         if corrupt:
-            state.dead_letter_invalid("claude", f"{key}.json", "claude session record unreadable or incompatible")
+            state.dead_letter_invalid(CLAUDE, f"{key}.json", "claude session record unreadable or incompatible")
         if current is not None and prompt_id is not None and current.get("prompt_id") == prompt_id:
             return current
         if current is not None and is_stale(current, prompt_id):
@@ -91,7 +91,7 @@ def advance(
                 "updated_at": now(),
             }
         )
-        state.replace("claude", record)
+        state.replace(CLAUDE, record)
     return record
 
 
@@ -140,16 +140,16 @@ def note_held(state: StateDir, session_id: str, prompt_id: str, reason: str) -> 
             return False
         record = dict(current)
         record.update(held_prompt_id=prompt_id, held_reason=reason[:200], updated_at=now())
-        state.replace("claude", record)
+        state.replace(CLAUDE, record)
     return True
 
 
 def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:
     """Finish this session's pending candidates with ``claude_epoch < epoch``; returns how many."""
     finished = 0
-    for key in state.keys("pending"):
+    for key in state.keys(PENDING):
         try:
-            record = state.read("pending", key)
+            record = state.read(PENDING, key)
         except InvalidRecord:
             continue  # the gate dead-letters it; not ours to judge here
         if record is None or record.get("provider") != "claude" or record.get("session_id") != session_id:
@@ -162,16 +162,16 @@ def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:
 def supersede_key(state: StateDir, key: str, session_id: str, epoch: int) -> bool:
     """Under ``key``'s lock: finish it as ``superseded`` if it is still an older pending candidate."""
     with state.mutation_lock(key):
-        if state.locate(key) != "pending":
+        if state.locate(key) != PENDING:
             return False  # promoted (immutable) or already final
         try:
-            current = state.read("pending", key)
+            current = state.read(PENDING, key)
         except InvalidRecord:
             return False
         if current is None or current.get("session_id") != session_id or _epoch_of(current) >= epoch:
             return False
         receipt = new_receipt(current, status="suppressed", reason="superseded", superseded_by_epoch=epoch)
-        state.finish("pending", "suppressed", receipt)
+        state.finish(PENDING, SUPPRESSED, receipt)
     return True
 
 
@@ -182,9 +182,9 @@ def _epoch_of(record: dict[str, Any]) -> int:
 
 def _highest_pending_epoch(state: StateDir, session_id: str) -> int:
     highest = 0
-    for key in state.keys("pending"):
+    for key in state.keys(PENDING):
         try:
-            record = state.read("pending", key)
+            record = state.read(PENDING, key)
         except InvalidRecord:
             continue
         if record is not None and record.get("provider") == "claude" and record.get("session_id") == session_id:

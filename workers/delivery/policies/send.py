@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import new_receipt
-from donebell.shared.statedir import StateDir
+from donebell.shared.statedir import OUTBOX, SENT, StateDir
 from donebell.workers.delivery.policies.digest import (
     already_posted,
     finish_members,
@@ -31,8 +31,8 @@ def payload_of(
         # A crash between the digest's 2xx and its last receipt: finish without a second POST.
         finished = finish_members(state, record, status="sent", reason="digest", recovered=True)
         state.finish(
-            "outbox",
-            "sent",
+            OUTBOX,
+            SENT,
             new_receipt(
                 record,
                 status="sent",
@@ -51,7 +51,7 @@ def payload_of(
         return "recovered", None
     members = live_members(state, record)
     if not members:
-        state.remove("outbox", record["key"])
+        state.remove(OUTBOX, record["key"])
         state.log("warning", "digest without a waiting member removed", key=record["key"])
         return "gone", None
     return None, render_digest(record, members, settings)
@@ -61,7 +61,7 @@ def waits_for_its_digest(state: StateDir, record: dict[str, Any]) -> bool:
     """A member of a digest still in ``outbox/`` is sent only in it, under the digest's
     ``sequence_id``: sent alone it would reach the phone twice (issue 26 item 9)."""
     digest = (record.get("policy") or {}).get("digest")
-    return isinstance(digest, str) and digest != record.get("key") and state.exists("outbox", digest)
+    return isinstance(digest, str) and digest != record.get("key") and state.exists(OUTBOX, digest)
 
 
 def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike) -> None:
@@ -75,7 +75,7 @@ def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike)
         and not (record.get("policy") or {}).get("posted")
     ):
         record["policy"] = {**(record.get("policy") or {}), "posted": True}
-        state.replace("outbox", record)
+        state.replace(OUTBOX, record)
 
 
 def silence(record: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:

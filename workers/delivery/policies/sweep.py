@@ -14,7 +14,7 @@ from typing import Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU, new_receipt
-from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, RECEIPT_FOLDERS, SUPPRESSED, InvalidRecord, StateDir
 from donebell.workers.agents.registry import agent
 from donebell.workers.delivery.policies import quiet_hours
 from donebell.workers.delivery.policies.desk import user_returned
@@ -59,11 +59,11 @@ def plan(state: StateDir, settings: SettingsLike, at: float) -> Plan:
     quiet_end = quiet_hours.window_end(at, settings)
     after_quiet: list[str] = []
     ready: list[tuple[str, float]] = []
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         if key in claimed or any(state.exists(f, key) for f in RECEIPT_FOLDERS):
             continue
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except InvalidRecord:
             continue  # the sender dead-letters it
         if record is None or is_digest(record) or record.get("test") is True:
@@ -147,7 +147,7 @@ def _due_later(record: dict[str, Any], at: float) -> bool:
 def _note(state: StateDir, record: dict[str, Any], policy: dict[str, Any], **changes: Any) -> None:
     """Write a policy decision into the outbox record (it outlives a restart and reaches the receipt)."""
     record["policy"] = {**policy, **changes}
-    state.replace("outbox", record)
+    state.replace(OUTBOX, record)
 
 
 def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, **extra: Any) -> None:
@@ -160,7 +160,7 @@ def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, *
         **extra,
     )
     with state.mutation_lock(record["key"]):
-        state.finish("outbox", "suppressed", receipt)
+        state.finish(OUTBOX, SUPPRESSED, receipt)
     state.log("info", "suppressed by a policy", key=record["key"], reason=reason, evidence=evidence[:200])
 
 
@@ -171,12 +171,12 @@ def _form(state: StateDir, members: list[str], why: str, result: Plan, **fields:
     # all off this sweep reads nothing, and only the member's own mark holds it back).
     for key in members:
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except InvalidRecord:
             continue
         if record is not None:
             _note(state, record, dict(record.get("policy") or {}), digest=digest["key"])
-    state.create("outbox", digest)
+    state.create(OUTBOX, digest)
     result.skip.update(members)
     result.count(f"digest-{why}")
     state.log(
