@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, Literal
 
+    from donebell.shared.record_types import ReceiptReason
+
     Submitted = Literal["created", "merged", "duplicate", "suppressed"]
 
 #: Evidence fields a later signal may fill in when the pending record does not have them yet.
@@ -140,7 +142,7 @@ def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: boo
     return merged
 
 
-def submit_suppressed(state: StateDir, record: Mapping[str, Any], reason: str) -> Submitted:
+def submit_suppressed(state: StateDir, record: Mapping[str, Any], reason: ReceiptReason) -> Submitted:
     """Record that this key never notifies (e.g. a child thread): a ``suppressed/`` receipt.
 
     A pending candidate of the same key is finished into the receipt; a key already in the outbox

@@ -16,10 +16,13 @@ attempts its record through the delivery role's own code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.records import expiry_of_test, new_receipt
 from donebell.shared.statedir import OUTBOX, SUPPRESSED, InvalidRecord, StateDir
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
 
 
 def _number(value: object) -> float | None:
@@ -47,6 +50,7 @@ def retire_if_stale(state: StateDir, record: dict[str, Any], at: float) -> str |
     Returns the receipt's reason, or None when the record is still the test to send.
     """
     replaced_by = newer_test(state, record)
+    reason: ReceiptReason
     if replaced_by is not None:
         reason, detail = "test-replaced", f"a newer `donebell test` ({replaced_by[:12]}) replaced it"
     elif at >= expiry_of_test(record):

@@ -16,7 +16,7 @@ are the pending copies removed. Two flushes for a batch instead of four per prom
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from donebell.shared import records
 from donebell.shared.statedir import OUTBOX, PENDING, SUPPRESSED, GroupCommit, InvalidRecord, StateDir
@@ -24,6 +24,9 @@ from donebell.workers.kit import probe_schedule
 from donebell.workers.kit.probe_schedule import first_seen
 from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.weak_merge import MERGED, merge_into
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
 
 Applied = Literal["promoted", "staged", "suppressed", "removed", "waiting", "raced", "gone"]
 
@@ -195,7 +198,12 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
             PENDING,
             SUPPRESSED,
             records.new_receipt(
-                decided, status="suppressed", reason=verdict.reason, candidate_created_at=current.get("created_at")
+                decided,
+                status="suppressed",
+                # Verdict.suppress takes a ReceiptReason only; one rebuilt from a remote gate
+                # worker's answer (remote.from_wire) is checked by new_receipt at run time.
+                reason=cast("ReceiptReason", verdict.reason),
+                candidate_created_at=current.get("created_at"),
             ),
         )
         state.log("info", "suppressed", key=key, reason=verdict.reason, evidence=verdict.evidence[:200])

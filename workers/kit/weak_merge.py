@@ -10,12 +10,15 @@ with a ``merged`` receipt; the real key is judged as any candidate with a Stop.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.statedir import StateDir
 
-MERGED = "merged"
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
+
+MERGED: ReceiptReason = "merged"
 
 
 def merge_into(state: StateDir, weak: dict[str, Any], fields: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ digest proves the POST succeeded).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
@@ -25,6 +25,9 @@ from donebell.shared.statedir import DEAD, OUTBOX, RECEIPT_FOLDERS, SCHEMA_VERSI
 from donebell.shared.text.markdown_text import cut_utf8
 from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES
 from donebell.workers.delivery.render import render
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason, ReceiptStatus
 
 KIND = "digest"
 #: One task's line in a digest (its title and message, cut).
@@ -161,7 +164,9 @@ def _finished_at(record: dict[str, Any]) -> float:
     return 0.0
 
 
-def finish_members(state: StateDir, digest: dict[str, Any], *, status: str, reason: str, **extra: Any) -> int:
+def finish_members(
+    state: StateDir, digest: dict[str, Any], *, status: ReceiptStatus, reason: ReceiptReason, **extra: Any
+) -> int:
     """Receipt every live member of ``digest`` (before the digest's own receipt); how many."""
     folder = SENT if status == "sent" else DEAD
     done = 0

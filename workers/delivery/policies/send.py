@@ -6,7 +6,7 @@ decisions are here and in :mod:`.sweep`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import new_receipt
@@ -18,6 +18,9 @@ from donebell.workers.delivery.policies.digest import (
     live_members,
     render_digest,
 )
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason, ReceiptStatus
 
 #: ntfy's lowest priority: no sound, no vibration (quiet_hours_mode "silent").
 SILENT_PRIORITY = 1
@@ -85,7 +88,9 @@ def silence(record: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def receipt_members(state: StateDir, record: dict[str, Any], status: str, reason: str, **fields: Any) -> str:
+def receipt_members(
+    state: StateDir, record: dict[str, Any], status: ReceiptStatus, reason: ReceiptReason, **fields: Any
+) -> ReceiptReason:
     """Receipt a digest's members before the digest itself; the digest's own reason (else ``reason``)."""
     if not is_digest(record):
         return reason

@@ -10,7 +10,7 @@ send in this sweep. With every policy off it reads nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU, new_receipt
@@ -21,6 +21,9 @@ from donebell.workers.delivery.policies.desk import user_returned
 from donebell.workers.delivery.policies.digest import claimed_keys, is_digest, new_digest
 from donebell.workers.delivery.policies.task_time import task_seconds
 from donebell.workers.kit.needs_answered import needs_answered
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
 
 QUIET = "quiet-hours"
 
@@ -119,7 +122,7 @@ def _decide(
             needs_answered(state, record, agent(record.get("provider"))) if needs else user_returned(state, record)
         )
         if returned is not None:
-            reason = "answered-at-desk" if needs else "user-returned"
+            reason: ReceiptReason = "answered-at-desk" if needs else "user-returned"
             _drop(state, record, reason, returned, desk_grace_seconds=grace)
             result.count(reason)
             return None
@@ -150,7 +153,7 @@ def _note(state: StateDir, record: dict[str, Any], policy: dict[str, Any], **cha
     state.replace(OUTBOX, record)
 
 
-def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, **extra: Any) -> None:
+def _drop(state: StateDir, record: dict[str, Any], reason: ReceiptReason, evidence: str, **extra: Any) -> None:
     receipt = new_receipt(
         record,
         status="suppressed",
