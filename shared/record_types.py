@@ -130,6 +130,21 @@ class Receipt(_Base, total=False):
     sequence_id: str
     attempts: int
     outcome: Outcome | None
+    # copied from the record when it has them (``records._RECEIPT_FIELDS``)
+    root_thread_id: str | None
+    test: bool
+    origin: str | None
+    policy: dict[str, Any]
+    members: list[str]
+    digest_of: str
+    promoted_at: float
+    notice: str
+    agent_id: str | None
+    tool_digest: str | None
+    approval_until: float
+    answer_path: str | None
+    answer_offset: int | None
+    claude_epoch: int
 
 
 class CursorRecord(_Base, total=False):

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from donebell.shared.record_types import ReceiptReason, ReceiptStatus
+    from donebell.shared.record_types import Candidate, OutboxRecord, Receipt, ReceiptReason, ReceiptStatus
 
 
 #: Stable receipt reasons (``explain``, ``status`` and tests rely on these words): the run-time
@@ -86,6 +86,13 @@ def base(kind: str, key: str, provider: str) -> dict[str, Any]:
     return {"schema": SCHEMA_VERSION, "kind": kind, "key": key, "provider": provider, "created_at": now()}
 
 
+def as_shape(record: Mapping[str, Any]) -> Any:
+    """``record`` as the ``TypedDict`` (``record_types``) its caller declares: ``typing.cast``
+    without importing ``typing`` on the hook path. For a record built here from ``**fields`` (the
+    tests compare its fields with the shape) or one its caller has checked after reading it."""
+    return record
+
+
 def new_candidate(
     *,
     key: str,
@@ -93,7 +100,7 @@ def new_candidate(
     source: str,
     weak_identity: bool = False,
     **fields: Any,
-) -> dict[str, Any]:
+) -> Candidate:
     """A pending candidate. Common ``fields``:
 
     codex:  thread_id, turn_id, cwd, transcript_path (rollout), codex_home, sqlite_home,
@@ -117,10 +124,11 @@ def new_candidate(
         }
     )
     rec.update(fields)
-    return rec
+    made: Candidate = as_shape(rec)
+    return made
 
 
-def to_outbox(candidate: Mapping[str, Any], *, verdict: str) -> dict[str, Any]:
+def to_outbox(candidate: Mapping[str, Any], *, verdict: str) -> OutboxRecord:
     """The immutable outbox form of an idle-confirmed candidate."""
     rec = dict(candidate)
     rec.update(
@@ -134,7 +142,8 @@ def to_outbox(candidate: Mapping[str, Any], *, verdict: str) -> dict[str, Any]:
             "last_error": None,
         }
     )
-    return rec
+    made: OutboxRecord = as_shape(rec)
+    return made
 
 
 _RECEIPT_FIELDS = (
@@ -167,9 +176,7 @@ _RECEIPT_FIELDS = (
 )
 
 
-def new_receipt(
-    record: Mapping[str, Any], *, status: ReceiptStatus, reason: ReceiptReason, **extra: Any
-) -> dict[str, Any]:
+def new_receipt(record: Mapping[str, Any], *, status: ReceiptStatus, reason: ReceiptReason, **extra: Any) -> Receipt:
     """A compact receipt for ``record``: ids and outcome only, never message text or secrets.
 
     ``reason`` and ``status`` are fixed vocabularies (:data:`REASONS`, :data:`RECEIPT_STATUSES`:
@@ -193,7 +200,8 @@ def new_receipt(
     if record.get("kind") in ("candidate", "outbox") and isinstance(record.get("created_at"), (int, float)):
         rec["candidate_created_at"] = record["created_at"]  # its own created_at is when it finished
     rec.update(extra)
-    return rec
+    made: Receipt = as_shape(rec)
+    return made
 
 
 #: Set to ``1`` (tests/conftest.py does) to make an unknown vocabulary word raise (:func:`_unknown`).

@@ -56,10 +56,10 @@ def test_in_use_an_unknown_word_is_reported_and_the_record_still_made(
     ``outbox/``, sent again every pass."""
     monkeypatch.delenv(records.STRICT_ENV)
     record = records.new_candidate(key="k" * 64, provider="codex", source="scanner", outcome="finished")
-    assert record["outcome"] == "finished"
+    assert dict(record)["outcome"] == "finished"  # (a word its type does not allow)
     bad_reason: Any = "sub-agent"  # as a remote gate worker's answer could carry it
     receipt = records.new_receipt(record, status="suppressed", reason=bad_reason)
-    assert receipt["reason"] == "sub-agent" and receipt["status"] == "suppressed"
+    assert dict(receipt)["reason"] == "sub-agent" and receipt["status"] == "suppressed"
     err = capsys.readouterr().err
     assert "unknown outcome 'finished'" in err and "unknown receipt reason 'sub-agent'" in err
 
@@ -109,6 +109,24 @@ def test_the_typed_shapes_declare_every_field_the_constructors_write(tmp_path: P
     cursor = Cursor(str(log), st.st_dev, st.st_ino, 3, st.st_size, st.st_mtime_ns)
     assert set(cursor.to_record("codex")) <= _declared(record_types.CursorRecord)
     assert StateDir(tmp_path / "state").root  # (a state directory is not needed to build them)
+
+
+def test_a_receipt_declares_every_field_it_copies_from_its_record() -> None:
+    """What ``new_receipt`` carries over from a record (``_RECEIPT_FIELDS``) is a declared field of
+    ``Receipt``: a consumer reading it through the shape is checked, not refused."""
+    assert set(records._RECEIPT_FIELDS) <= _declared(record_types.Receipt)
+
+
+def test_a_claude_session_record_has_the_declared_fields(tmp_path: Path) -> None:
+    """The session record the Claude hook writes (a new epoch, then a held prompt) is ``ClaudeSession``."""
+    from donebell.workers.agents.claude import session
+
+    state = StateDir(tmp_path / "state").ensure()
+    made = session.advance(state, "s-1", "p-1", None, "/home/dev")
+    assert session.note_held(state, "s-1", "p-1", "background work")
+    written = session.read_session(state, "s-1")
+    assert written is not None and written["held_prompt_id"] == "p-1"
+    assert set(made) | set(written) <= _declared(record_types.ClaudeSession)
 
 
 def test_record_types_is_imported_only_for_the_type_checker() -> None:

@@ -26,7 +26,7 @@ from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.weak_merge import MERGED, merge_into
 
 if TYPE_CHECKING:
-    from donebell.shared.record_types import ReceiptReason
+    from donebell.shared.record_types import OutboxRecord, ReceiptReason
 
 Applied = Literal["promoted", "staged", "suppressed", "removed", "waiting", "raced", "gone"]
 
@@ -123,7 +123,7 @@ def apply(
         return _apply_locked(state, current, verdict, now, retry_max), verdict
 
 
-def _outbox_record(current: dict[str, Any], verdict: Verdict, now: float) -> dict[str, Any]:
+def _outbox_record(current: dict[str, Any], verdict: Verdict, now: float) -> OutboxRecord:
     """The ``outbox/`` record a promotion of ``current`` creates."""
     promoted = record_decision(current, verdict, now)
     promoted["probe"] = {**promoted["probe"], "next_probe_at": None}
@@ -145,7 +145,7 @@ class Promotions:
     def full(self) -> bool:
         return len(self._staged) >= self.LIMIT
 
-    def stage(self, current: dict[str, Any], outbox_record: dict[str, Any], verdict: Verdict) -> None:
+    def stage(self, current: dict[str, Any], outbox_record: OutboxRecord, verdict: Verdict) -> None:
         """Called under the key's lock, right after the second snapshot said ``promote``."""
         if self._batch is None:
             self._batch = self.state.group_commit(OUTBOX)

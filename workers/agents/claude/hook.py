@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from donebell.shared.record_types import ClaudeSession
     from donebell.shared.statedir import StateDir
 
 PATH_LIMIT = 4096
@@ -312,7 +313,7 @@ def _session_of(
     transcript: str | None,
     cwd: str | None,
     source: str,
-) -> tuple[dict[str, Any] | None, str] | None:
+) -> tuple[ClaudeSession | None, str] | None:
     """``(session record, relation of the prompt to it)``; None (logged) for an older prompt's signal."""
     if session_id and prompt_id:
         session, relation = claude_session.for_prompt(ctx.state, session_id, prompt_id, transcript, cwd)
@@ -322,7 +323,7 @@ def _session_of(
                 f"claude {source} of an older prompt ignored",
                 session_id=session_id,
                 prompt_id=prompt_id,
-                current_prompt_id=(session or {}).get("prompt_id"),
+                current_prompt_id=session.get("prompt_id") if session else None,
             )
             return None
         return session, relation

@@ -34,6 +34,8 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
+    from donebell.shared.record_types import ClaudeSession
+
 #: Claude ``Notification`` types that mean the task waits for the user (facts: claude-2.1.332).
 NEEDS_TYPES = ("permission_prompt", "elicitation_dialog", "agent_needs_input")
 #: How much of the transcript's end names the open request (the call that asked is near the end).
@@ -105,7 +107,7 @@ def _call_of(window: bytes, payload: dict[str, Any], signal: str) -> str | None:
 
 def _claim(
     ctx: HookContext, session_id: str, asked: dict[str, Any]
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[dict[str, Any] | None, ClaudeSession | None]:
     """Under the session's needs-you note's lock: the request this signal is (``asked``, or the
     open one it joins, or None when it is an open request already), noted before any record is
     written; and the session record (its prompt epoch)."""

@@ -20,7 +20,7 @@ UserPromptSubmit was never seen (the epoch advances then, as if it had been).
 from __future__ import annotations
 
 from donebell.shared.keys import claude_session_key
-from donebell.shared.records import base, new_receipt
+from donebell.shared.records import as_shape, base, new_receipt
 from donebell.shared.statedir import CLAUDE, PENDING, SUPPRESSED, InvalidRecord, StateDir, now
 from donebell.workers.agents.claude.goal_status import newest_goal_marker
 from donebell.workers.agents.claude.outcome import goal_from_index
@@ -29,17 +29,19 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+    from donebell.shared.record_types import ClaudeSession
+
     PromptState = Literal["current", "advanced", "stale", "no-session"]
 
 RECENT_PROMPTS = 16
 
 
-def read_session(state: StateDir, session_id: str) -> dict[str, Any] | None:
+def read_session(state: StateDir, session_id: str) -> ClaudeSession | None:
     """The session record, or None (absent, corrupt or not this session's)."""
     return _load(state, session_id)[0]
 
 
-def _load(state: StateDir, session_id: str) -> tuple[dict[str, Any] | None, bool]:
+def _load(state: StateDir, session_id: str) -> tuple[ClaudeSession | None, bool]:
     """``(record, corrupt)``; only a caller holding the session lock may move a corrupt one aside."""
     try:
         record = state.read(CLAUDE, claude_session_key(session_id))
@@ -49,12 +51,13 @@ def _load(state: StateDir, session_id: str) -> tuple[dict[str, Any] | None, bool
         return None, False
     if record.get("session_id") != session_id or not isinstance(record.get("epoch"), int):
         return None, True
-    return record, False
+    session: ClaudeSession = as_shape(record)  # its session and epoch checked: the fields the hook relies on
+    return session, False
 
 
 def advance(
     state: StateDir, session_id: str, prompt_id: str | None, transcript_path: str | None, cwd: str | None
-) -> dict[str, Any]:
+) -> ClaudeSession:
     """Start a new prompt epoch (UserPromptSubmit); the same or an older prompt changes nothing."""
     marker, scan = newest_goal_marker(transcript_path)  # bounded read, outside the lock
     if marker is None:  # more than the window back: the scanner's index of the transcript knows
@@ -74,7 +77,7 @@ def advance(
             record = base("claude-session", key, "claude")
         else:
             epoch = int(current["epoch"]) + 1
-            record = dict(current)
+            record = {**current}
         recent = [p for p in record.get("recent_prompt_ids") or [] if isinstance(p, str) and p != prompt_id]
         if prompt_id is not None:
             recent.append(prompt_id)
@@ -92,12 +95,13 @@ def advance(
             }
         )
         state.replace(CLAUDE, record)
-    return record
+    made: ClaudeSession = as_shape(record)
+    return made
 
 
 def for_prompt(
     state: StateDir, session_id: str, prompt_id: str, transcript_path: str | None, cwd: str | None
-) -> tuple[dict[str, Any] | None, PromptState]:
+) -> tuple[ClaudeSession | None, PromptState]:
     """The session record a Stop/StopFailure of ``prompt_id`` belongs to, and how it relates.
 
     ``current``: the latest prompt. ``stale``: an older prompt of this session (the signal is
@@ -118,7 +122,7 @@ def for_prompt(
     return record, "advanced"
 
 
-def is_stale(record: dict[str, Any], prompt_id: str | None) -> bool:
+def is_stale(record: ClaudeSession, prompt_id: str | None) -> bool:
     """``prompt_id`` is an older prompt of this session (not the current one)."""
     return (
         prompt_id is not None
