@@ -26,7 +26,7 @@ from donebell.shared.health import alive, is_stale_written, stale_after, written
 from donebell.shared.paths import state_dir_path
 from donebell.shared.process.runner import Runner, SubprocessRunner
 from donebell.shared.statedir import DEAD, OUTBOX, PENDING, SENT, SUPPRESSED, InvalidRecord, StateDir, decode, now
-from donebell.shared.states import RESTARTING_STATES, ROLE_NAMES
+from donebell.shared.states import RESTARTING_STATES, ROLE_NAMES, StatusState
 from donebell.supervisor.commands import agent_versions, no_service
 from donebell.supervisor.commands.agent_versions import AgentVersion
 from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
@@ -35,8 +35,10 @@ from donebell.supervisor.commands.holds import outbox_holds
 SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
 DEFAULT_RETRY_MAX_SECONDS = 900.0
-_PROBLEM_STATES = frozenset({"error", "degraded", "not-running", "stale", "fatal"}) | RESTARTING_STATES
-_SETTLED_STATES = frozenset({"ready", "running"})
+_PROBLEM_STATES: frozenset[StatusState] = frozenset(
+    {"error", "degraded", "not-running", "stale", "fatal", *RESTARTING_STATES}
+)
+_SETTLED_STATES: frozenset[StatusState] = frozenset({"ready", "running"})
 RESTART_NOTE = "restart to apply"
 _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
