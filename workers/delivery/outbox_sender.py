@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.ntfy.client import Auth, NtfyClient, public_server, scrub
@@ -25,9 +25,6 @@ from donebell.workers.delivery.policies.sweep import plan as policy_plan
 from donebell.workers.delivery.render import render
 from donebell.workers.delivery.server_backoff import ServerBackoff
 from donebell.workers.delivery.test_records import stale_or_newest
-
-if TYPE_CHECKING:
-    from donebell.shared.record_types import ReceiptReason
 
 #: Removed outbox records whose folder flush is shared (one flush of ``outbox/`` per batch)...
 REMOVALS_PER_FLUSH = 64
@@ -248,14 +245,14 @@ class OutboxSender:
         the pass's next removals (:meth:`flush_removals`): a removal lost in a crash leaves a
         record beside its receipt, which is removed on sight and never sent again.
         """
-        reason: ReceiptReason = "test" if record.get("test") is True else "sent"
+        own: Literal["test", "sent"] = "test" if record.get("test") is True else "sent"
         outcome = {
             "attempts": attempts,
             "sent_at": done_at,
             "http_status": decision.status,
             "message_id": decision.message_id,
         }  # the same on the digest's members and on it
-        reason = policy_send.receipt_members(self.state, record, "sent", reason, **outcome)
+        reason = policy_send.receipt_members(self.state, record, "sent", own, **outcome)
         receipt = new_receipt(
             record, status="sent", reason=reason, server=public_server(self.settings.server), **outcome
         )
@@ -282,7 +279,8 @@ class OutboxSender:
     def _dead(
         self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str
     ) -> SendOutcome:
-        reason: ReceiptReason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
+        refused = decision.verdict == "permanent"  # the server refused it for good
+        reason: Literal["permanent-http-error", "max-attempts"] = "permanent-http-error" if refused else "max-attempts"
         outcome = {"attempts": attempts, "failed_at": done_at, "http_status": decision.status, "last_error": error}
         policy_send.receipt_members(self.state, record, "dead", reason, **outcome)
         receipt = new_receipt(

@@ -27,16 +27,13 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from donebell.shared import platform
 from donebell.shared.backoff import doubling
 from donebell.shared.process.groups import CREATE_NO_WINDOW, NEUTRAL_CWD, own_python
 from donebell.workers.gate.remote import PROBE_ERROR, UNRESPONSIVE, from_wire
 from donebell.workers.kit.verdict import Verdict
-
-if TYPE_CHECKING:
-    from donebell.shared.states import ProbeWorkerState
 
 SYNC_WINDOW_SECONDS = 0.3
 IDLE_EXIT_SECONDS = 60.0
@@ -222,7 +219,6 @@ class Worker:
         return Answer(self.root, probe, results, done_mono=reply.get("done_mono"))
 
     def health(self) -> dict[str, Any]:
-        state: ProbeWorkerState
         if self.probe is not None:
             state = "probing"
         elif self.trouble is not None and (self.lingering or time.monotonic() < self.retry_at):
