@@ -11,7 +11,7 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any
 
-from donebell.shared.statedir._base import encode, now
+from donebell.shared.statedir._base import LOCKS, encode, now
 from donebell.shared.statedir._files import _unlink_quietly, same_file_check
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ class RoleLock:
 
     def __init__(self, state: StateDir, role: str, lock: Any) -> None:
         self._state, self.role, self._lock = state, role, lock
-        self._same_file = same_file_check(state.path("locks", f"{role}.lock"))
+        self._same_file = same_file_check(state.path(LOCKS, f"{role}.lock"))
 
     def still_held(self) -> bool:
         """False once ``locks/<role>.lock`` is gone or is another file (the state directory was
@@ -33,7 +33,7 @@ class RoleLock:
 
     def release(self) -> None:
         if self.still_held():  # else the owner record beside the lock is a newer holder's
-            _unlink_quietly(self._state.path("locks", f"{self.role}.owner.json"))
+            _unlink_quietly(self._state.path(LOCKS, f"{self.role}.owner.json"))
         self._lock.release()
 
 
@@ -41,7 +41,7 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
     """:meth:`StateDir.role_lock`: the lock and its owner record, or None if it is held."""
     import filelock  # workers only; the hook path never takes a role lock
 
-    path = state.path("locks", f"{role}.lock")
+    path = state.path(LOCKS, f"{role}.lock")
     try:
         if stat.S_ISLNK(os.lstat(path).st_mode):
             os.unlink(path)  # a planted symlink: removed (the link itself), never followed
@@ -55,5 +55,5 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
     from donebell.shared.process.liveness import current_process_identity
 
     owner = {**current_process_identity(), "role": role, "locked_at": now()}
-    state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)
+    state.write_file(state.path(LOCKS, f"{role}.owner.json"), encode(owner), durable=False)
     return RoleLock(state, role, lock)

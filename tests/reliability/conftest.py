@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from donebell.shared.records import STRICT_ENV
 from support.ntfy_standin import NtfyStandin
 from support.rig import Rig
 from support.runner import Spawner, make_spawner
 
 #: Variables of this suite itself (not donebell settings) that survive the clean-up below.
-KEEP_ENV = ("DONEBELL_FULL_STORMS", "DONEBELL_RELIABILITY_SPAWN", "DONEBELL_FIGURES_FILE")
+KEEP_ENV = ("DONEBELL_FULL_STORMS", "DONEBELL_RELIABILITY_SPAWN", "DONEBELL_FIGURES_FILE", STRICT_ENV)
 
 
 @pytest.fixture(autouse=True)
