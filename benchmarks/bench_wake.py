@@ -139,7 +139,7 @@ def _tap_latencies(bench: _Bench) -> list[float]:
                 turn_id=turn,
             )
             state.create("sent", new_receipt(to_outbox(candidate, verdict="idle"), status="sent", reason="sent"))
-            (button,) = wake_actions(candidate, bench.settings, state=state)
+            (button,) = wake_actions({**candidate}, bench.settings, state=state)
             before = len(spawns.read_text().splitlines()) if spawns.exists() else 0
             tapped = time.time()
             client.post(button["url"], content=button["body"].encode())

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, Literal
 
+    from donebell.shared.record_types import Candidate, ReceiptReason
+
     Submitted = Literal["created", "merged", "duplicate", "suppressed"]
 
 #: Evidence fields a later signal may fill in when the pending record does not have them yet.
@@ -37,7 +39,7 @@ _MERGEABLE = (
 )
 
 
-def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: bool = False) -> Submitted:
+def submit_candidate(state: StateDir, candidate: Candidate, *, refresh: bool = False) -> Submitted:
     """Create ``pending/<key>`` or merge into the existing pending record, under the key's lock.
 
     * absent everywhere -> created;
@@ -70,7 +72,7 @@ def submit_candidate(state: StateDir, candidate: dict[str, Any], *, refresh: boo
         return "merged"
 
 
-def _reopens(state: StateDir, candidate: dict[str, Any]) -> bool:
+def _reopens(state: StateDir, candidate: Candidate) -> bool:
     """A root's own Stop after a ``technical-turn`` receipt (nothing was sent) reopens the key.
 
     The technical-turn heuristic judges scanner/notify evidence without the agent's word; a Stop is
@@ -118,7 +120,7 @@ def finish_reopen(state: StateDir, record: dict[str, Any]) -> bool:
         return True
 
 
-def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: bool = False) -> dict[str, Any]:
+def merge_evidence(current: dict[str, Any], new: Mapping[str, Any], *, refresh: bool = False) -> dict[str, Any]:
     """``current`` with ``new``'s source and evidence folded in, revision bumped."""
     merged = dict(current)
     sources = list(merged.get("sources") or [])
@@ -140,7 +142,7 @@ def merge_evidence(current: dict[str, Any], new: dict[str, Any], *, refresh: boo
     return merged
 
 
-def submit_suppressed(state: StateDir, record: Mapping[str, Any], reason: str) -> Submitted:
+def submit_suppressed(state: StateDir, record: Mapping[str, Any], reason: ReceiptReason) -> Submitted:
     """Record that this key never notifies (e.g. a child thread): a ``suppressed/`` receipt.
 
     A pending candidate of the same key is finished into the receipt; a key already in the outbox

@@ -48,9 +48,9 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.statedir._records",
     "donebell.shared.records",
     "donebell.shared.ingest",
-    "donebell.workers.agents",  # the agent folders' package docstrings: importing a part loads no other
+    "donebell.workers.agents",  # LazyAgent, the object each agent declares; importing a part loads no other
     "donebell.workers.agents.registry",  # which agent a hook command names; imports that one agent only
-    "donebell.workers.agents.codex",
+    "donebell.workers.agents.codex",  # each agent's package declares its AGENT: the registry loads it
     "donebell.workers.agents.codex.hook",  # ``hook codex-stop | codex-notify | codex-permission``
     "donebell.workers.agents.codex.hook_evidence",
     "donebell.workers.agents.codex.identity",
@@ -79,8 +79,6 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.workers.kit.approval_sleep",  # that sleep itself, run bare (python -I -S): builtins only
     "donebell.workers.agents.codex.chain_notify",  # ``hook codex-notify``: the user's previous notifier
 )
-#: ``donebell.workers.agents.<name>.agent``: each agent's entry module, which the registry imports.
-AGENT_MODULE = ("donebell.workers.agents.", ".agent")
 #: Packages whose every module is on the hook path.
 HOOK_PATH_PACKAGES: tuple[str, ...] = ("donebell.workers.hooks",)
 
@@ -95,11 +93,9 @@ REMOTE_QUICK_SCAN_MODULES: tuple[str, ...] = (
 
 
 def on_hook_path(module: str) -> bool:
-    """May ``donebell hook …`` import ``module``? (Every agent's ``agent.py``: the registry loads it.)"""
-    return (
-        module in HOOK_PATH_MODULES
-        or any(module == package or module.startswith(package + ".") for package in HOOK_PATH_PACKAGES)
-        or (module.startswith(AGENT_MODULE[0]) and module.endswith(AGENT_MODULE[1]) and module.count(".") == 4)
+    """May ``donebell hook …`` import ``module``?"""
+    return module in HOOK_PATH_MODULES or any(
+        module == package or module.startswith(package + ".") for package in HOOK_PATH_PACKAGES
     )
 
 

@@ -8,7 +8,9 @@ never loaded at run time (``tests/test_records_typed.py`` checks that no module 
 that guard, and that the hook's records carry the fields declared here).
 
 The vocabularies with a run-time check live in ``records.py``: :data:`ReceiptReason` here is the
-same list as ``records.REASONS``, which :func:`~donebell.shared.records.new_receipt` enforces.
+same list as ``records.REASONS`` (the test keeps them equal). mypy checks the word at every call of
+:func:`~donebell.shared.records.new_receipt`; the function checks it again at run time for a word
+that came from data (loud under test, reported in use: ``records._unknown`` says why).
 """
 
 from __future__ import annotations
@@ -128,6 +130,21 @@ class Receipt(_Base, total=False):
     sequence_id: str
     attempts: int
     outcome: Outcome | None
+    # copied from the record when it has them (``records._RECEIPT_FIELDS``)
+    root_thread_id: str | None
+    test: bool
+    origin: str | None
+    policy: dict[str, Any]
+    members: list[str]
+    digest_of: str
+    promoted_at: float
+    notice: str
+    agent_id: str | None
+    tool_digest: str | None
+    approval_until: float
+    answer_path: str | None
+    answer_offset: int | None
+    claude_epoch: int
 
 
 class CursorRecord(_Base, total=False):

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from donebell.shared import machine
-from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, StateDir, encode, now
+from donebell.shared.statedir import SCHEMA_VERSION, WAKE, InvalidRecord, StateDir, encode, now
 
 PREFIX = "dbw1"
-KEY_FILE = ("wake", "ticket-key.json")
+KEY_FILE = (WAKE, "ticket-key.json")
 #: A reply longer than this is not a ticket (ours are ~300 bytes): refused before any parsing.
 MAX_TICKET_CHARS = 2048
 _CLAIM_TYPES: dict[str, type] = {"v": int, "h": str, "p": str, "c": str, "u": str, "a": int, "n": str, "e": int}

@@ -60,9 +60,6 @@ LAZY_IN_PASSES = (
     "ctypes",  # ~1.7 MiB in each role that imported it itself
     "ctypes.util",
     # the local scanner's and maintenance's agents (registry order), and what their scans load
-    "donebell.workers.agents.codex.agent",
-    "donebell.workers.agents.claude.agent",
-    "donebell.workers.agents.copilot.agent",
     "donebell.workers.agents.codex.local_scan",
     "donebell.workers.agents.claude.local_scan",
     "donebell.workers.agents.claude.retention",

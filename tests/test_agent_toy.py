@@ -29,7 +29,6 @@ from donebell.shared.statedir import StateDir
 from donebell.workers.agents.protocols import Agent
 from donebell.workers.agents.protocols import Install as InstallCapability
 from support import agent_toy
-from support.agent_toy import agent as toy_agent
 from support.agent_toy import setup as toy_setup
 from support.ntfy_standin import NtfyStandin
 from support.rig import FAST_CONFIG
@@ -38,11 +37,11 @@ WORKERS = Path(list(donebell.workers.__path__)[0])
 PACKAGE = WORKERS.parent
 TOY = Path(list(agent_toy.__path__)[0])
 #: The one registration line, added to ``AGENTS`` after the last built-in agent.
-REGISTRATION = '    "toy": "donebell.workers.agents.toy.agent",\n'
-AFTER = '    "claude": "donebell.workers.agents.claude.agent",\n'
+REGISTRATION = '    "toy": "donebell.workers.agents.toy",\n'
+AFTER = '    "claude": "donebell.workers.agents.claude",\n'
 
 #: mypy proves the toy implements every capability the roles call (tests/test_static_checks.py).
-_TOY_IS_AN_AGENT: Agent = toy_agent
+_TOY_IS_AN_AGENT: Agent = agent_toy.AGENT
 #: ... and that its setup.py is what install, uninstall and doctor call.
 _TOY_IS_INSTALLABLE: InstallCapability = toy_setup
 

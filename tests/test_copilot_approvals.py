@@ -173,7 +173,7 @@ def _shell(request_id: str, command: str) -> dict[str, Any]:
 
 def test_only_the_requests_own_call_answers_it_in_the_log() -> None:
     """One turn asks for two calls: the other call's ``permission.completed`` never answers this one."""
-    from donebell.workers.agents.copilot import agent as copilot
+    from donebell.workers.agents.copilot import AGENT as copilot
     from donebell.workers.kit.needs_you import tool_digest
 
     asked_ms = 1796582715453.0

@@ -18,7 +18,7 @@ import pytest
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_receipt
 from donebell.shared.wake_ticket import issue, load_key
-from donebell.workers.agents.copilot import agent as copilot
+from donebell.workers.agents.copilot import AGENT as copilot
 from donebell.workers.agents.copilot.events import read_log
 from donebell.workers.kit.thread_view import DaemonError
 from donebell.workers.wake import live_session

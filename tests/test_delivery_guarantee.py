@@ -6,7 +6,7 @@ import base64
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable
@@ -14,6 +14,9 @@ from donebell.shared.records import new_receipt, to_outbox
 from donebell.shared.statedir import StateDir, now
 from support.delivery_kit import TOPIC, Env, wire_bodies
 from support.ntfy_standin import NtfyStandin
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptStatus
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -56,7 +59,7 @@ def test_accept_then_drop_is_retried_with_the_same_sequence_id(srv: NtfyStandin,
 
 
 @pytest.mark.parametrize("folder", ["sent", "dead"])
-def test_record_with_receipt_is_removed_not_resent(folder: str, srv: NtfyStandin, tmp_path: Path) -> None:
+def test_record_with_receipt_is_removed_not_resent(folder: ReceiptStatus, srv: NtfyStandin, tmp_path: Path) -> None:
     """A crash between receipt and removal leaves both; the next pass removes the record and sends nothing."""
     env = Env(tmp_path, server=srv.url)
     rec = env.queue()

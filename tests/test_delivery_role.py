@@ -8,13 +8,16 @@ import statistics
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from donebell.shared.ingest import submit_candidate
 from support.delivery_kit import Env, outbox_record
 from support.ntfy_standin import NtfyStandin
 from support.waiting import wait_for
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import Candidate
 
 pytestmark = pytest.mark.usefixtures("no_outside_config")
 
@@ -146,7 +149,7 @@ def test_hook_candidate_reaches_the_server_through_gate_and_outbox(srv: NtfyStan
             }
             candidate.update(kind="candidate", classification="root")
             submitted = time.monotonic()
-            assert submit_candidate(env.state, candidate) == "created"
+            assert submit_candidate(env.state, cast("Candidate", candidate)) == "created"
             srv.wait_for_requests(n, timeout=5)
             latencies.append(srv.requests[-1].arrived_monotonic - submitted)
             assert srv.requests[-1].parsed["sequence_id"] == rec["sequence_id"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from donebell.shared import ingest, keys, records, statedir
@@ -14,6 +14,9 @@ from donebell.workers.gate import run_gate_pass
 from donebell.workers.gate.commit import HISTORY_LIMIT, apply
 from donebell.workers.kit.verdict import Verdict
 from fixtures.gate.kit import SIMPLE_THREAD, SIMPLE_TURN, CodexWorld, fast_settings, gate, lines_of, where
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptStatus
 
 
 @pytest.fixture()
@@ -86,7 +89,7 @@ def test_pending_copy_of_a_finished_key_is_removed(state: StateDir, later_folder
     finished = (
         records.to_outbox(rec, verdict="idle")
         if later_folder == "outbox"
-        else records.new_receipt(rec, status=later_folder, reason="sent")
+        else records.new_receipt(rec, status=cast("ReceiptStatus", later_folder), reason="sent")
     )
     state.create(later_folder, finished)
     result = gate(state, fast_settings(idle_detection_mode="off"))

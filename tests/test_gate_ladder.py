@@ -136,7 +136,7 @@ def test_an_offline_remote_root_records_one_remote_root_step(mode: str, after: f
 
     record = new_candidate(key="k" * 64, provider="codex", source="remote-scanner", thread_id="t", turn_id="u")
     settings = fast_settings(idle_detection_mode=mode, idle_probe_grace_seconds=30)
-    verdict = offline_verdict(record, settings, record["created_at"] + after, UNRESPONSIVE, "no answer")
+    verdict = offline_verdict({**record}, settings, record["created_at"] + after, UNRESPONSIVE, "no answer")
     assert verdict.probe_update["ladder"] == [["remote-root", expected]]
 
 

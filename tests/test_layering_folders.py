@@ -153,8 +153,8 @@ def test_the_folder_check_sees_a_circle() -> None:
     modules = {
         "donebell.workers.gate.a": "from donebell.workers.wake import b\n",
         "donebell.workers.wake.b": "def f():\n    import donebell.workers.gate.a\n",
-        "donebell.workers.agents.registry": "def f():\n    import donebell.workers.agents.toy.agent\n",
-        "donebell.workers.agents.toy.agent": "from donebell.workers.agents.protocols import X\n",
+        "donebell.workers.agents.registry": "def f():\n    import donebell.workers.agents.toy.gate\n",
+        "donebell.workers.agents.toy.gate": "from donebell.workers.agents.protocols import X\n",
         "donebell.workers.agents.protocols": "",
     }
     packages = {

@@ -9,12 +9,16 @@ import signal
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
 from donebell.shared.text.short_id import short_id
 from support.delivery_kit import Env
 from support.ntfy_standin import NtfyStandin
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason, ReceiptStatus
 
 
 def _deliver(env: Env, **fields: object) -> dict[str, object]:
@@ -25,7 +29,7 @@ def _deliver(env: Env, **fields: object) -> dict[str, object]:
     return rec
 
 
-def _receipt(env: Env, folder: str, reason: str, thread: str, **extra: object) -> None:
+def _receipt(env: Env, folder: ReceiptStatus, reason: ReceiptReason, thread: str, **extra: object) -> None:
     """A gate decision as the gate stores it (outbox record -> receipt), without the message."""
     rec = env.queue(thread_id=thread, cwd="/home/dev/projects/api")
     env.state.finish("outbox", folder, new_receipt(rec, status=folder, reason=reason, **extra))

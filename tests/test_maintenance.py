@@ -8,7 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from donebell.shared.keys import event_key
@@ -17,10 +17,13 @@ from donebell.shared.statedir import LOG_MAX_BYTES, StateDir, now
 from support.supervisor_proc import Harness, harness
 from support.waiting import wait_for
 
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptStatus
+
 DAY = 86400.0
 
 
-def _receipt(state: StateDir, folder: str, name: str, age_days: float) -> str:
+def _receipt(state: StateDir, folder: ReceiptStatus, name: str, age_days: float) -> str:
     key = event_key("codex", name, "turn")
     state.create(folder, new_receipt({"key": key, "provider": "codex"}, status=folder, reason="sent"))
     _age(state.record_path(folder, key), age_days)

@@ -270,7 +270,7 @@ def test_every_public_name_is_importable_from_the_package() -> None:
         "UnsafeStateDir", "decode", "encode", "now", "open_state_dir", "operations_done",
         # the folder names (issue 35: constants, not strings spelled in place)
         "PENDING", "OUTBOX", "SENT", "SUPPRESSED", "DEAD", "WATCH", "WATCH_LOCAL", "WATCH_REMOTE", "WATCH_CLAUDE",
-        "CLAUDE", "HEALTH", "LOCKS", "TMP", "MUTATION_LOCKS",
+        "CLAUDE", "HEALTH", "LOCKS", "TMP", "MUTATION_LOCKS", "WAKE", "WAKE_ANSWERS",
     }  # fmt: skip
     assert sd.PIPELINE == (sd.PENDING, sd.OUTBOX, sd.SENT, sd.SUPPRESSED, sd.DEAD)
     assert all(getattr(sd, name) is not None for name in sd.__all__)

@@ -74,6 +74,10 @@ MODULE_MOVES: dict[str, str] = {
     "donebell.shared.wake": "donebell.shared.waker",
     # plain-text rules every card uses (delivery, the wake role's notices)
     "donebell.workers.delivery.markdown_text": "donebell.shared.text.markdown_text",
+    # an agent is the AGENT its package declares (item 5): the forwarding modules are gone
+    "donebell.workers.agents.codex.agent": "donebell.workers.agents.codex",
+    "donebell.workers.agents.claude.agent": "donebell.workers.agents.claude",
+    "donebell.workers.agents.copilot.agent": "donebell.workers.agents.copilot",
 }
 
 #: (old module, name) -> new module: a name that moved out of a module that stays.
@@ -158,7 +162,7 @@ def _path_of(module: str, package: bool = False) -> str:
 
 def _packages() -> set[str]:
     """New targets that are packages (their file is ``__init__.py``)."""
-    return {"donebell.workers.hooks"}
+    return {"donebell.workers.hooks", *(f"donebell.workers.agents.{name}" for name in ("codex", "claude", "copilot"))}
 
 
 def _dotted_pattern() -> re.Pattern[str]:

@@ -19,12 +19,15 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from donebell.shared.backoff import doubling
 from donebell.shared.httpx_without_cli import httpx
 from donebell.shared.ntfy.server_clock import SERVER_NOW, ServerClock
+
+if TYPE_CHECKING:
+    from donebell.shared.states import SubscriptionState
 
 LINE_MAX = 64 << 10
 KEEPALIVE_SECONDS = 45.0
@@ -94,7 +97,7 @@ class Subscriber(threading.Thread):
         inbox: queue.Queue[dict[str, Any] | None],
         log: logging.Logger,
         *,
-        on_state: Callable[[str], None] = lambda _s: None,
+        on_state: Callable[[SubscriptionState], None] = lambda _s: None,
         clock: ServerClock | None = None,
     ) -> None:
         super().__init__(name="wake-subscription", daemon=True)
@@ -147,7 +150,7 @@ class Subscriber(threading.Thread):
         raise httpx.ReadError("the server closed the subscription")
 
 
-def subscription_trouble(exc: Exception) -> str:
+def subscription_trouble(exc: Exception) -> SubscriptionState:
     """The health file's ``subscription`` after a failed connection: ``unauthorized`` when the
     server refused donebell's credentials (401/403), else ``unreachable``."""
     if isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (401, 403):

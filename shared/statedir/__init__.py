@@ -53,6 +53,8 @@ from donebell.shared.statedir._base import (
     SENT,
     SUPPRESSED,
     TMP,
+    WAKE,
+    WAKE_ANSWERS,
     WATCH,
     WATCH_CLAUDE,
     WATCH_LOCAL,
@@ -80,6 +82,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from donebell.shared.statedir._answers import AnswerBox
+    from donebell.shared.statedir._batch import GroupCommit
+    from donebell.shared.statedir._roles import RoleLock
+    from donebell.shared.statedir._wake import WakeQueue
+
 __all__ = [
     "BIRTH_NAME",
     "CLAUDE",
@@ -92,6 +99,8 @@ __all__ = [
     "SENT",
     "SUPPRESSED",
     "TMP",
+    "WAKE",
+    "WAKE_ANSWERS",
     "WATCH",
     "WATCH_CLAUDE",
     "WATCH_LOCAL",
@@ -120,12 +129,6 @@ __all__ = [
 
 # --- the directory ----------------------------------------------------------------------
 
-if TYPE_CHECKING:
-    from donebell.shared.statedir._answers import AnswerBox
-    from donebell.shared.statedir._batch import GroupCommit
-    from donebell.shared.statedir._roles import RoleLock
-    from donebell.shared.statedir._wake import WakeQueue
-
 
 class StateDir(RecordStore):
     """One state directory root; cheap to construct, safe to share between threads."""
@@ -148,7 +151,7 @@ class StateDir(RecordStore):
         Use as ``with state.mutation_lock(key): ...``; the file is opened and locked on entry.
         """
         shard = int(key[:8], 16) % MUTATION_LOCK_SHARDS if is_event_key(key) else 0
-        return MutationLock(self.path("mutation-locks", f"shard-{shard:02d}.lock"))
+        return MutationLock(self.path(MUTATION_LOCKS, f"shard-{shard:02d}.lock"))
 
     def role_lock(self, role: str) -> RoleLock | None:
         """Take ``locks/<role>.lock`` without waiting; None if another live process holds it.
@@ -165,14 +168,14 @@ class StateDir(RecordStore):
     def fence_on_role_lock(self, role: str) -> None:
         """For a helper process of a role (which holds no lock itself): refuse writes once
         ``locks/<role>.lock`` is no longer the file it is now (see :meth:`fence_with`)."""
-        still_ours = same_file_check(self.path("locks", f"{role}.lock"))
+        still_ours = same_file_check(self.path(LOCKS, f"{role}.lock"))
         if still_ours is not None:  # no lock file: a helper run by hand, with no role to outlive
             self.fence_with(still_ours)
 
     def lock_owner(self, role: str) -> dict[str, Any] | None:
         """The last recorded owner of a role lock (may be dead: check with ``liveness``)."""
         try:
-            data = self.read_bytes(self.path("locks", f"{role}.owner.json"), limit=1 << 16)
+            data = self.read_bytes(self.path(LOCKS, f"{role}.owner.json"), limit=1 << 16)
             owner = None if data is None else json.loads(data.decode("utf-8"))
         except (InvalidRecord, ValueError, OSError, RecursionError):  # too deep for json: damaged too
             return None
@@ -202,11 +205,11 @@ class StateDir(RecordStore):
 
     def write_health(self, role: str, health: dict[str, Any]) -> None:
         """Atomically replace ``health/<role>.json``; volatile, so no fsync (daemontools-style)."""
-        self.write_file(self.path("health", f"{role}.json"), encode(health), durable=False)
+        self.write_file(self.path(HEALTH, f"{role}.json"), encode(health), durable=False)
 
     def health_file(self, role: str) -> str:
         """The path of ``health/<role>.json`` (a waiting hook watches the wake role's, ``approval_lean``)."""
-        return self.path("health", f"{role}.json")
+        return self.path(HEALTH, f"{role}.json")
 
     def health_written_at(self, role: str) -> float | None:
         """When ``health/<role>.json`` was last written, by the file system's clock (its mtime):
@@ -223,7 +226,7 @@ class StateDir(RecordStore):
     def read_health_checked(self, role: str) -> tuple[dict[str, Any] | None, str | None]:
         """``(record, problem)``: a damaged file gives None and the reason (``_health_file``)."""
         try:
-            data = self.read_bytes(self.path("health", f"{role}.json"), limit=1 << 20)
+            data = self.read_bytes(self.path(HEALTH, f"{role}.json"), limit=1 << 20)
         except (InvalidRecord, OSError) as exc:
             return None, f"bad health file ({exc})"
         if data is None:
@@ -235,7 +238,7 @@ class StateDir(RecordStore):
     def drop_health(self, role: str) -> None:
         """Remove ``health/<role>.json`` (a damaged one: its role writes a fresh one on start)."""
         try:
-            os.unlink(self.path("health", f"{role}.json"))
+            os.unlink(self.path(HEALTH, f"{role}.json"))
         except OSError:
             pass  # gone already, or the folder is unusable: the readers report that themselves
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, now
+from donebell.shared.statedir import SCHEMA_VERSION, WAKE_ANSWERS, InvalidRecord, now
 
 if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
 
-ANSWERS = "wake/answers"
 #: What an answer record's ``decision`` may be: the phone's two, or the hook's "closed".
 DECISIONS = ("allow", "deny", "closed")
 
@@ -27,7 +26,7 @@ class AnswerBox:
 
     def __init__(self, state: StateDir) -> None:
         self.state = state
-        state.ensure_folder(ANSWERS)
+        state.ensure_folder(WAKE_ANSWERS)
 
     def answer(self, request: str, decision: str, **fields: Any) -> tuple[dict[str, Any], bool]:
         """Record ``decision`` for ``request`` unless it has an answer; ``(the answer, ours)``.
@@ -37,18 +36,18 @@ class AnswerBox:
         assert decision in DECISIONS, decision
         record = {"schema": SCHEMA_VERSION, "kind": "answer", "key": request, "provider": "unknown"}
         record.update(decision=decision, created_at=now(), **fields)
-        if self.state.create(ANSWERS, record):
+        if self.state.create(WAKE_ANSWERS, record):
             return record, True
         return (self.read(request) or {"key": request, "decision": "closed", "reason": "unreadable"}), False
 
     def path(self, request: str) -> str:
         """Where the request's answer appears (a waiting hook watches its folder, ``approval_lean``)."""
-        return self.state.path(ANSWERS, f"{request}.json")
+        return self.state.path(WAKE_ANSWERS, f"{request}.json")
 
     def read(self, request: str) -> dict[str, Any] | None:
         """The request's answer, or None while it has none (a damaged one reads as closed)."""
         try:
-            found = self.state.read(ANSWERS, request)
+            found = self.state.read(WAKE_ANSWERS, request)
         except InvalidRecord:
             return {"key": request, "decision": "closed", "reason": "unreadable"}
         if found is not None and found.get("decision") not in DECISIONS:
@@ -58,13 +57,13 @@ class AnswerBox:
     def expire(self, older_than: float) -> int:
         """Remove answers older than ``older_than`` (epoch seconds); how many (the maintenance role)."""
         removed = 0
-        for key in self.state.keys(ANSWERS):
+        for key in self.state.keys(WAKE_ANSWERS):
             try:
-                found = self.state.read(ANSWERS, key)
+                found = self.state.read(WAKE_ANSWERS, key)
             except InvalidRecord:
                 found = None
             created = (found or {}).get("created_at")
             if not isinstance(created, (int, float)) or created < older_than:
-                self.state.remove(ANSWERS, key)
+                self.state.remove(WAKE_ANSWERS, key)
                 removed += 1
         return removed

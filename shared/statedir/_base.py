@@ -38,6 +38,11 @@ HEALTH = "health"
 LOCKS = "locks"
 TMP = "tmp"
 MUTATION_LOCKS = "mutation-locks"
+WAKE = "wake"  # the wake role's: created by it (not by ``ensure``), with the folders below
+WAKE_REPLIES = "wake/replies"  # replies to the Continue buttons
+WAKE_CLAIMS = "wake/claims"
+WAKE_ANSWERS = "wake/answers"  # answers to permission prompts
+WAKE_SPAWN = "wake/spawn"  # the logs of the agent runs the wake role started
 
 #: Folders in pipeline order: a key is looked up in this order (see :meth:`StateDir.locate`).
 PIPELINE = (PENDING, OUTBOX, SENT, SUPPRESSED, DEAD)

@@ -21,6 +21,7 @@ the ``DONEBELL_CRASH_AT`` seam (``_base._step``).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from donebell.shared.statedir._base import StateError, _step, encode
@@ -42,7 +43,7 @@ class GroupCommit:
         """Keys staged and not yet linked or discarded, in staging order."""
         return list(self._staged)
 
-    def stage(self, record: dict[str, Any]) -> None:
+    def stage(self, record: Mapping[str, Any]) -> None:
         """Write ``record`` to ``tmp/`` (not flushed yet); a second stage of a key replaces the first."""
         key = record["key"]
         self.discard(key)

@@ -25,7 +25,7 @@ import stat
 
 from donebell.shared import platform
 from donebell.shared.platform import files
-from donebell.shared.statedir._base import InvalidRecord, StateDirReplaced, StateError, _step
+from donebell.shared.statedir._base import TMP, InvalidRecord, StateDirReplaced, StateError, _step
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ class FileStore:
         The caller flushes it (:meth:`_write_temp`, or a group commit flushing many at once).
         """
         self._check_fence()
-        tmp_dir = self.path("tmp")
+        tmp_dir = self.path(TMP)
         for _ in range(100):
             name = f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
             path = os.path.join(tmp_dir, name)
@@ -181,7 +181,7 @@ class FileStore:
 
     def _write_volatile(self, data: bytes, hint: str) -> str:
         self._check_fence()
-        path = self.path("tmp", f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+        path = self.path(TMP, f"{hint[:40]}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_BINARY, 0o600)
         try:
             os.write(fd, data)

@@ -16,7 +16,7 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
-from donebell.shared.statedir._base import encode, now
+from donebell.shared.statedir._base import LOCKS, encode, now
 from donebell.shared.statedir._files import _lock_fd, _open_lock_file, _unlink_quietly, _unlock_fd, same_file_check
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class RoleLock:
     def __init__(self, state: StateDir, role: str, fd: int) -> None:
         self._state, self.role = state, role
         self._fd: int | None = fd
-        self._same_file = same_file_check(state.path("locks", f"{role}.lock"))
+        self._same_file = same_file_check(state.path(LOCKS, f"{role}.lock"))
 
     def still_held(self) -> bool:
         """False once ``locks/<role>.lock`` is gone or is another file (the state directory was
@@ -41,7 +41,7 @@ class RoleLock:
         if self._fd is None:
             return
         if self.still_held():  # else the owner record beside the lock is a newer holder's
-            _unlink_quietly(self._state.path("locks", f"{self.role}.owner.json"))
+            _unlink_quietly(self._state.path(LOCKS, f"{self.role}.owner.json"))
         fd, self._fd = self._fd, None
         try:
             _unlock_fd(fd)
@@ -51,7 +51,7 @@ class RoleLock:
 
 def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
     """:meth:`StateDir.role_lock`: the lock and its owner record, or None if it is held."""
-    path = state.path("locks", f"{role}.lock")
+    path = state.path(LOCKS, f"{role}.lock")
     try:
         if stat.S_ISLNK(os.lstat(path).st_mode):
             os.unlink(path)  # a planted symlink: removed (the link itself), never followed
@@ -71,7 +71,7 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
 
     owner = {**current_process_identity(), "role": role, "locked_at": now()}
     try:
-        state.write_file(state.path("locks", f"{role}.owner.json"), encode(owner), durable=False)
+        state.write_file(state.path(LOCKS, f"{role}.owner.json"), encode(owner), durable=False)
     except BaseException:
         lock.release()
         raise

@@ -26,7 +26,7 @@ from donebell.shared.statedir import (
     StateError,
     now,
 )
-from donebell.shared.statedir._base import _step
+from donebell.shared.statedir._base import MUTATION_LOCKS, TMP, WAKE, _step
 from donebell.shared.statedir._files import _rename
 
 
@@ -110,7 +110,7 @@ def expire(state: StateDir, folder: str, older_than: float) -> int:
 
 def sweep_tmp(state: StateDir, older_than: float) -> int:
     """Delete ``tmp/`` entries (debris of interrupted writes) last modified before ``older_than``."""
-    base = state.path("tmp")
+    base = state.path(TMP)
     return sum(
         1
         for name, st in _scan(base)
@@ -120,7 +120,7 @@ def sweep_tmp(state: StateDir, older_than: float) -> int:
 
 def sweep_mutation_locks(state: StateDir) -> int:
     """Delete files in ``mutation-locks/`` that are not one of the current shard files."""
-    base = state.path("mutation-locks")
+    base = state.path(MUTATION_LOCKS)
     current = {f"shard-{n:02d}.lock" for n in range(MUTATION_LOCK_SHARDS)}
     return sum(
         1
@@ -146,7 +146,7 @@ def destroy(state: StateDir) -> bool:
         return False
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise UnsafeStateDir(f"{root} is not a plain directory (symlink or file); delete it by hand if you mean it")
-    allowed = set(FOLDERS) | {LOG_NAME, f"{LOG_NAME}.1", BIRTH_NAME, "wake"}  # wake/: created by the wake role
+    allowed = set(FOLDERS) | {LOG_NAME, f"{LOG_NAME}.1", BIRTH_NAME, WAKE}  # wake/: created by the wake role
     strangers = sorted(name for name in os.listdir(root) if name not in allowed)
     if strangers:
         shown = ", ".join(strangers[:5]) + (" …" if len(strangers) > 5 else "")

@@ -20,15 +20,14 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from donebell.shared.statedir import SCHEMA_VERSION, InvalidRecord, encode, now
+from donebell.shared.statedir import SCHEMA_VERSION, WAKE, InvalidRecord, encode, now
+from donebell.shared.statedir._base import WAKE_CLAIMS, WAKE_REPLIES, WAKE_SPAWN
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from donebell.shared.statedir import StateDir
 
-REPLIES = "wake/replies"
-CLAIMS = "wake/claims"
 #: Statuses after which nothing more happens to a record.
 FINAL = frozenset({"confirmed", "refused", "failed", "unconfirmed", "answered"})
 HISTORY_MAX = 40
@@ -39,7 +38,7 @@ class WakeQueue:
 
     def __init__(self, state: StateDir) -> None:
         self.state = state
-        for folder in (REPLIES, CLAIMS):
+        for folder in (WAKE_REPLIES, WAKE_CLAIMS):
             state.ensure_folder(folder)
 
     @staticmethod
@@ -61,7 +60,7 @@ class WakeQueue:
             "history": [{"status": "received", "at": at}],
             **fields,
         }
-        if self.state.create(REPLIES, record):
+        if self.state.create(WAKE_REPLIES, record):
             return record, True
         existing = self.read(record["key"])
         return (existing if existing is not None else record), False
@@ -76,21 +75,21 @@ class WakeQueue:
         if fields.get("reason"):
             step["reason"] = fields["reason"]
         record["history"] = [*record.get("history", []), step][-HISTORY_MAX:]
-        self.state.replace(REPLIES, record)
+        self.state.replace(WAKE_REPLIES, record)
         return record
 
     def read(self, key: str, *, repair: bool = True) -> dict[str, Any] | None:
         """The record, or None; a broken one goes to ``dead/`` (unless ``repair`` is off: readers)."""
         try:
-            return self.state.read(REPLIES, key)
+            return self.state.read(WAKE_REPLIES, key)
         except InvalidRecord as exc:
             if repair:
-                self.state.dead_letter_invalid(REPLIES, f"{key}.json", str(exc))
+                self.state.dead_letter_invalid(WAKE_REPLIES, f"{key}.json", str(exc))
             return None
 
     def records(self, *, repair: bool = True) -> Iterator[dict[str, Any]]:
         """Every wake record, oldest first (the ``log`` and ``explain`` commands list these)."""
-        for key in self.state.keys(REPLIES):
+        for key in self.state.keys(WAKE_REPLIES):
             record = self.read(key, repair=repair)
             if record is not None:
                 yield record
@@ -119,14 +118,14 @@ class WakeQueue:
         return os.path.exists(self._claim_path(name))
 
     def _claim_path(self, name: str) -> str:
-        return self.state.path(CLAIMS, hashlib.sha256(name.encode("utf-8")).hexdigest() + ".claim")
+        return self.state.path(WAKE_CLAIMS, hashlib.sha256(name.encode("utf-8")).hexdigest() + ".claim")
 
     # subscription cursor ---------------------------------------------------------------------
 
     def cursor(self) -> str | None:
         """The id of the last message handled, or None on the first run."""
         try:
-            data = self.state.read_bytes(self.state.path("wake", "cursor.json"), limit=1 << 12)
+            data = self.state.read_bytes(self.state.path(WAKE, "cursor.json"), limit=1 << 12)
             value = json.loads(data.decode("utf-8")).get("last_message_id") if data else None
         except (InvalidRecord, ValueError, OSError, AttributeError):
             return None
@@ -134,19 +133,19 @@ class WakeQueue:
 
     def set_cursor(self, message_id: str) -> None:
         body = encode({"schema": SCHEMA_VERSION, "last_message_id": message_id, "updated_at": now()})
-        self.state.write_file(self.state.path("wake", "cursor.json"), body)
+        self.state.write_file(self.state.path(WAKE, "cursor.json"), body)
 
     def expire(self, older_than: float) -> int:
         """Delete finished records, claims and agent logs last changed before ``older_than``
         (maintenance passes a cutoff beyond every ticket's expiry: a spent claim can then no
         longer matter, since its ticket is refused as expired). Returns how many files went."""
         removed = 0
-        for key in self.state.keys(REPLIES):
+        for key in self.state.keys(WAKE_REPLIES):
             record = self.read(key)
             stamp = (record or {}).get("updated_at")
             if record and record.get("status") in FINAL and isinstance(stamp, (int, float)) and stamp < older_than:
-                removed += self.state.remove(REPLIES, key)
-        for folder in (CLAIMS, "wake/spawn"):
+                removed += self.state.remove(WAKE_REPLIES, key)
+        for folder in (WAKE_CLAIMS, WAKE_SPAWN):
             try:
                 entries = list(os.scandir(self.state.path(folder)))
             except FileNotFoundError:
@@ -158,7 +157,7 @@ class WakeQueue:
 
     def spawn_log(self, key: str) -> str:
         """Where the output of the agent process started for record ``key`` goes (0600)."""
-        folder = self.state.ensure_folder("wake/spawn")
+        folder = self.state.ensure_folder(WAKE_SPAWN)
         return os.path.join(str(folder), f"{key[:16]}.log")
 
 
@@ -169,7 +168,7 @@ def iter_wake_records(state: StateDir) -> Iterator[dict[str, Any]]:
     confirmed | refused | failed | unconfirmed), ``reason`` when refused or failed, ``provider``,
     ``conversation_id``, ``turn_id``, ``new_turn`` once confirmed, and ``history`` (status, at, reason).
     """
-    if not os.path.isdir(state.path(REPLIES)):
+    if not os.path.isdir(state.path(WAKE_REPLIES)):
         return iter(())
     queue = WakeQueue.__new__(WakeQueue)  # no folder creation: a reader never writes
     queue.state = state
@@ -178,7 +177,7 @@ def iter_wake_records(state: StateDir) -> Iterator[dict[str, Any]]:
 
 # other machines heard on the reply topic (docs/wake.md, "Several machines") ---------------------
 
-PEERS_FILE = ("wake", "peers.json")
+PEERS_FILE = (WAKE, "peers.json")
 #: A machine not heard from for this long is forgotten (it no longer makes titles name the host).
 PEER_KEEP_SECONDS = 14 * 86400.0
 PEERS_MAX = 64

@@ -6,8 +6,8 @@ the tested releases, when one is outside the tested range: an agent update can c
 (Claude Code 2.1.332 started killing print-mode StopFailure hooks). A version between two tested
 releases counts as inside the range.
 
-:data:`TESTED` is built from each agent's own ``PROGRAM`` and ``TESTED_RELEASES`` (its
-``agent.py``), the list to extend after a release passes the e2e suite
+:data:`TESTED` is built from each agent's own ``PROGRAM`` and ``TESTED_RELEASES`` (its package's
+``AGENT``), the list to extend after a release passes the e2e suite
 (``DONEBELL_E2E_AGENTS=newest``, ``tests/support/agent_pins.json``; a unit test keeps them in step).
 """
 

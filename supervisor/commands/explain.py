@@ -19,7 +19,7 @@ from typing import Any
 from donebell.shared.config import secret_text
 from donebell.shared.keys import claude_session_key, is_event_key
 from donebell.shared.paths import state_dir_path
-from donebell.shared.statedir import PIPELINE, InvalidRecord, StateDir
+from donebell.shared.statedir import CLAUDE, DEAD, OUTBOX, PENDING, PIPELINE, SENT, SUPPRESSED, InvalidRecord, StateDir
 from donebell.supervisor.commands.explain_ids import matches, normalize
 from donebell.supervisor.commands.explain_story import ago, clock, render, short
 from donebell.supervisor.commands.holds import outbox_holds
@@ -134,21 +134,21 @@ def summarize(folder: str, record: dict[str, Any], now: float) -> dict[str, Any]
         "history": history,
         "ladder": current_ladder(probe.get("ladder") or record.get("probe_ladder"), history),
     }
-    if folder in ("sent", "suppressed", "dead"):
+    if folder in (SENT, SUPPRESSED, DEAD):
         out["reason"] = record.get("reason")
-    if folder in ("outbox", "sent"):
+    if folder in (OUTBOX, SENT):
         out["verdict"] = record.get("verdict")
         out["promoted_at"] = record.get("promoted_at")
     out.update({k: record[k] for k in POLICY_FIELDS if record.get(k) is not None})
-    if folder == "outbox":
+    if folder == OUTBOX:
         out.update({k: record.get(k) for k in ("attempts", "next_attempt_at", "last_error")})
-    if record.get("test") is True or (folder == "sent" and record.get("reason") == "test"):
+    if record.get("test") is True or (folder == SENT and record.get("reason") == "test"):
         out["test"] = True
-    if folder in ("sent", "suppressed", "dead"):
+    if folder in (SENT, SUPPRESSED, DEAD):
         out["finished_at"] = record.get("created_at")  # a receipt's own created_at: when it finished
         out["captured_known"] = bool(record.get("candidate_created_at"))  # older receipts lack it
         out.update({k: record[k] for k in ("sent_at", "failed_at", "http_status", "message_id") if record.get(k)})
-    if folder == "pending":
+    if folder == PENDING:
         out["next_probe_at"] = probe.get("next_probe_at")
         out["waiting_for"] = probe.get("waiting_for")
         out["waiting"] = waiting_text(record, now)
@@ -211,10 +211,10 @@ def main(argv: list[str]) -> int:
     items = [summarize(folder, record, now) for folder, record in find(state, args.id)]
     holds = outbox_holds(state, now)
     for item in items:
-        if item["folder"] == "outbox" and str(item["key"]) in holds:
+        if item["folder"] == OUTBOX and str(item["key"]) in holds:
             item["hold"] = holds[str(item["key"])].as_json()
     conversations = conversation_ids(args.id, items)
-    session = next((s for s in (_read(state, "claude", claude_session_key(c)) for c in conversations) if s), None)
+    session = next((s for s in (_read(state, CLAUDE, claude_session_key(c)) for c in conversations) if s), None)
     wakes = wake_history(state, args.id) or [w for c in conversations for w in wake_history(state, c)]
     if args.json:
         text = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from donebell.shared.statedir import DEAD, OUTBOX, SENT, SUPPRESSED
 from donebell.workers.agents.registry import agent
 
 
@@ -78,12 +79,12 @@ def events(item: dict[str, Any]) -> list[tuple[float, str]]:
         at(entry.get("at"), text)
     verdict = f" (verdict {item['verdict']})" if item.get("verdict") and not item.get("test") else ""
     at(item.get("promoted_at"), f"ready: moved to the outbox{verdict}")
-    if item["folder"] == "sent":
+    if item["folder"] == SENT:
         reply = f" (HTTP {item['http_status']}, message id {item['message_id']})" if item.get("message_id") else ""
         at(item.get("sent_at") or item.get("finished_at"), f"sent{reply}")
-    elif item["folder"] == "suppressed":
+    elif item["folder"] == SUPPRESSED:
         at(item.get("finished_at"), f"suppressed: {item.get('reason')}")
-    elif item["folder"] == "dead":
+    elif item["folder"] == DEAD:
         at(item.get("failed_at") or item.get("finished_at"), f"dead: {item.get('reason')}")
     return sorted(found, key=lambda event: event[0])
 
@@ -93,7 +94,7 @@ def now_lines(item: dict[str, Any], now: float) -> list[str]:
     lines = []
     if item.get("hold"):
         lines.append(f"  now: {item['hold']['text']}")
-    if item["folder"] == "outbox":
+    if item["folder"] == OUTBOX:
         attempts = item.get("attempts") or 0
         error = f"; last error {item['last_error']}" if item.get("last_error") else ""
         lines.append(f"  now: in the outbox, {attempts} attempt(s){error}")

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, InvalidRecord, StateDir
 
 DIGEST_KIND = "digest"  # workers/delivery/policies/digest.py: a digest's ``kind`` in outbox/
 
@@ -76,9 +76,9 @@ def outbox_holds(state: StateDir, at: float | None = None, settings: Any = None)
     at = time.time() if at is None else at
     settings = _settings() if settings is None else settings
     records = []
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except (InvalidRecord, OSError):
             continue
         if record is not None:

@@ -22,18 +22,28 @@ from typing import Any
 
 from donebell.shared.paths import state_dir_path
 from donebell.shared.records import NEEDS_YOU
-from donebell.shared.statedir import LOG_NAME, RECEIPT_FOLDERS, InvalidRecord, StateDir
+from donebell.shared.statedir import (
+    DEAD,
+    LOG_NAME,
+    OUTBOX,
+    PENDING,
+    RECEIPT_FOLDERS,
+    SENT,
+    SUPPRESSED,
+    InvalidRecord,
+    StateDir,
+)
 from donebell.shared.text.short_id import short_id
 from donebell.supervisor.commands.explain import waiting_text
 from donebell.supervisor.commands.holds import Hold, outbox_holds
 
 FOLLOW_POLL_SECONDS = 1.0
 #: Records the service writes (the hooks write ``pending/``): their times are on the service's clock.
-SERVICE_FOLDERS = frozenset({"sent", "suppressed", "dead", "outbox"})
+SERVICE_FOLDERS = frozenset({SENT, SUPPRESSED, DEAD, OUTBOX})
 #: Clock differences below this are write latency, not skew.
 SKEW_NOISE_SECONDS = 2.0
 LOG_TAIL_BYTES = 256 << 10
-_KINDS = {"sent": "notified", "suppressed": "suppressed", "dead": "dead", "pending": "waiting", "outbox": "sending"}
+_KINDS = {SENT: "notified", SUPPRESSED: "suppressed", DEAD: "dead", PENDING: "waiting", OUTBOX: "sending"}
 #: What a receipt reason means, for the one-line form (docs/design.md, "Receipt reasons").
 _MEANING = {
     "subagent": "a subagent's turn: its root task notifies, once",
@@ -77,17 +87,17 @@ def _record_event(folder: str, record: dict[str, Any], at_now: float, holds: dic
     cwd = record.get("cwd")
     reason = str(record.get("reason") or "")
     attempts = int(_number(record.get("attempts")))
-    if folder == "sent":
+    if folder == SENT:
         at = _number(record.get("sent_at"), _number(record.get("created_at")))
         detail = "test notification" if reason == "test" else f"sent: {pushed_as(record)}"
         detail += f" (after {attempts} attempts)" if attempts > 1 else ""
-    elif folder == "suppressed":
+    elif folder == SUPPRESSED:
         at = _number(record.get("created_at"))
         detail = f"{reason}: {_MEANING[reason]}" if reason in _MEANING else reason or "suppressed"
-    elif folder == "dead":
+    elif folder == DEAD:
         at = _number(record.get("failed_at"), _number(record.get("created_at")))
         detail = reason + (f": {record['last_error']}" if record.get("last_error") else "")
-    elif folder == "outbox":
+    elif folder == OUTBOX:
         at = _number(record.get("promoted_at"), _number(record.get("created_at")))
         detail = "queued for delivery"
         hold = (holds or {}).get(str(record.get("key")))

@@ -28,7 +28,7 @@ from donebell.shared.config.model import ConfigError, Settings, load, subscribe_
 from donebell.shared.keys import sequence_id
 from donebell.shared.ntfy.client import ConfigProblem, auth_for, check_sendable, public_server
 from donebell.shared.records import TEST_EXPIRY_SECONDS, base, expiry_of_test
-from donebell.shared.statedir import InvalidRecord, StateDir, now, open_state_dir
+from donebell.shared.statedir import DEAD, OUTBOX, SENT, SUPPRESSED, InvalidRecord, StateDir, now, open_state_dir
 from donebell.shared.text.subscribe_qr import qr_text
 from donebell.workers.role import EXIT_CONFIG, role_class
 
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     state = open_state_dir()
     record = test_record(args.expire_after)
     older = queued_tests(state)
-    state.create("outbox", record)
+    state.create(OUTBOX, record)
     outcome = send_or_wait(state, settings, record["key"], args.wait)
     outcome["replaced"] = len(older)
     outcome["server"] = public_server(settings.server)
@@ -73,9 +73,9 @@ def main(argv: list[str]) -> int:
 def queued_tests(state: StateDir) -> list[str]:
     """The keys of the test records still in ``outbox/`` (the new test replaces them)."""
     found = []
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         try:
-            if (state.read("outbox", key) or {}).get("test") is True:
+            if (state.read(OUTBOX, key) or {}).get("test") is True:
                 found.append(key)
         except (InvalidRecord, OSError):
             continue
@@ -116,7 +116,7 @@ def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> 
         lock = state.role_lock("delivery")
         if lock is not None:
             try:
-                current = state.read("outbox", key) if state.locate(key) == "outbox" else None
+                current = state.read(OUTBOX, key) if state.locate(key) == OUTBOX else None
                 if current is not None and not current.get("attempts"):
                     _deliver_here(state, settings, key)
                     return describe(state, key, via="this command")
@@ -124,9 +124,9 @@ def send_or_wait(state: StateDir, settings: Settings, key: str, wait: float) -> 
                 lock.release()
             return describe(state, key, via="the delivery worker")
         where = state.locate(key)
-        if where in ("sent", "dead"):
+        if where in (SENT, DEAD):
             break
-        if where == "outbox" and (state.read("outbox", key) or {}).get("attempts"):
+        if where == OUTBOX and (state.read(OUTBOX, key) or {}).get("attempts"):
             break  # the worker tried and will retry: report its first answer now
         if time.monotonic() >= deadline:
             break
@@ -149,16 +149,16 @@ def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
     """The outcome as far as the state directory knows it."""
     where = state.locate(key)
     out: dict[str, Any] = {"key": key, "state": where or "missing", "via": via}
-    if where == "sent":
-        receipt = state.read("sent", key) or {}
+    if where == SENT:
+        receipt = state.read(SENT, key) or {}
         out.update(
             ok=True,
             http_status=receipt.get("http_status"),
             message_id=receipt.get("message_id"),
             sequence_id=receipt.get("sequence_id"),
         )
-    elif where == "dead":
-        receipt = state.read("dead", key) or {}
+    elif where == DEAD:
+        receipt = state.read(DEAD, key) or {}
         out.update(
             ok=False,
             http_status=receipt.get("http_status"),
@@ -166,8 +166,8 @@ def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
             error=receipt.get("last_error"),
             reason=receipt.get("reason"),
         )
-    elif where == "outbox":
-        record = state.read("outbox", key) or {}
+    elif where == OUTBOX:
+        record = state.read(OUTBOX, key) or {}
         out.update(
             ok=False,
             error=record.get("last_error") or "no answer yet",
@@ -176,8 +176,8 @@ def describe(state: StateDir, key: str, *, via: str) -> dict[str, Any]:
             next_attempt_at=record.get("next_attempt_at"),
             expires_at=expiry_of_test(record),
         )
-    elif where == "suppressed":  # expired, or a newer test replaced it, while this command waited
-        receipt = state.read("suppressed", key) or {}
+    elif where == SUPPRESSED:  # expired, or a newer test replaced it, while this command waited
+        receipt = state.read(SUPPRESSED, key) or {}
         out.update(ok=False, reason=receipt.get("reason"), error=receipt.get("detail"))
     else:
         out.update(ok=False, error="the test record disappeared")
@@ -212,9 +212,9 @@ def _report(args: argparse.Namespace, outcome: dict[str, Any], code: int) -> int
             sys.stdout.write(qr_text(str(outcome["subscribe"])) + "\n")
     elif outcome.get("fix"):
         sys.stdout.write(f"not delivered: {outcome['access']}\nfix: {outcome['fix']}\n")
-        if outcome["state"] == "outbox":
+        if outcome["state"] == OUTBOX:
             sys.stdout.write(_queued_note(outcome))
-    elif outcome["state"] == "outbox":
+    elif outcome["state"] == OUTBOX:
         wait = outcome.get("next_attempt_at")
         when = f" (next try in {max(0, round(wait - now()))} s)" if isinstance(wait, (int, float)) else ""
         sys.stdout.write(f"not delivered yet: {outcome['error']}{when}\n{_queued_note(outcome)}")

@@ -25,8 +25,8 @@ from donebell.shared.config.schema import overridden
 from donebell.shared.health import alive, is_stale_written, stale_after, written_age
 from donebell.shared.paths import state_dir_path
 from donebell.shared.process.runner import Runner, SubprocessRunner
-from donebell.shared.statedir import InvalidRecord, StateDir, decode, now
-from donebell.shared.states import RESTARTING_STATES, ROLE_NAMES
+from donebell.shared.statedir import DEAD, OUTBOX, PENDING, SENT, SUPPRESSED, InvalidRecord, StateDir, decode, now
+from donebell.shared.states import RESTARTING_STATES, ROLE_NAMES, StatusState
 from donebell.supervisor.commands import agent_versions, no_service
 from donebell.supervisor.commands.agent_versions import AgentVersion
 from donebell.supervisor.commands.config_restart import RESTART_HOW, changed_since_start
@@ -35,8 +35,10 @@ from donebell.supervisor.commands.holds import outbox_holds
 SCHEMA = 1
 EXIT_HEALTHY, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 3
 DEFAULT_RETRY_MAX_SECONDS = 900.0
-_PROBLEM_STATES = frozenset({"error", "degraded", "not-running", "stale", "fatal"}) | RESTARTING_STATES
-_SETTLED_STATES = frozenset({"ready", "running"})
+_PROBLEM_STATES: frozenset[StatusState] = frozenset(
+    {"error", "degraded", "not-running", "stale", "fatal", *RESTARTING_STATES}
+)
+_SETTLED_STATES: frozenset[StatusState] = frozenset({"ready", "running"})
 RESTART_NOTE = "restart to apply"
 _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
@@ -183,22 +185,22 @@ def _wake_detail(role: dict[str, Any]) -> str:
 def _queue(state: StateDir, at: float) -> dict[str, Any]:
     holds = outbox_holds(state, at)
     oldest: float | None = None
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         if key in holds:
             continue  # waiting on purpose (quiet hours overnight) is not a delivery falling behind
-        stamp = _stamp(state, "outbox", key, ("promoted_at", "created_at"))
+        stamp = _stamp(state, OUTBOX, key, ("promoted_at", "created_at"))
         if stamp is not None and (oldest is None or stamp < oldest):
             oldest = stamp
-    sent = state.keys("sent")
-    last = _stamp(state, "sent", sent[-1], ("created_at",)) if sent else None
+    sent = state.keys(SENT)
+    last = _stamp(state, SENT, sent[-1], ("created_at",)) if sent else None
     return {
-        "pending": state.count("pending"),
-        "outbox": state.count("outbox"),
+        "pending": state.count(PENDING),
+        "outbox": state.count(OUTBOX),
         "held": len(holds),
         "holds": [{"key": key, **hold.as_json()} for key, hold in sorted(holds.items())],
-        "dead": state.count("dead"),
+        "dead": state.count(DEAD),
         "sent": len(sent),
-        "suppressed": state.count("suppressed"),
+        "suppressed": state.count(SUPPRESSED),
         "oldest_outbox_age_seconds": _round(at - oldest) if oldest is not None else None,
         "last_delivery_at": last,
         "last_delivery_age_seconds": _round(at - last) if last is not None else None,

@@ -20,7 +20,7 @@ import time
 
 from donebell.shared import machine
 from donebell.shared.config.model import Settings
-from donebell.shared.statedir import StateDir
+from donebell.shared.statedir import HEALTH, StateDir
 from donebell.shared.statedir._wake import read_peers
 from donebell.shared.wake_ticket import key_file
 from donebell.workers.kit.install.checks import OK, WARN, Check
@@ -94,7 +94,7 @@ def check_service_clock(state: StateDir) -> Check | None:
     health = state.read_health("supervisor") or {}
     beat = health.get("heartbeat_at")
     try:
-        written = os.stat(state.path("health", "supervisor.json")).st_mtime
+        written = os.stat(state.path(HEALTH, "supervisor.json")).st_mtime
     except OSError:
         written = None
     if isinstance(beat, (int, float)) and written is not None and abs(beat - written) > SKEW_WARN_SECONDS:

@@ -20,7 +20,7 @@ from donebell.shared.config.secret_text import public_url as _public_url
 from donebell.shared.platform import locations
 from donebell.shared.platform import service as platform_service
 from donebell.shared.process.runner import Runner
-from donebell.shared.statedir import LOG_NAME, InvalidRecord, StateDir, now
+from donebell.shared.statedir import DEAD, LOG_NAME, OUTBOX, InvalidRecord, StateDir, now
 from donebell.supervisor.commands import no_service
 from donebell.supervisor.install import service as install_service
 from donebell.supervisor.install import service_manager
@@ -224,20 +224,20 @@ def check_queue(state: StateDir, status: dict[str, Any] | None, present: list[Ch
     if not state.root.is_dir():
         return [Check("queue", SKIP, "no state directory yet")]
     checks = []
-    failing = [r for r in _records(state, "outbox", 200) if r.get("attempts") and r.get("last_error")]
+    failing = [r for r in _records(state, OUTBOX, 200) if r.get("attempts") and r.get("last_error")]
     if failing:
         from donebell.supervisor.doctor.delivery_now import delivery_check
 
         checks.append(delivery_check(failing, present or []))
-    dead = _records(state, "dead", 5)
+    dead = _records(state, DEAD, 5)
     if dead:
         reasons = sorted({str(r.get("reason")) for r in dead})
         checks.append(
             Check(
                 "dead_letters",
                 WARN,
-                f"{state.count('dead')} dead letter(s) (recent: {', '.join(reasons)})",
-                f"inspect {state.root / 'dead'}; `donebell explain <id>` tells why",
+                f"{state.count(DEAD)} dead letter(s) (recent: {', '.join(reasons)})",
+                f"inspect {state.root / DEAD}; `donebell explain <id>` tells why",
                 {"recent": [{k: r.get(k) for k in ("key", "reason", "detail", "created_at")} for r in dead]},
             )
         )

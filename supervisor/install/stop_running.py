@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from donebell.shared.process.liveness import owner_alive
-from donebell.shared.statedir import StateDir
+from donebell.shared.statedir import HEALTH, LOCKS, StateDir
 from donebell.supervisor.children import stop_pid
 
 SUPERVISOR_GRACE = 15.0  # the supervisor's own stop_grace for its roles, plus margin
@@ -62,9 +62,9 @@ def running(state: StateDir) -> list[Running]:
     entries = (supervisor or {}).get("roles")
     for name, entry in entries.items() if isinstance(entries, dict) else ():
         add(str(name), entry)
-    for name in _names(state, "health", ".json"):
+    for name in _names(state, HEALTH, ".json"):
         add(name, state.read_health(name))
-    for name in _names(state, "locks", ".owner.json"):
+    for name in _names(state, LOCKS, ".owner.json"):
         add("donebell run" if name == "supervisor" else name, state.lock_owner(name))
     return list(found.values())
 

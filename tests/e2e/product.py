@@ -317,26 +317,21 @@ class Product:
 
     # ---- diagnostics ----------------------------------------------------------------------
     def diagnostics(self, log_lines: int = 60) -> str:
-        """The state dir listing, queue records, notify.log tail and supervisor output."""
+        """The state dir listing, queue records, the scanners' cursors and health (where a missed push
+        usually shows), notify.log tail and supervisor output."""
         out = [f"\n==== donebell state dir {self.state_dir}"]
-        if self.state_dir.exists():
-            for path in sorted(self.state_dir.rglob("*")):
-                if path.is_file():
-                    rel = path.relative_to(self.state_dir)
-                    out.append(f"  {rel}  {path.stat().st_size} B  mtime {path.stat().st_mtime:.3f}")
+        for path in sorted(p for p in self.state_dir.rglob("*") if p.is_file()):  # none if it is absent
+            st = path.stat()
+            out.append(f"  {path.relative_to(self.state_dir)}  {st.st_size} B  mtime {st.st_mtime:.3f}")
         for folder in ("pending", "outbox", "sent", "suppressed", "dead"):
             for rec in self.records(folder):
                 out.append(f"---- {folder}/{rec.get('key', '?')}: " + brief(rec))
-        # What the scanners knew: their cursors and health (a missed push is usually explained here).
-        for pattern in ("watch/**/*.json", "health/*scanner*.json"):
-            for path in sorted(self.state_dir.glob(pattern)):
-                with contextlib.suppress(OSError):
-                    text = path.read_text(errors="replace")
-                    out.append(f"---- {path.relative_to(self.state_dir)}: {text[:2000]}")
+        for path in [*sorted(self.state_dir.glob("watch/**/*.json")), *self.state_dir.glob("health/*scanner*.json")]:
+            with contextlib.suppress(OSError):
+                out.append(f"---- {path.relative_to(self.state_dir)}: {path.read_text(errors='replace')[:2000]}")
         out.append(f"==== notify.log (last {log_lines} lines)")
-        path = self.state_dir / "notify.log"
-        if path.exists():
-            out += path.read_text(errors="replace").splitlines()[-log_lines:]
+        with contextlib.suppress(OSError):
+            out += (self.state_dir / "notify.log").read_text(errors="replace").splitlines()[-log_lines:]
         for n, _ in enumerate(self.supervisors):
             out.append(f"==== donebell run #{n} output")
             with contextlib.suppress(OSError):

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.figures import FIGURES
+from donebell.shared.records import STRICT_ENV
 from support.ntfy_standin import NtfyStandin
 from support.rig import Rig
 from support.runner import Spawner, make_spawner
 
 #: Variables of this suite itself (not donebell settings) that survive the clean-up below.
-KEEP_ENV = ("DONEBELL_FULL_STORMS", "DONEBELL_RELIABILITY_SPAWN", "DONEBELL_FIGURES_FILE")
+KEEP_ENV = ("DONEBELL_FULL_STORMS", "DONEBELL_RELIABILITY_SPAWN", "DONEBELL_FIGURES_FILE", STRICT_ENV)
 
 
 @pytest.fixture(autouse=True)
@@ -57,11 +57,3 @@ def make_rig(tmp_path: Path, spawner: Spawner, standin: NtfyStandin) -> Callable
 @pytest.fixture()
 def rig(make_rig: Callable[..., Rig]) -> Rig:
     return make_rig()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the figures the tests measured (docs/reliability.md quotes a full run of them)."""
-    if FIGURES:
-        terminalreporter.section("reliability figures")
-        for name, values in FIGURES.items():
-            terminalreporter.write_line(f"{name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))

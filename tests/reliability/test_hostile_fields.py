@@ -125,7 +125,7 @@ def test_wrong_types_in_every_outbox_field_never_wedge_delivery(
     sent or dead-lettered (none stuck, none crashing the role) and the good one is delivered."""
     rig = make_rig()
     template, good = _two_turns(rig)
-    outbox_template = to_outbox(template, verdict="idle")
+    outbox_template: dict[str, Any] = {**to_outbox(template, verdict="idle")}
     variants = [rec for field in OUTBOX_FIELDS for rec in _variants(outbox_template, field, "outbox")]
     for rec in variants:
         assert rig.state.create("outbox", rec)

@@ -114,9 +114,7 @@ def outbox_record(
     base.update(fields)
     source = base.pop("source")
     cand = new_candidate(key=key, provider=provider, source=source, **base)
-    rec = to_outbox(cand, verdict="idle")
-    rec.update(delivery)
-    return rec
+    return {**to_outbox(cand, verdict="idle"), **delivery}
 
 
 def wire_bodies(srv: Any) -> list[dict[str, Any]]:

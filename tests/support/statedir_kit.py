@@ -13,7 +13,7 @@ from donebell.shared.statedir import StateDir
 def numbered_candidate(n: int, fill: int = 10) -> dict[str, object]:
     """A Codex candidate of thread ``thread-<n>`` carrying ``fill`` bytes of padding."""
     key = event_key("codex", f"thread-{n}", "turn-1")
-    return new_candidate(key=key, provider="codex", source="test", thread_id=f"thread-{n}", fill="x" * fill, n=fill)
+    return {**new_candidate(key=key, provider="codex", source="test", thread_id=f"thread-{n}", fill="x" * fill, n=fill)}
 
 
 def assert_all_records_whole(state: StateDir) -> int:

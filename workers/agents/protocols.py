@@ -1,8 +1,9 @@
 """The small interfaces the roles call on an agent: one ``Protocol`` per capability.
 
-An agent is one module (``workers/agents/<name>/agent.py``) registered by name in
-:mod:`~donebell.workers.agents.registry`; the module itself implements every Protocol below
-(mypy checks a module against a Protocol like any object). Each capability is what one role asks:
+An agent is one object, the ``AGENT`` its folder's package declares (a
+:class:`~donebell.workers.agents.LazyAgent`, which implements every Protocol below; mypy checks it
+once for all agents), registered by name in :mod:`~donebell.workers.agents.registry`. Each
+capability is what one role asks:
 
 * :class:`Hooks`: the hook role (``donebell hook <agent>[-<event>]``) hands it the invocation;
 * :class:`Gate`: the delivery role's gate asks whether a pending candidate of this agent is done;
@@ -48,7 +49,7 @@ class Hooks(Protocol):
     """``donebell hook <NAME>`` and ``donebell hook <NAME>-<event>``."""
 
     @property
-    def NAME(self) -> str:  # a module constant where an agent defines it, hence the case
+    def NAME(self) -> str:  # a constant of the agent, hence the case
         """The agent's name: its records' ``provider`` and its hook command's prefix."""
         ...
 

@@ -17,7 +17,7 @@ from donebell.shared.config.view import SettingsLike
 from donebell.shared.ntfy.client import Auth, NtfyClient, public_server, scrub
 from donebell.shared.ntfy.retry import Decision, backoff_seconds, clean_text
 from donebell.shared.records import expiry_of_test, new_receipt
-from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir, now
+from donebell.shared.statedir import DEAD, OUTBOX, RECEIPT_FOLDERS, SENT, InvalidRecord, StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.policies import send as policy_send
 from donebell.workers.delivery.policies.digest import is_digest
@@ -80,12 +80,12 @@ class OutboxSender:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
         summary = SendSummary()
         started = time.monotonic()
-        for name in self.state.stray_files("outbox"):  # not <key>.json: never deliverable, set aside
-            self.state.dead_letter_invalid("outbox", name, "not a <key>.json record file")
+        for name in self.state.stray_files(OUTBOX):  # not <key>.json: never deliverable, set aside
+            self.state.dead_letter_invalid(OUTBOX, name, "not a <key>.json record file")
             summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
         held = policy_plan(self.state, self.settings, at)  # docs/delivery.md "Notification policies"
         summary.next_due = held.next_due
-        outbox_keys = self.state.keys("outbox")
+        outbox_keys = self.state.keys(OUTBOX)
         keys = [k for k in outbox_keys if k not in held.skip]
         summary.left += len(outbox_keys) - len(keys)
         for name, value in held.counters.items():
@@ -148,15 +148,15 @@ class OutboxSender:
         for folder in RECEIPT_FOLDERS:
             if self.state.exists(folder, key):
                 # A crash after the receipt, before the removal: finish the removal, never resend.
-                self.state.remove("outbox", key)
+                self.state.remove(OUTBOX, key)
                 self.state.log(
                     "info", "outbox record already has a receipt; removed, not resent", key=key, receipt=folder
                 )
                 return SendOutcome("recovered")
         try:
-            record = self.state.read("outbox", key)
+            record = self.state.read(OUTBOX, key)
         except InvalidRecord as exc:
-            self.state.dead_letter_invalid("outbox", f"{key}.json", str(exc))
+            self.state.dead_letter_invalid(OUTBOX, f"{key}.json", str(exc))
             return SendOutcome("invalid")
         if record is None or (record.get("test") is True and stale_or_newest(self.state, record, at)):
             return SendOutcome("gone")  # a replaced or expired `donebell test` is retired, never sent
@@ -178,7 +178,7 @@ class OutboxSender:
             else:
                 payload = policy_send.silence(record, render(record, self.settings, state=self.state))
         except Exception as exc:  # noqa: BLE001 - a record we cannot render is an invalid record
-            self.state.dead_letter_invalid("outbox", f"{key}.json", f"cannot render: {type(exc).__name__}")
+            self.state.dead_letter_invalid(OUTBOX, f"{key}.json", f"cannot render: {type(exc).__name__}")
             return SendOutcome("invalid")
         policy_send.before_post(self.state, record, self.settings)
         decision = self.client.publish(self.settings.server, payload, self.auth)
@@ -191,7 +191,7 @@ class OutboxSender:
         cap = self.settings.retry_max_seconds
         for key in keys:
             try:
-                record = self.state.read("outbox", key)
+                record = self.state.read(OUTBOX, key)
             except InvalidRecord:
                 continue  # set aside by the pass that gets to send it
             raw = record.get("next_attempt_at") if record is not None else None
@@ -212,7 +212,7 @@ class OutboxSender:
         cap = self.settings.retry_max_seconds
         if raw > at + cap + 1.0:
             record["next_attempt_at"] = at + cap
-            self.state.replace("outbox", record)
+            self.state.replace(OUTBOX, record)
             self.state.log(
                 "warning",
                 "next attempt was beyond the backoff cap (clock jump?); clamped",
@@ -245,23 +245,23 @@ class OutboxSender:
         the pass's next removals (:meth:`flush_removals`): a removal lost in a crash leaves a
         record beside its receipt, which is removed on sight and never sent again.
         """
-        reason = "test" if record.get("test") is True else "sent"
+        own: Literal["test", "sent"] = "test" if record.get("test") is True else "sent"
         outcome = {
             "attempts": attempts,
             "sent_at": done_at,
             "http_status": decision.status,
             "message_id": decision.message_id,
         }  # the same on the digest's members and on it
-        reason = policy_send.receipt_members(self.state, record, "sent", reason, **outcome)
+        reason = policy_send.receipt_members(self.state, record, "sent", own, **outcome)
         receipt = new_receipt(
             record, status="sent", reason=reason, server=public_server(self.settings.server), **outcome
         )
         if is_digest(record):
-            self.state.finish("outbox", "sent", receipt)
+            self.state.finish(OUTBOX, SENT, receipt)
             self.state.log_lines([_sent_line(record, attempts, decision)])
             return SendOutcome("sent", decision=decision)
-        self.state.create("sent", receipt)  # an existing receipt wins, as finish() does
-        self.state.remove("outbox", record["key"], sync=False)
+        self.state.create(SENT, receipt)  # an existing receipt wins, as finish() does
+        self.state.remove(OUTBOX, record["key"], sync=False)
         if not self._removed:
             self._first_removed_at = time.monotonic()
         self._removed += 1
@@ -271,7 +271,7 @@ class OutboxSender:
     def flush_removals(self) -> None:
         """One flush of ``outbox/`` for the removals since the last one, and their log lines."""
         if self._removed:
-            self.state.sync_folder("outbox")
+            self.state.sync_folder(OUTBOX)
             self._removed = 0
         lines, self._sent_lines = self._sent_lines, []
         self.state.log_lines(lines)
@@ -279,7 +279,8 @@ class OutboxSender:
     def _dead(
         self, record: dict[str, Any], decision: Decision, attempts: int, done_at: float, error: str
     ) -> SendOutcome:
-        reason = "permanent-http-error" if decision.verdict == "permanent" else "max-attempts"
+        refused = decision.verdict == "permanent"  # the server refused it for good
+        reason: Literal["permanent-http-error", "max-attempts"] = "permanent-http-error" if refused else "max-attempts"
         outcome = {"attempts": attempts, "failed_at": done_at, "http_status": decision.status, "last_error": error}
         policy_send.receipt_members(self.state, record, "dead", reason, **outcome)
         receipt = new_receipt(
@@ -290,7 +291,7 @@ class OutboxSender:
             server=public_server(self.settings.server),
             **outcome,
         )
-        self.state.finish("outbox", "dead", receipt)
+        self.state.finish(OUTBOX, DEAD, receipt)
         self.state.log(
             "error",
             "delivery failed for good; dead-lettered",
@@ -320,7 +321,7 @@ class OutboxSender:
             next_attempt_at=done_at + delay,
             last_http_status=decision.status,
         )
-        self.state.replace("outbox", record)
+        self.state.replace(OUTBOX, record)
         self.state.log(
             "warning",
             "delivery failed; will retry",

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.ntfy.client import Auth, ConfigProblem, NtfyClient, auth_for, check_sendable
-from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir import OUTBOX, PENDING, StateDir, now
 from donebell.workers import pass_control
 from donebell.workers.delivery.config_watch import ConfigWatch
 from donebell.workers.delivery.outbox_sender import OutboxSender, SendOutcome
@@ -102,7 +102,7 @@ class DeliveryRole(Role):
             self.client = None
 
     def watch_paths(self) -> list[Path]:
-        return [self.state.folder("pending"), self.state.folder("outbox"), *self._gate_watch]
+        return [self.state.folder(PENDING), self.state.folder(OUTBOX), *self._gate_watch]
 
     def health_extra(self) -> dict[str, Any]:
         return dict(self._health)
@@ -199,8 +199,8 @@ class DeliveryRole(Role):
         idle = not busy and (earliest is None or earliest - after > IDLE_HORIZON_SECONDS)
         degraded = degraded or (f"config: {self.config_problem}" if self.config_problem else None)
         self._health = {
-            "pending": self.state.count("pending"),
-            "outbox": self.state.count("outbox"),
+            "pending": self.state.count(PENDING),
+            "outbox": self.state.count(OUTBOX),
             "next_due_at": earliest,
             "config_problem": self.config_problem,
             "gate": self.gate_state,
@@ -212,7 +212,7 @@ class DeliveryRole(Role):
 
     def work_arrived_since(self, wall_time: float) -> bool:
         """Handover check of a bounded run after it released its lock (see ``run_role``)."""
-        return self.state.changed_since("pending", wall_time) or self.state.changed_since("outbox", wall_time)
+        return self.state.changed_since(PENDING, wall_time) or self.state.changed_since(OUTBOX, wall_time)
 
     def _arrived_during_pass(self, gate_waiting: int, outbox_left: int) -> bool:
         """True when records arrived after the gate or the sender listed their folder.
@@ -222,13 +222,13 @@ class DeliveryRole(Role):
         A mismatch that persists (a gate that does not account for a record) stops counting after
         ``UNSEEN_PASSES_MAX`` passes, so it cannot keep a worker spinning.
         """
-        unseen = self.state.count("pending") > gate_waiting or self.state.count("outbox") > outbox_left
+        unseen = self.state.count(PENDING) > gate_waiting or self.state.count(OUTBOX) > outbox_left
         self._unseen_streak = self._unseen_streak + 1 if unseen else 0
         if self._unseen_streak == UNSEEN_PASSES_MAX + 1:
             self.state.log(
                 "warning",
                 "records stay in pending/ or outbox/ that no pass accounts for",
-                pending=self.state.count("pending"),
+                pending=self.state.count(PENDING),
                 gate_waiting=gate_waiting,
             )
         return unseen and self._unseen_streak <= UNSEEN_PASSES_MAX
@@ -251,7 +251,7 @@ class DeliveryRole(Role):
         except Exception as exc:  # noqa: BLE001 - the outbox must drain even if the gate breaks
             self.gate_state = f"error: {type(exc).__name__}: {exc}"[:300]
             self.state.log("error", "gate pass failed; delivering the outbox anyway", error=self.gate_state)
-            return None, self.state.count("pending"), self.gate_state
+            return None, self.state.count(PENDING), self.gate_state
         self.gate_state = "ok"
         self._gate_watch = list(result.watch_paths)
         self._gate_remote = list(getattr(result, "remote", None) or [])

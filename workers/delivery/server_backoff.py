@@ -31,7 +31,7 @@ from typing import Any
 
 from donebell.shared.backoff import doubling
 from donebell.shared.ntfy.retry import Decision, backoff_seconds
-from donebell.shared.statedir import InvalidRecord, StateDir, encode
+from donebell.shared.statedir import HEALTH, InvalidRecord, StateDir, encode
 
 FILE = "server-backoff.json"
 RATE_LIMIT_FLOOR_SECONDS = 5.0
@@ -56,7 +56,7 @@ class ServerBackoff:
     @classmethod
     def load(cls, state: StateDir) -> ServerBackoff:
         try:
-            data = state.read_bytes(state.path("health", FILE), limit=1 << 16)
+            data = state.read_bytes(state.path(HEALTH, FILE), limit=1 << 16)
             doc = json.loads(data.decode("utf-8")) if data else {}
         except (InvalidRecord, OSError, ValueError, RecursionError):  # a damaged file: no wait known
             doc = {}
@@ -79,7 +79,7 @@ class ServerBackoff:
 
     def save(self, state: StateDir) -> None:
         try:
-            state.write_file(state.path("health", FILE), encode(asdict(self)), durable=False)
+            state.write_file(state.path(HEALTH, FILE), encode(asdict(self)), durable=False)
         except OSError:
             pass  # a full disk: the state is lost, which costs one probe
 

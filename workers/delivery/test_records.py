@@ -16,10 +16,13 @@ attempts its record through the delivery role's own code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.records import expiry_of_test, new_receipt
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, SUPPRESSED, InvalidRecord, StateDir
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
 
 
 def _number(value: object) -> float | None:
@@ -29,11 +32,11 @@ def _number(value: object) -> float | None:
 def newer_test(state: StateDir, record: dict[str, Any]) -> str | None:
     """The key of a test record in ``outbox/`` created after ``record``, if there is one."""
     born = _number(record.get("created_at")) or 0.0
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         if key == record.get("key"):
             continue
         try:
-            other = state.read("outbox", key)
+            other = state.read(OUTBOX, key)
         except (InvalidRecord, OSError):
             continue
         if other is not None and other.get("test") is True and (_number(other.get("created_at")) or 0.0) > born:
@@ -47,6 +50,7 @@ def retire_if_stale(state: StateDir, record: dict[str, Any], at: float) -> str |
     Returns the receipt's reason, or None when the record is still the test to send.
     """
     replaced_by = newer_test(state, record)
+    reason: ReceiptReason
     if replaced_by is not None:
         reason, detail = "test-replaced", f"a newer `donebell test` ({replaced_by[:12]}) replaced it"
     elif at >= expiry_of_test(record):
@@ -56,7 +60,7 @@ def retire_if_stale(state: StateDir, record: dict[str, Any], at: float) -> str |
     extra = {"attempts": record.get("attempts") or 0, "detail": detail, "expires_at": expiry_of_test(record)}
     if record.get("last_error"):
         extra["last_error"] = record["last_error"]
-    state.finish("outbox", "suppressed", new_receipt(record, status="suppressed", reason=reason, **extra))
+    state.finish(OUTBOX, SUPPRESSED, new_receipt(record, status="suppressed", reason=reason, **extra))
     state.log("info", f"test notification {reason.removeprefix('test-')}; not sent", key=record["key"], reason=reason)
     return reason
 
@@ -73,11 +77,11 @@ def stale_or_newest(state: StateDir, record: dict[str, Any], at: float) -> bool:
 def retire_older_tests(state: StateDir, keep: str, at: float) -> int:
     """Retire every test record in ``outbox/`` but ``keep`` that is replaced or expired; how many."""
     retired = 0
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         if key == keep:
             continue
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except (InvalidRecord, OSError):
             continue
         if record is not None and record.get("test") is True and retire_if_stale(state, record, at):

@@ -16,14 +16,17 @@ are the pending copies removed. Two flushes for a batch instead of four per prom
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from donebell.shared import records
-from donebell.shared.statedir import GroupCommit, InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, PENDING, SUPPRESSED, GroupCommit, InvalidRecord, StateDir
 from donebell.workers.kit import probe_schedule
 from donebell.workers.kit.probe_schedule import first_seen
 from donebell.workers.kit.verdict import Verdict
 from donebell.workers.kit.weak_merge import MERGED, merge_into
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import OutboxRecord, ReceiptReason
 
 Applied = Literal["promoted", "staged", "suppressed", "removed", "waiting", "raced", "gone"]
 
@@ -71,9 +74,9 @@ def next_probe_delay(record: dict[str, Any], verdict: Verdict, *, retry_max: flo
 
 def _reread(state: StateDir, key: str, revision: object) -> dict[str, Any] | None | Literal["raced"]:
     try:
-        current = state.read("pending", key)
+        current = state.read(PENDING, key)
     except InvalidRecord as exc:
-        state.dead_letter_invalid("pending", f"{key}.json", str(exc))
+        state.dead_letter_invalid(PENDING, f"{key}.json", str(exc))
         return None
     if current is None:
         return None
@@ -120,7 +123,7 @@ def apply(
         return _apply_locked(state, current, verdict, now, retry_max), verdict
 
 
-def _outbox_record(current: dict[str, Any], verdict: Verdict, now: float) -> dict[str, Any]:
+def _outbox_record(current: dict[str, Any], verdict: Verdict, now: float) -> OutboxRecord:
     """The ``outbox/`` record a promotion of ``current`` creates."""
     promoted = record_decision(current, verdict, now)
     promoted["probe"] = {**promoted["probe"], "next_probe_at": None}
@@ -142,10 +145,10 @@ class Promotions:
     def full(self) -> bool:
         return len(self._staged) >= self.LIMIT
 
-    def stage(self, current: dict[str, Any], outbox_record: dict[str, Any], verdict: Verdict) -> None:
+    def stage(self, current: dict[str, Any], outbox_record: OutboxRecord, verdict: Verdict) -> None:
         """Called under the key's lock, right after the second snapshot said ``promote``."""
         if self._batch is None:
-            self._batch = self.state.group_commit("outbox")
+            self._batch = self.state.group_commit(OUTBOX)
         self._batch.stage(outbox_record)
         self._staged.append((current["key"], current.get("revision"), verdict))
 
@@ -168,9 +171,9 @@ class Promotions:
             batch.sync()  # the outbox records are durable: only now may their pending copies go
             for key, _ in linked:
                 with self.state.mutation_lock(key):
-                    self.state.remove("pending", key, sync=False)
+                    self.state.remove(PENDING, key, sync=False)
             if linked:
-                self.state.sync_folder("pending")
+                self.state.sync_folder(PENDING)
         finally:
             batch.close()
         self.state.log_lines(
@@ -186,22 +189,27 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
     key = current["key"]
     decided = record_decision(current, verdict, now)
     if verdict.action == "promote":
-        state.create("outbox", _outbox_record(current, verdict, now))
-        state.remove("pending", key)
+        state.create(OUTBOX, _outbox_record(current, verdict, now))
+        state.remove(PENDING, key)
         state.log("info", "promoted", key=key, verdict=verdict.reason, evidence=verdict.evidence[:200])
         return "promoted"
     if verdict.action == "suppress":
         state.finish(
-            "pending",
-            "suppressed",
+            PENDING,
+            SUPPRESSED,
             records.new_receipt(
-                decided, status="suppressed", reason=verdict.reason, candidate_created_at=current.get("created_at")
+                decided,
+                status="suppressed",
+                # Verdict.suppress takes a ReceiptReason only; one rebuilt from a remote gate
+                # worker's answer (remote.from_wire) is checked by new_receipt at run time.
+                reason=cast("ReceiptReason", verdict.reason),
+                candidate_created_at=current.get("created_at"),
             ),
         )
         state.log("info", "suppressed", key=key, reason=verdict.reason, evidence=verdict.evidence[:200])
         return "suppressed"
     if verdict.action == "remove":
-        state.remove("pending", key)
+        state.remove(PENDING, key)
         state.log("info", verdict.reason, key=key, evidence=verdict.evidence[:200])
         return "removed"
     delay = next_probe_delay(current, verdict, retry_max=retry_max)
@@ -213,5 +221,5 @@ def _apply_locked(state: StateDir, current: dict[str, Any], verdict: Verdict, no
         "wait_kind": verdict.wait_kind,
         "watch": [str(p) for p in verdict.watch][:32],
     }
-    state.replace("pending", decided)
+    state.replace(PENDING, decided)
     return "waiting"

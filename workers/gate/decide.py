@@ -5,8 +5,8 @@ Order of checks common to every provider and mode (the provider gates add theirs
 1. a candidate its agent classified as a subagent's at capture (``classification``) never
    notifies on its own -> suppressed ``subagent``;
 2. ``idle_detection_mode: off`` promotes every other accepted candidate at once (verdict ``off``);
-3. otherwise the record's agent decides (``Gate.evaluate`` of ``workers/agents/<provider>/agent.py``,
-   found through the registry).
+3. otherwise the record's agent decides (``Gate.evaluate`` of the ``AGENT`` that
+   ``workers/agents/<provider>/`` declares, found through the registry).
 """
 
 from __future__ import annotations

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.ingest import finish_reopen
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import DEAD, OUTBOX, PENDING, SENT, SUPPRESSED, InvalidRecord, StateDir
 from donebell.workers import pass_control
 from donebell.workers.agents.registry import agent
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.remote import RootSpec, remote_root
 
 #: Folders that mean "this key already moved on": its pending copy is crash debris.
-_LATER = ("outbox", "sent", "suppressed", "dead")
+_LATER = (OUTBOX, SENT, SUPPRESSED, DEAD)
 #: Coalescing groups (roots) one pass loads: a 10,000-candidate backlog is worked through in
 #: passes of this many roots (every due candidate of a loaded root comes along), so a pass's
 #: memory stays bounded; a pass yields after its budget anyway (``pass_control``). ``--once``
@@ -70,12 +70,12 @@ def load_due(
     due: list[dict[str, Any]] = []
     roots_taken: set[str] = set()
     seen: dict[str, tuple[tuple[int, int, int], str]] = {}
-    for name in state.stray_files("pending"):
+    for name in state.stray_files(PENDING):
         if not name.endswith(".tmp"):
-            state.dead_letter_invalid("pending", name, "not a <key>.json record file")
+            state.dead_letter_invalid(PENDING, name, "not a <key>.json record file")
             result.invalid += 1
     capped = pass_control.budgeted()
-    for key, stamp in state.stamped_keys("pending"):
+    for key, stamp in state.stamped_keys(PENDING):
         hint = known.get(key)
         if capped and len(roots_taken) >= MAX_ROOTS_PER_PASS and hint is not None and hint[0] == stamp:
             seen[key] = hint
@@ -104,9 +104,9 @@ def _due_record(
 ) -> dict[str, Any] | None:
     """``pending/<key>`` if it is due for judgement now; else None, with the reason accounted for."""
     try:
-        record = state.read("pending", key)
+        record = state.read(PENDING, key)
     except InvalidRecord as exc:
-        state.dead_letter_invalid("pending", f"{key}.json", str(exc))
+        state.dead_letter_invalid(PENDING, f"{key}.json", str(exc))
         result.invalid += 1
         return None
     if record is None or key in in_flight:
@@ -114,14 +114,14 @@ def _due_record(
     problem = shape_problem(record)
     if problem is not None:
         with state.mutation_lock(key):
-            state.dead_letter_invalid("pending", f"{key}.json", problem)
+            state.dead_letter_invalid(PENDING, f"{key}.json", problem)
         result.invalid += 1
         return None
     if any(state.exists(folder, key) for folder in _LATER) and not finish_reopen(state, record):
         # A crash between "create next state" and "remove pending": finish the removal.
         with state.mutation_lock(key):
             if any(state.exists(folder, key) for folder in _LATER):
-                state.remove("pending", key)
+                state.remove(PENDING, key)
                 result.removed += 1
                 state.log("info", "pending copy of a finished key removed", key=key)
         return None

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import PENDING, InvalidRecord, StateDir
 from donebell.workers import pass_control
 from donebell.workers.gate import GatePass
 from donebell.workers.gate.commit import Promotions, apply
@@ -230,7 +230,7 @@ def _commit(
     elif applied == "waiting":
         result.waiting += 1
         try:
-            probe = (ctx.state.read("pending", record["key"]) or {}).get("probe") or {}
+            probe = (ctx.state.read(PENDING, record["key"]) or {}).get("probe") or {}
         except InvalidRecord:
             probe = {}
         next_at = probe.get("next_probe_at")

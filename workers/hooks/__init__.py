@@ -18,7 +18,7 @@ import sys
 from donebell.shared import lean_json as json
 from donebell.shared.process import hook_signals
 from donebell.shared.process.liveness import owner_alive, process_create_time
-from donebell.shared.statedir import StateDir, encode, now
+from donebell.shared.statedir import LOCKS, StateDir, encode, now
 from donebell.workers.agents.registry import hook_target, hosting_agent, names
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import PayloadError
@@ -229,7 +229,7 @@ def kick_argv() -> list[str] | None:
 
 def read_kick_record(state: StateDir) -> dict[str, Any] | None:
     try:
-        data = state.read_bytes(state.path("locks", KICK_RECORD), limit=1 << 16)
+        data = state.read_bytes(state.path(LOCKS, KICK_RECORD), limit=1 << 16)
         record = None if data is None else json.loads(data.decode("utf-8"))
     except Exception:  # noqa: BLE001 - unreadable or not JSON: no kick is known
         return None
@@ -253,7 +253,7 @@ def kick_delivery(state: StateDir) -> str:
 
     pid = spawn_detached(argv, cwd=NEUTRAL_CWD)  # never the agent's folder: see proc_group
     record = {"pid": pid, "create_time": process_create_time(pid), "kicked_at": now(), "role": "delivery"}
-    state.write_file(state.path("locks", KICK_RECORD), encode(record), durable=False)
+    state.write_file(state.path(LOCKS, KICK_RECORD), encode(record), durable=False)
     return "kicked"
 
 

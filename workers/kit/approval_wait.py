@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 
 from donebell.shared import lean_json as json
+from donebell.shared.statedir import DEAD, SUPPRESSED
 from donebell.workers.kit.hook_context import HookContext
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -140,7 +141,7 @@ def answered_at_terminal(ctx: HookContext, key: str) -> str | None:
     """Why the request is believed answered at the terminal, or None (the needs-you evidence)."""
     state = ctx.state
     folder = state.locate(key)
-    if folder in ("suppressed", "dead"):
+    if folder in (SUPPRESSED, DEAD):
         return f"its notification is in {folder}/"
     if folder is None:
         return None

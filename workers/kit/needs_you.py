@@ -30,7 +30,7 @@ import os
 from donebell.shared import lean_json as json
 from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
-from donebell.shared.statedir import now
+from donebell.shared.statedir import OUTBOX, now
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import message_field, text_field
 
@@ -151,16 +151,16 @@ def create_unless_known(state: StateDir, record: dict[str, Any], *, enrich: bool
     with state.mutation_lock(key):
         where = state.locate(key)
         if where is None:
-            state.create("outbox", record)
-        elif where == "outbox" and enrich:
-            found = state.read("outbox", key)
+            state.create(OUTBOX, record)
+        elif where == OUTBOX and enrich:
+            found = state.read(OUTBOX, key)
             if found is not None:
                 call = {name: record[name] for name in CALL_FIELDS if record.get(name) is not None}
                 sources = [
                     *found.get("sources", []),
                     *(s for s in record["sources"] if s not in found.get("sources", [])),
                 ]
-                state.replace("outbox", {**found, **call, "sources": sources, "revision": found.get("revision", 1) + 1})
+                state.replace(OUTBOX, {**found, **call, "sources": sources, "revision": found.get("revision", 1) + 1})
                 return "enriched"
     return where
 

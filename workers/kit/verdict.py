@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
 
 Action = Literal["promote", "suppress", "wait", "remove"]
 
@@ -41,7 +44,7 @@ class Verdict:
         return cls("promote", reason, evidence, **kw)
 
     @classmethod
-    def suppress(cls, reason: str, evidence: str = "", **kw: Any) -> Verdict:
+    def suppress(cls, reason: ReceiptReason, evidence: str = "", **kw: Any) -> Verdict:
         return cls("suppress", reason, evidence, **kw)
 
     @classmethod

@@ -10,12 +10,15 @@ with a ``merged`` receipt; the real key is judged as any candidate with a Stop.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.statedir import StateDir
 
-MERGED = "merged"
+if TYPE_CHECKING:
+    from donebell.shared.record_types import Candidate, ReceiptReason
+
+MERGED: ReceiptReason = "merged"
 
 
 def merge_into(state: StateDir, weak: dict[str, Any], fields: dict[str, Any]) -> str:
@@ -32,6 +35,7 @@ def merge_into(state: StateDir, weak: dict[str, Any], fields: dict[str, Any]) ->
     candidate.update(turn, key=fields["merged_into"], weak_identity=False, revision=1)
     candidate["sources"] = [weak.get("source")]
     candidate["merged_from"] = weak["key"]
-    result: str = submit_candidate(state, candidate)
+    # The weak candidate as read back from pending/ (validated there), re-keyed: a candidate's fields.
+    result: str = submit_candidate(state, cast("Candidate", candidate))
     state.log("info", "weak Stop merged into its turn's key", key=candidate["key"], weak_key=weak["key"], result=result)
     return result

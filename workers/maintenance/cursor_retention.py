@@ -27,15 +27,15 @@ import os
 import re
 from typing import Any
 
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import WATCH_CLAUDE, WATCH_LOCAL, WATCH_REMOTE, InvalidRecord, StateDir
 from donebell.workers.kit.jsonl_tail import Cursor, cursor_updated_at
 from donebell.workers.scanners.remote_root_summary import SUMMARY_KIND
 
 DAY = 86400.0
 CURSOR_MAX_AGE_DAYS = 30.0
-LOCAL_FOLDER = "watch/local"
-CLAUDE_FOLDER = "watch/claude"  # Claude transcript cursors (workers/agents/claude/tail.py): local paths
-REMOTE_FOLDER = "watch/remote"
+LOCAL_FOLDER = WATCH_LOCAL
+CLAUDE_FOLDER = WATCH_CLAUDE  # Claude transcript cursors (workers/agents/claude/tail.py): local paths
+REMOTE_FOLDER = WATCH_REMOTE
 _ROOT_HASH = re.compile(r"^[0-9a-f]{32}$")
 
 

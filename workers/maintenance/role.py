@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from donebell.shared.config.view import ConfigError, SettingsLike, load
 from donebell.shared.health import alive, settled
-from donebell.shared.statedir import LOG_MAX_BYTES, now
+from donebell.shared.statedir import DEAD, LOG_MAX_BYTES, SENT, SUPPRESSED, WAKE, WAKE_ANSWERS, now
 from donebell.workers.agents.registry import agent, names
 from donebell.workers.kit.pass_result import PassResult
 from donebell.workers.maintenance.cursor_retention import CursorRetention
@@ -116,16 +116,16 @@ class MaintenanceRole(Role):
         s = self._current_settings()
         counters = {"expired_sent": 0, "expired_suppressed": 0, "expired_dead": 0}
         if s.sent_retention_days > 0:
-            counters["expired_sent"] = self.state.expire("sent", at - s.sent_retention_days * DAY)
-            counters["expired_suppressed"] = self.state.expire("suppressed", at - s.sent_retention_days * DAY)
+            counters["expired_sent"] = self.state.expire(SENT, at - s.sent_retention_days * DAY)
+            counters["expired_suppressed"] = self.state.expire(SUPPRESSED, at - s.sent_retention_days * DAY)
         if s.dead_retention_days > 0:
-            counters["expired_dead"] = self.state.expire("dead", at - s.dead_retention_days * DAY)
+            counters["expired_dead"] = self.state.expire(DEAD, at - s.dead_retention_days * DAY)
         counters["tmp_swept"] = self.state.sweep_tmp(at - TMP_MAX_AGE_SECONDS)
         counters["lock_shards_swept"] = self.state.sweep_mutation_locks()
-        if os.path.isdir(self.state.path("wake")):  # reply to continue: only once the wake role ran
+        if os.path.isdir(self.state.path(WAKE)):  # reply to continue: only once the wake role ran
             keep = max(s.sent_retention_days * DAY, s.wake_ticket_ttl_seconds) + DAY
             counters["expired_wakes"] = self.state.wake_queue().expire(at - keep)
-        if os.path.isdir(self.state.path("wake", "answers")):  # answers outlive their request's wait
+        if os.path.isdir(self.state.path(WAKE_ANSWERS)):  # answers outlive their request's wait
             counters["expired_answers"] = self.state.answer_box().expire(at - s.sent_retention_days * DAY - DAY)
         counters.update(CursorRetention(self.state, at, s.sent_retention_days).run())
         for name in names():  # what only an agent writes (Claude's session records)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from donebell.shared.records import NEEDS_YOU
-from donebell.shared.statedir import InvalidRecord
+from donebell.shared.statedir import DEAD, SUPPRESSED, InvalidRecord
 from donebell.workers.agents import registry
 from donebell.workers.wake.pipeline_like import WakePipeline
 
@@ -90,7 +90,7 @@ def _same_request(needs: dict[str, Any], record: dict[str, Any]) -> bool:
 
 
 def _answered_at_terminal(pipe: WakePipeline, needs: dict[str, Any], folder: str | None) -> str | None:
-    if folder in ("suppressed", "dead"):
+    if folder in (SUPPRESSED, DEAD):
         return f"its notification is in {folder}/"
     from donebell.workers.kit.needs_answered import needs_answered
 

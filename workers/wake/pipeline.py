@@ -35,7 +35,7 @@ from donebell.shared.config.secret_text import scrub, settings_secrets
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import event_key
 from donebell.shared.ntfy.server_clock import tap_age
-from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir import SENT, StateDir, now
 from donebell.shared.statedir._wake import WakeQueue
 from donebell.shared.wake_ticket import TicketKey, TicketRefused, key_signature, load_key, verify
 from donebell.workers.agents import registry
@@ -163,7 +163,7 @@ class WakePipeline:
         if not 0 <= record["action"] < len(actions):
             self._refuse(record, "unknown-action")
             return
-        if self.state.read("sent", event_key(provider, conv, turn)) is None:
+        if self.state.read(SENT, event_key(provider, conv, turn)) is None:
             self._refuse(record, "unknown-thread")
             return
         path = agents.locate(provider, conv)

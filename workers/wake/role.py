@@ -20,7 +20,7 @@ from __future__ import annotations
 import queue
 import signal
 import sys
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from donebell.shared.config.secret_text import public_url
 from donebell.shared.ntfy.client import ConfigProblem, account_auth, check_sendable
@@ -33,6 +33,9 @@ from donebell.workers.wake.machines import hello_body, other_machines
 from donebell.workers.wake.open_replies import OpenReplies
 from donebell.workers.wake.pipeline import WakePipeline
 from donebell.workers.wake.policy import config_problem
+
+if TYPE_CHECKING:
+    from donebell.shared.states import SubscriptionState
 
 PASS_WAIT = 9.0  # longest block of one pass on the inbox: health is written per pass, stale after 30 s
 BATCH_MAX = 200  # messages handled per pass before open records get their turn
@@ -66,7 +69,7 @@ class WakeRole(Role):
         self.open = OpenReplies(self.pipeline, self.log, inline=self.bounded(), on_done=self._wake_pass)
         for record in self.queue.open_records():
             self.open.add(record)
-        self.subscription_state = "polling" if self.bounded() else "connecting"
+        self.subscription_state: SubscriptionState = "polling" if self.bounded() else "connecting"
         self.subscriber: Subscriber | None = None
         self.clock = ServerClock()
         if not self.bounded():
@@ -82,7 +85,7 @@ class WakeRole(Role):
             self._wake_inbox_on_stop()
             self.subscriber.start()
 
-    def _on_state(self, state: str) -> None:
+    def _on_state(self, state: SubscriptionState) -> None:
         if state == "subscribed" and self.subscription_state != "subscribed":
             self.pipeline.hello_due = True  # (re)connected: say hello to the machines sharing the topic
         self.subscription_state = state

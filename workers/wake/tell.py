@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from donebell.shared.keys import event_key, sequence_id
-from donebell.shared.statedir import InvalidRecord
+from donebell.shared.statedir import SENT, InvalidRecord
 from donebell.workers.kit.labels import format_duration, origin_label
 from donebell.workers.wake.actions import wake_actions
 
@@ -66,6 +66,6 @@ def _receipt(pipe: WakePipeline, record: dict[str, Any]) -> dict[str, Any] | Non
     """The sent receipt of the notified turn (its card's sequence id, the turn its buttons name)."""
     try:
         key = event_key(str(record["provider"]), str(record["conversation_id"]), str(record["turn_id"]))
-        return pipe.state.read("sent", key)
+        return pipe.state.read(SENT, key)
     except (InvalidRecord, KeyError, OSError):
         return None

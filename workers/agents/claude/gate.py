@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.keys import claude_session_key
-from donebell.shared.statedir import InvalidRecord
+from donebell.shared.statedir import CLAUDE, InvalidRecord
 from donebell.workers.agents.claude.outcome import transcript_index
 from donebell.workers.agents.claude.prompt_view import TranscriptView, apply_index, baseline_state, index_cap, read_view
 from donebell.workers.kit import ladder
@@ -148,9 +148,9 @@ def check_prompt_epoch(ev: ClaudeEvaluation) -> Outcome:
         return None  # epoch-zero compatibility candidate: current-session behaviour
     key = claude_session_key(ev.session_id)
     try:
-        session = ev.ctx.state.read("claude", key)
+        session = ev.ctx.state.read(CLAUDE, key)
     except InvalidRecord as exc:
-        ev.ctx.state.dead_letter_invalid("claude", f"{key}.json", str(exc))
+        ev.ctx.state.dead_letter_invalid(CLAUDE, f"{key}.json", str(exc))
         return Verdict.suppress("claude-session-unverifiable", f"session record corrupt: {exc}")
     if session is None:
         return Verdict.suppress("claude-session-unverifiable", "session record missing at the commit boundary")

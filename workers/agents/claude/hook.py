@@ -31,7 +31,7 @@ from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
 from donebell.shared.process.liveness import own_start_time
 from donebell.shared.records import new_candidate
-from donebell.shared.statedir import now
+from donebell.shared.statedir import PENDING, now
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
 from donebell.workers.kit.hook_context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from donebell.shared.record_types import ClaudeSession
     from donebell.shared.statedir import StateDir
 
 PATH_LIMIT = 4096
@@ -189,12 +190,12 @@ def on_notification(ctx: HookContext, payload: dict[str, Any]) -> None:
         key = event_key("claude", session_id, prompt_id)
         state = ctx.state
         with state.mutation_lock(key):
-            current = state.read("pending", key) if state.locate(key) == "pending" else None
+            current = state.read(PENDING, key) if state.locate(key) == PENDING else None
             if current is not None:
                 merged = merge_evidence(current, {"source": "claude-notification"})
                 merged["idle_notified_at"] = now()
                 merged["notification_type"] = kind
-                state.replace("pending", merged)
+                state.replace(PENDING, merged)
                 marked = True
     ctx.log("info", "claude idle notification", session_id=session_id, prompt_id=prompt_id, marked=marked)
     ctx.request_delivery()
@@ -312,7 +313,7 @@ def _session_of(
     transcript: str | None,
     cwd: str | None,
     source: str,
-) -> tuple[dict[str, Any] | None, str] | None:
+) -> tuple[ClaudeSession | None, str] | None:
     """``(session record, relation of the prompt to it)``; None (logged) for an older prompt's signal."""
     if session_id and prompt_id:
         session, relation = claude_session.for_prompt(ctx.state, session_id, prompt_id, transcript, cwd)
@@ -322,7 +323,7 @@ def _session_of(
                 f"claude {source} of an older prompt ignored",
                 session_id=session_id,
                 prompt_id=prompt_id,
-                current_prompt_id=(session or {}).get("prompt_id"),
+                current_prompt_id=session.get("prompt_id") if session else None,
             )
             return None
         return session, relation

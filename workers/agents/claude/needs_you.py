@@ -25,7 +25,7 @@ import os
 
 from donebell.shared import lean_json as json
 from donebell.shared.bounded_read import read_from, read_tail
-from donebell.shared.statedir import now
+from donebell.shared.statedir import CLAUDE, now
 from donebell.workers.kit.hook_context import HookContext
 from donebell.workers.kit.hook_input import text_field
 from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, request_key, tool_digest, write_request
@@ -33,6 +33,8 @@ from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, re
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
     from typing import Any
+
+    from donebell.shared.record_types import ClaudeSession
 
 #: Claude ``Notification`` types that mean the task waits for the user (facts: claude-2.1.332).
 NEEDS_TYPES = ("permission_prompt", "elicitation_dialog", "agent_needs_input")
@@ -105,7 +107,7 @@ def _call_of(window: bytes, payload: dict[str, Any], signal: str) -> str | None:
 
 def _claim(
     ctx: HookContext, session_id: str, asked: dict[str, Any]
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[dict[str, Any] | None, ClaudeSession | None]:
     """Under the session's needs-you note's lock: the request this signal is (``asked``, or the
     open one it joins, or None when it is an open request already), noted before any record is
     written; and the session record (its prompt epoch)."""
@@ -115,7 +117,7 @@ def _claim(
     state, key = ctx.state, note_key(session_id)
     with state.mutation_lock(key):
         try:
-            note = state.read("claude", key)
+            note = state.read(CLAUDE, key)
         except InvalidRecord:
             note = None
         request: dict[str, Any] | None = asked
@@ -129,7 +131,7 @@ def _claim(
             # Volatile like a health file (no fsync in the hook): a note lost to a crash costs at
             # most a second push of one dialog.
             body = encode({**note, "updated_at": now(), "needs_you": request})
-            state.write_file(state.path("claude", f"{key}.json"), body, durable=False)
+            state.write_file(state.path(CLAUDE, f"{key}.json"), body, durable=False)
     return request, read_session(state, session_id)
 
 

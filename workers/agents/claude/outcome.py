@@ -25,7 +25,7 @@ import os
 
 from donebell.shared.bounded_read import parse_record, read_from, read_tail
 from donebell.shared.keys import transcript_index_key
-from donebell.shared.statedir import InvalidRecord
+from donebell.shared.statedir import WATCH_CLAUDE, InvalidRecord
 from donebell.workers.agents.claude.goal_status import TAIL_CAP, marker_of
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -45,7 +45,7 @@ _TASK_ID_CLOSE = "</task-id>"
 _MAX_TRACKED_TASKS = 64
 #: Tools that schedule a later prompt in the session (the Stop payload's ``session_crons``).
 CRON_TOOLS = ("CronCreate", "ScheduleWakeup")
-INDEX_FOLDER = "watch/claude"
+INDEX_FOLDER = WATCH_CLAUDE
 
 
 def new_fold() -> dict[str, Any]:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from donebell.shared.keys import claude_session_key
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import CLAUDE, InvalidRecord, StateDir
 
 #: A transcript larger than this is read from its tail only (the prompt is then usually inside).
 TRANSCRIPT_CAP = 16 << 20
@@ -33,7 +33,7 @@ def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
     if not isinstance(session_id, str):
         return None
     try:
-        session = state.read("claude", claude_session_key(session_id))
+        session = state.read(CLAUDE, claude_session_key(session_id))
     except InvalidRecord:
         return None
     started, ended = _number((session or {}).get("updated_at")), _number(record.get("created_at"))
@@ -71,7 +71,7 @@ def _session(state: StateDir, record: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(session_id, str) or not session_id:
         return None
     try:
-        return state.read("claude", claude_session_key(session_id))
+        return state.read(CLAUDE, claude_session_key(session_id))
     except InvalidRecord:
         return None
 

@@ -12,18 +12,18 @@ happens under the record's mutation lock after a re-read, so a hook that just re
 
 from __future__ import annotations
 
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import CLAUDE, OUTBOX, PENDING, InvalidRecord, StateDir
 from donebell.workers.kit.jsonl_tail import cursor_updated_at
 
 DAY = 86400.0
 SESSION_MAX_AGE_DAYS = 30.0
-FOLDER = "claude"
+FOLDER = CLAUDE
 
 
 def _sessions_in_use(state: StateDir) -> set[str]:
     """Session ids of every Claude candidate or outbox record still in the pipeline."""
     used: set[str] = set()
-    for folder in ("pending", "outbox"):
+    for folder in (PENDING, OUTBOX):
         for key in state.keys(folder):
             try:
                 rec = state.read(folder, key)

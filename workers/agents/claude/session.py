@@ -20,8 +20,8 @@ UserPromptSubmit was never seen (the epoch advances then, as if it had been).
 from __future__ import annotations
 
 from donebell.shared.keys import claude_session_key
-from donebell.shared.records import base, new_receipt
-from donebell.shared.statedir import InvalidRecord, StateDir, now
+from donebell.shared.records import as_shape, base, new_receipt
+from donebell.shared.statedir import CLAUDE, PENDING, SUPPRESSED, InvalidRecord, StateDir, now
 from donebell.workers.agents.claude.goal_status import newest_goal_marker
 from donebell.workers.agents.claude.outcome import goal_from_index
 
@@ -29,32 +29,35 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+    from donebell.shared.record_types import ClaudeSession
+
     PromptState = Literal["current", "advanced", "stale", "no-session"]
 
 RECENT_PROMPTS = 16
 
 
-def read_session(state: StateDir, session_id: str) -> dict[str, Any] | None:
+def read_session(state: StateDir, session_id: str) -> ClaudeSession | None:
     """The session record, or None (absent, corrupt or not this session's)."""
     return _load(state, session_id)[0]
 
 
-def _load(state: StateDir, session_id: str) -> tuple[dict[str, Any] | None, bool]:
+def _load(state: StateDir, session_id: str) -> tuple[ClaudeSession | None, bool]:
     """``(record, corrupt)``; only a caller holding the session lock may move a corrupt one aside."""
     try:
-        record = state.read("claude", claude_session_key(session_id))
+        record = state.read(CLAUDE, claude_session_key(session_id))
     except InvalidRecord:
         return None, True
     if record is None:
         return None, False
     if record.get("session_id") != session_id or not isinstance(record.get("epoch"), int):
         return None, True
-    return record, False
+    session: ClaudeSession = as_shape(record)  # its session and epoch checked: the fields the hook relies on
+    return session, False
 
 
 def advance(
     state: StateDir, session_id: str, prompt_id: str | None, transcript_path: str | None, cwd: str | None
-) -> dict[str, Any]:
+) -> ClaudeSession:
     """Start a new prompt epoch (UserPromptSubmit); the same or an older prompt changes nothing."""
     marker, scan = newest_goal_marker(transcript_path)  # bounded read, outside the lock
     if marker is None:  # more than the window back: the scanner's index of the transcript knows
@@ -63,7 +66,7 @@ def advance(
     with state.mutation_lock(key):
         current, corrupt = _load(state, session_id)
         if corrupt:
-            state.dead_letter_invalid("claude", f"{key}.json", "claude session record unreadable or incompatible")
+            state.dead_letter_invalid(CLAUDE, f"{key}.json", "claude session record unreadable or incompatible")
         if current is not None and prompt_id is not None and current.get("prompt_id") == prompt_id:
             return current
         if current is not None and is_stale(current, prompt_id):
@@ -74,7 +77,7 @@ def advance(
             record = base("claude-session", key, "claude")
         else:
             epoch = int(current["epoch"]) + 1
-            record = dict(current)
+            record = {**current}
         recent = [p for p in record.get("recent_prompt_ids") or [] if isinstance(p, str) and p != prompt_id]
         if prompt_id is not None:
             recent.append(prompt_id)
@@ -91,13 +94,14 @@ def advance(
                 "updated_at": now(),
             }
         )
-        state.replace("claude", record)
-    return record
+        state.replace(CLAUDE, record)
+    made: ClaudeSession = as_shape(record)
+    return made
 
 
 def for_prompt(
     state: StateDir, session_id: str, prompt_id: str, transcript_path: str | None, cwd: str | None
-) -> tuple[dict[str, Any] | None, PromptState]:
+) -> tuple[ClaudeSession | None, PromptState]:
     """The session record a Stop/StopFailure of ``prompt_id`` belongs to, and how it relates.
 
     ``current``: the latest prompt. ``stale``: an older prompt of this session (the signal is
@@ -118,7 +122,7 @@ def for_prompt(
     return record, "advanced"
 
 
-def is_stale(record: dict[str, Any], prompt_id: str | None) -> bool:
+def is_stale(record: ClaudeSession, prompt_id: str | None) -> bool:
     """``prompt_id`` is an older prompt of this session (not the current one)."""
     return (
         prompt_id is not None
@@ -140,16 +144,16 @@ def note_held(state: StateDir, session_id: str, prompt_id: str, reason: str) -> 
             return False
         record = dict(current)
         record.update(held_prompt_id=prompt_id, held_reason=reason[:200], updated_at=now())
-        state.replace("claude", record)
+        state.replace(CLAUDE, record)
     return True
 
 
 def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:
     """Finish this session's pending candidates with ``claude_epoch < epoch``; returns how many."""
     finished = 0
-    for key in state.keys("pending"):
+    for key in state.keys(PENDING):
         try:
-            record = state.read("pending", key)
+            record = state.read(PENDING, key)
         except InvalidRecord:
             continue  # the gate dead-letters it; not ours to judge here
         if record is None or record.get("provider") != "claude" or record.get("session_id") != session_id:
@@ -162,16 +166,16 @@ def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:
 def supersede_key(state: StateDir, key: str, session_id: str, epoch: int) -> bool:
     """Under ``key``'s lock: finish it as ``superseded`` if it is still an older pending candidate."""
     with state.mutation_lock(key):
-        if state.locate(key) != "pending":
+        if state.locate(key) != PENDING:
             return False  # promoted (immutable) or already final
         try:
-            current = state.read("pending", key)
+            current = state.read(PENDING, key)
         except InvalidRecord:
             return False
         if current is None or current.get("session_id") != session_id or _epoch_of(current) >= epoch:
             return False
         receipt = new_receipt(current, status="suppressed", reason="superseded", superseded_by_epoch=epoch)
-        state.finish("pending", "suppressed", receipt)
+        state.finish(PENDING, SUPPRESSED, receipt)
     return True
 
 
@@ -182,9 +186,9 @@ def _epoch_of(record: dict[str, Any]) -> int:
 
 def _highest_pending_epoch(state: StateDir, session_id: str) -> int:
     highest = 0
-    for key in state.keys("pending"):
+    for key in state.keys(PENDING):
         try:
-            record = state.read("pending", key)
+            record = state.read(PENDING, key)
         except InvalidRecord:
             continue
         if record is not None and record.get("provider") == "claude" and record.get("session_id") == session_id:

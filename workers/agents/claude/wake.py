@@ -18,7 +18,7 @@ import shutil
 from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.agents.claude.outcome import feed, new_fold
 from donebell.workers.agents.turn_status import turn_status
-from donebell.workers.kit.thread_view import SAFE_ID, DaemonError, ThreadView, json_lines
+from donebell.workers.kit.thread_view import SAFE_ID, ThreadView, json_lines
 
 
 def locate_thread(conversation_id: str) -> str | None:
@@ -52,11 +52,3 @@ def read_thread(path: str) -> ThreadView:
 def resume_argv(conversation_id: str, prompt: str, extra_args: list[str]) -> list[str] | None:
     binary = shutil.which("claude")
     return None if binary is None else [binary, "-p", "--resume", conversation_id, *extra_args, prompt]
-
-
-def daemon_socket() -> str | None:
-    return None
-
-
-def start_turn_in_daemon(socket_path: str, conversation_id: str, prompt: str) -> str:
-    raise DaemonError("Claude Code has no daemon to start a turn", unreachable=True)

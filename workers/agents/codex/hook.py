@@ -41,6 +41,8 @@ TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations 
 if TYPE_CHECKING:
     from typing import Any
 
+    from donebell.shared.record_types import Candidate
+
 PATH_LIMIT = 4096
 #: How Codex 0.171's title prompt begins (the input of the TUI's thread-title turn).
 TITLE_PROMPT = "Generate a concise, single-line task title"
@@ -170,7 +172,7 @@ def _candidate(
     *,
     last_message: str | None,
     **fields: Any,
-) -> dict[str, Any]:
+) -> Candidate:
     key, weak = identity("codex", thread_id, turn_id)
     if ident.classification == "root":
         root = thread_id
@@ -196,7 +198,7 @@ def _candidate(
     )
 
 
-def _submit(ctx: HookContext, candidate: dict[str, Any], ident: ThreadIdentity) -> None:
+def _submit(ctx: HookContext, candidate: Candidate, ident: ThreadIdentity) -> None:
     state = ctx.state
     if ident.classification == "subagent":
         result = submit_suppressed(state, candidate, "subagent")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from donebell.shared.config.view import SettingsLike
-from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir import WATCH_LOCAL, StateDir, now
 from donebell.workers.agents.codex import codex_home, codex_sqlite_home
 from donebell.workers.agents.codex.scan_engine import ScanEngine, ScanOptions
 from donebell.workers.kit.pass_result import PassResult
@@ -37,7 +37,7 @@ def local_scan(state: StateDir, settings: SettingsLike, scope: str) -> CodexLoca
         state,
         ScanOptions(
             source="scanner",
-            cursor_folder="watch/local",
+            cursor_folder=WATCH_LOCAL,
             codex_home=Path(os.path.realpath(codex_home())),
             sqlite_home=Path(os.path.realpath(codex_sqlite_home())),
             origin=settings.origin or None,

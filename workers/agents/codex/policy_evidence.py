@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from donebell.shared.statedir import InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, PENDING, InvalidRecord, StateDir
 
 #: Rollout events that mean a new turn began (a user message, or any turn start).
 _NEW_TURN = (b'"task_started"', b'"turn_started"', b'"user_message"')
@@ -42,7 +42,7 @@ def _newer_candidate(state: StateDir, record: dict[str, Any]) -> str | None:
     if not root:
         return None
     created = record.get("created_at")
-    for folder in ("pending", "outbox"):
+    for folder in (PENDING, OUTBOX):
         for key in state.keys(folder):
             if key == record["key"]:
                 continue

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.bounded_read import parse_record, read_tail
 from donebell.workers.agents.copilot.events import iso_ms, read_log
+
+if TYPE_CHECKING:
+    from donebell.shared.statedir import StateDir
 
 #: How much of the log's end is searched for a permission request's outcome.
 ANSWER_TAIL = 4 << 20
@@ -16,7 +19,15 @@ def _log_of(record: dict[str, Any]) -> str | None:
     return path if isinstance(path, str) and path else None
 
 
-def user_returned(record: dict[str, Any]) -> str | None:
+def task_seconds(record: dict[str, Any], state: StateDir) -> float | None:
+    """From the task's prompt to its end, as the session log timed them (the gate stored both)."""
+    started, ended = record.get("task_started_ms"), record.get("task_ended_ms")
+    if isinstance(started, (int, float)) and isinstance(ended, (int, float)) and ended >= started:
+        return (ended - started) / 1000.0
+    return None
+
+
+def user_returned(state: StateDir, record: dict[str, Any]) -> str | None:
     """A task started after the record's task: the user typed the next prompt."""
     path, interaction = _log_of(record), record.get("interaction_id")
     if path is None or not isinstance(interaction, str):
@@ -27,7 +38,7 @@ def user_returned(record: dict[str, Any]) -> str | None:
     return f"a later prompt in the session (task {newer.interaction_id})" if newer else None
 
 
-def answered_at_terminal(record: dict[str, Any]) -> str | None:
+def answered_at_terminal(state: StateDir, record: dict[str, Any]) -> str | None:
     """The request's own call answered, a new prompt or an interrupt, logged after it was asked.
     During a session's first turn the log does not exist yet when the hook runs (the record's
     ``answer_offset`` is empty): only the log's own timestamps tell what came after the request."""

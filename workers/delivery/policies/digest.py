@@ -16,15 +16,18 @@ digest proves the POST succeeded).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.keys import sequence_id
 from donebell.shared.records import new_receipt
-from donebell.shared.statedir import RECEIPT_FOLDERS, SCHEMA_VERSION, InvalidRecord, StateDir, now
+from donebell.shared.statedir import DEAD, OUTBOX, RECEIPT_FOLDERS, SCHEMA_VERSION, SENT, InvalidRecord, StateDir, now
 from donebell.shared.text.markdown_text import cut_utf8
 from donebell.workers.delivery.payload import FAILED_TAG, MESSAGE_MAX_BYTES
 from donebell.workers.delivery.render import render
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason, ReceiptStatus
 
 KIND = "digest"
 #: One task's line in a digest (its title and message, cut).
@@ -62,9 +65,9 @@ def new_digest(members: list[str], why: str, **fields: Any) -> dict[str, Any]:
 def claimed_keys(state: StateDir) -> dict[str, str]:
     """member key -> digest key, for every digest still in ``outbox/``."""
     claimed: dict[str, str] = {}
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except InvalidRecord:
             continue
         if record and is_digest(record):
@@ -81,7 +84,7 @@ def live_members(state: StateDir, digest: dict[str, Any]) -> list[dict[str, Any]
         if not isinstance(member, str) or any(state.exists(f, member) for f in RECEIPT_FOLDERS):
             continue
         try:
-            record = state.read("outbox", member)
+            record = state.read(OUTBOX, member)
         except InvalidRecord:
             continue
         if record is not None:
@@ -93,7 +96,7 @@ def already_posted(state: StateDir, digest: dict[str, Any]) -> bool:
     """True when a member's ``sent/`` receipt names this digest: its POST was accepted before a crash."""
     for member in digest.get("members") or []:
         try:
-            receipt = state.read("sent", member) if isinstance(member, str) else None
+            receipt = state.read(SENT, member) if isinstance(member, str) else None
         except InvalidRecord:
             continue
         if receipt and receipt.get("digest") == digest["key"]:
@@ -161,18 +164,20 @@ def _finished_at(record: dict[str, Any]) -> float:
     return 0.0
 
 
-def finish_members(state: StateDir, digest: dict[str, Any], *, status: str, reason: str, **extra: Any) -> int:
+def finish_members(
+    state: StateDir, digest: dict[str, Any], *, status: ReceiptStatus, reason: ReceiptReason, **extra: Any
+) -> int:
     """Receipt every live member of ``digest`` (before the digest's own receipt); how many."""
-    folder = "sent" if status == "sent" else "dead"
+    folder = SENT if status == "sent" else DEAD
     done = 0
     for member in digest.get("members") or []:
         # A crash between a member's receipt and its removal: finish the removal.
         if (
             isinstance(member, str)
-            and state.exists("outbox", member)
+            and state.exists(OUTBOX, member)
             and any(state.exists(f, member) for f in RECEIPT_FOLDERS)
         ):
-            state.remove("outbox", member)
+            state.remove(OUTBOX, member)
     for member in live_members(state, digest):
         receipt = new_receipt(
             member,
@@ -183,6 +188,6 @@ def finish_members(state: StateDir, digest: dict[str, Any], *, status: str, reas
             digest_of=digest.get("digest_of"),
             **extra,
         )
-        state.finish("outbox", folder, receipt)
+        state.finish(OUTBOX, folder, receipt)
         done += 1
     return done

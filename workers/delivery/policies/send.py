@@ -6,11 +6,11 @@ decisions are here and in :mod:`.sweep`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import new_receipt
-from donebell.shared.statedir import StateDir
+from donebell.shared.statedir import OUTBOX, SENT, StateDir
 from donebell.workers.delivery.policies.digest import (
     already_posted,
     finish_members,
@@ -18,6 +18,9 @@ from donebell.workers.delivery.policies.digest import (
     live_members,
     render_digest,
 )
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason, ReceiptStatus
 
 #: ntfy's lowest priority: no sound, no vibration (quiet_hours_mode "silent").
 SILENT_PRIORITY = 1
@@ -31,8 +34,8 @@ def payload_of(
         # A crash between the digest's 2xx and its last receipt: finish without a second POST.
         finished = finish_members(state, record, status="sent", reason="digest", recovered=True)
         state.finish(
-            "outbox",
-            "sent",
+            OUTBOX,
+            SENT,
             new_receipt(
                 record,
                 status="sent",
@@ -51,7 +54,7 @@ def payload_of(
         return "recovered", None
     members = live_members(state, record)
     if not members:
-        state.remove("outbox", record["key"])
+        state.remove(OUTBOX, record["key"])
         state.log("warning", "digest without a waiting member removed", key=record["key"])
         return "gone", None
     return None, render_digest(record, members, settings)
@@ -61,7 +64,7 @@ def waits_for_its_digest(state: StateDir, record: dict[str, Any]) -> bool:
     """A member of a digest still in ``outbox/`` is sent only in it, under the digest's
     ``sequence_id``: sent alone it would reach the phone twice (issue 26 item 9)."""
     digest = (record.get("policy") or {}).get("digest")
-    return isinstance(digest, str) and digest != record.get("key") and state.exists("outbox", digest)
+    return isinstance(digest, str) and digest != record.get("key") and state.exists(OUTBOX, digest)
 
 
 def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike) -> None:
@@ -75,7 +78,7 @@ def before_post(state: StateDir, record: dict[str, Any], settings: SettingsLike)
         and not (record.get("policy") or {}).get("posted")
     ):
         record["policy"] = {**(record.get("policy") or {}), "posted": True}
-        state.replace("outbox", record)
+        state.replace(OUTBOX, record)
 
 
 def silence(record: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +88,9 @@ def silence(record: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def receipt_members(state: StateDir, record: dict[str, Any], status: str, reason: str, **fields: Any) -> str:
+def receipt_members(
+    state: StateDir, record: dict[str, Any], status: ReceiptStatus, reason: ReceiptReason, **fields: Any
+) -> ReceiptReason:
     """Receipt a digest's members before the digest itself; the digest's own reason (else ``reason``)."""
     if not is_digest(record):
         return reason

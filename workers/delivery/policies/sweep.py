@@ -10,17 +10,20 @@ send in this sweep. With every policy off it reads nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.config.view import SettingsLike
 from donebell.shared.records import NEEDS_YOU, new_receipt
-from donebell.shared.statedir import RECEIPT_FOLDERS, InvalidRecord, StateDir
+from donebell.shared.statedir import OUTBOX, RECEIPT_FOLDERS, SUPPRESSED, InvalidRecord, StateDir
 from donebell.workers.agents.registry import agent
 from donebell.workers.delivery.policies import quiet_hours
 from donebell.workers.delivery.policies.desk import user_returned
 from donebell.workers.delivery.policies.digest import claimed_keys, is_digest, new_digest
 from donebell.workers.delivery.policies.task_time import task_seconds
 from donebell.workers.kit.needs_answered import needs_answered
+
+if TYPE_CHECKING:
+    from donebell.shared.record_types import ReceiptReason
 
 QUIET = "quiet-hours"
 
@@ -59,11 +62,11 @@ def plan(state: StateDir, settings: SettingsLike, at: float) -> Plan:
     quiet_end = quiet_hours.window_end(at, settings)
     after_quiet: list[str] = []
     ready: list[tuple[str, float]] = []
-    for key in state.keys("outbox"):
+    for key in state.keys(OUTBOX):
         if key in claimed or any(state.exists(f, key) for f in RECEIPT_FOLDERS):
             continue
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except InvalidRecord:
             continue  # the sender dead-letters it
         if record is None or is_digest(record) or record.get("test") is True:
@@ -119,7 +122,7 @@ def _decide(
             needs_answered(state, record, agent(record.get("provider"))) if needs else user_returned(state, record)
         )
         if returned is not None:
-            reason = "answered-at-desk" if needs else "user-returned"
+            reason: ReceiptReason = "answered-at-desk" if needs else "user-returned"
             _drop(state, record, reason, returned, desk_grace_seconds=grace)
             result.count(reason)
             return None
@@ -147,10 +150,10 @@ def _due_later(record: dict[str, Any], at: float) -> bool:
 def _note(state: StateDir, record: dict[str, Any], policy: dict[str, Any], **changes: Any) -> None:
     """Write a policy decision into the outbox record (it outlives a restart and reaches the receipt)."""
     record["policy"] = {**policy, **changes}
-    state.replace("outbox", record)
+    state.replace(OUTBOX, record)
 
 
-def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, **extra: Any) -> None:
+def _drop(state: StateDir, record: dict[str, Any], reason: ReceiptReason, evidence: str, **extra: Any) -> None:
     receipt = new_receipt(
         record,
         status="suppressed",
@@ -160,7 +163,7 @@ def _drop(state: StateDir, record: dict[str, Any], reason: str, evidence: str, *
         **extra,
     )
     with state.mutation_lock(record["key"]):
-        state.finish("outbox", "suppressed", receipt)
+        state.finish(OUTBOX, SUPPRESSED, receipt)
     state.log("info", "suppressed by a policy", key=record["key"], reason=reason, evidence=evidence[:200])
 
 
@@ -171,12 +174,12 @@ def _form(state: StateDir, members: list[str], why: str, result: Plan, **fields:
     # all off this sweep reads nothing, and only the member's own mark holds it back).
     for key in members:
         try:
-            record = state.read("outbox", key)
+            record = state.read(OUTBOX, key)
         except InvalidRecord:
             continue
         if record is not None:
             _note(state, record, dict(record.get("policy") or {}), digest=digest["key"])
-    state.create("outbox", digest)
+    state.create(OUTBOX, digest)
     result.skip.update(members)
     result.count(f"digest-{why}")
     state.log(
