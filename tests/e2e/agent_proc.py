@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donebell.shared.platform import FORCE_PORTABLE_ENV
+try:
+    from donebell.shared.platform import FORCE_PORTABLE_ENV
+except ImportError:  # `python -m benchmarks --compare` runs these helpers on an older donebell too
+    FORCE_PORTABLE_ENV = "DONEBELL_FORCE_PORTABLE"
 
 # Only what the CLIs need; like `env -i`, nothing from the developer's shell leaks in.
 _PATH = "/usr/local/bin:/usr/bin:/bin"
