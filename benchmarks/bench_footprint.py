@@ -53,6 +53,7 @@ IMPORTS = (
     "sqlite3",
     "orjson",
     "psutil",
+    "filelock",
     "setproctitle",
     "httpx",
     "pydantic",

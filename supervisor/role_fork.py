@@ -52,6 +52,7 @@ LAZY_IN_PASSES = (
     "sqlite3",
     "setproctitle",
     "orjson",
+    "filelock",  # every role's lock (with asyncio, ~1.8 MiB: shared, not copied per role)
     # every role, as it starts (the CLI's dispatch, its config reading, its waker's inotify)
     "donebell.shared.text.scrubbed_output",
     "donebell.shared.state_dir_check",

@@ -1,6 +1,5 @@
 """No role process imports pydantic (footprint target: <= 35 MiB RSS a process), nor what the
-service's memory budget has no room for: ``filelock`` (with ``asyncio``: ~1.8 MiB; role locks take
-the platform seam's file lock) and ``zoneinfo`` (~0.7 MiB; only with quiet hours set); and no
+service's memory budget has no room for: ``zoneinfo`` (~0.7 MiB; only with quiet hours set); and no
 role imports a module the supervisor did not preload before forking it (:func:`not_preloaded`).
 
 Each role runs for real (``donebell worker <role> --once``, as the supervisor starts it) on a temp
@@ -39,8 +38,6 @@ FORBIDDEN = (
     "pydantic_core",
     "pydantic_settings",
     "donebell.shared.config.model",
-    "filelock",
-    "asyncio",
     "zoneinfo",
 )
 ROLES = ("delivery", "local-scanner", "remote-scanner", "maintenance")

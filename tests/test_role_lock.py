@@ -1,4 +1,4 @@
-"""Role locks on the platform seam's file lock (shared/statedir/_roles.py), as filelock held them:
+"""Role locks (shared/statedir/_roles.py, filelock):
 one holder per role file, private to its owner whatever the umask, free again once released or
 when the owner record cannot be written. (Exclusion across processes and the holder's death:
 tests/test_statedir.py.)"""

@@ -4,20 +4,21 @@
 waiting and records who holds it, which :meth:`RoleLock.release` clears again. Loaded on first
 use, so the hook path never imports it.
 
-The lock is the platform seam's file lock (``flock``; ``msvcrt`` on Windows), the one the
-mutation-lock shards take, on a file opened as theirs are (0600, a planted symlink removed, never
-followed). The ``filelock`` package did the same with ``flock``, but its import (35 modules, with
-``asyncio``) cost every process of the service ~1.8 MiB (docs/benchmarks.md, "Memory").
+The lock is ``filelock``'s (``flock``; ``msvcrt`` on Windows), the project's cross-platform file
+lock, taken without waiting on a file made 0600 whatever the umask (a planted symlink is removed,
+never followed). Its import (35 modules, with ``asyncio``) costs the service ~1.8 MiB of the
+memory budget (docs/benchmarks.md, "Memory"); the supervisor loads it before it forks the roles,
+so they share those pages.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from donebell.shared.statedir._base import LOCKS, encode, now
-from donebell.shared.statedir._files import _lock_fd, _open_lock_file, _unlink_quietly, _unlock_fd, same_file_check
+from donebell.shared.statedir._files import _unlink_quietly, same_file_check
 
 if TYPE_CHECKING:
     from donebell.shared.statedir import StateDir
@@ -26,9 +27,9 @@ if TYPE_CHECKING:
 class RoleLock:
     """A held role lock; :meth:`release` drops it and clears the owner record."""
 
-    def __init__(self, state: StateDir, role: str, fd: int) -> None:
+    def __init__(self, state: StateDir, role: str, lock: Any) -> None:
         self._state, self.role = state, role
-        self._fd: int | None = fd
+        self._lock: Any = lock  # a held filelock.FileLock; None once released
         self._same_file = same_file_check(state.path(LOCKS, f"{role}.lock"))
 
     def still_held(self) -> bool:
@@ -38,15 +39,12 @@ class RoleLock:
         return self._same_file is not None and self._same_file()
 
     def release(self) -> None:
-        if self._fd is None:
+        if self._lock is None:
             return
         if self.still_held():  # else the owner record beside the lock is a newer holder's
             _unlink_quietly(self._state.path(LOCKS, f"{self.role}.owner.json"))
-        fd, self._fd = self._fd, None
-        try:
-            _unlock_fd(fd)
-        finally:
-            os.close(fd)
+        lock, self._lock = self._lock, None
+        lock.release()
 
 
 def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
@@ -57,16 +55,14 @@ def take_role_lock(state: StateDir, role: str) -> RoleLock | None:
             os.unlink(path)  # a planted symlink: removed (the link itself), never followed
     except FileNotFoundError:
         pass
-    fd = _open_lock_file(path)
+    import filelock  # workers only; the hook path never takes a role lock
+
+    file_lock = filelock.FileLock(path, timeout=0, mode=0o600)  # its default, 0666 & ~umask, is 0666 under umask 000
     try:
-        held = _lock_fd(fd, blocking=False)
-    except BaseException:
-        os.close(fd)
-        raise
-    if not held:
-        os.close(fd)
+        file_lock.acquire()
+    except filelock.Timeout:
         return None
-    lock = RoleLock(state, role, fd)
+    lock = RoleLock(state, role, file_lock)
     from donebell.shared.process.liveness import current_process_identity
 
     owner = {**current_process_identity(), "role": role, "locked_at": now()}

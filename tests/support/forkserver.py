@@ -37,6 +37,7 @@ PRELOAD = (
     "certifi",
     "idna",
     "orjson",
+    "filelock",
     "setproctitle",
     "sqlite3",
     "psutil",
