@@ -71,6 +71,15 @@ class Evaluation(ABC):
         for polls; a deadline's retry is not one, and the floor would only delay the notification."""
         return self.wait(reason, evidence, "busy", retry_in, exact=True, **detail)
 
+    def quiet_window(self, mtime: float, what: str) -> Verdict | None:
+        """Busy until ``what`` (the agent's file, modified at ``mtime``) has been unchanged for
+        ``idle_grace_seconds``: the quiet-window rung of the agents whose file is the evidence."""
+        grace = self.settings.idle_grace_seconds
+        quiet_for = seconds_quiet(self.now, mtime, grace)
+        if quiet_for < grace:
+            return self.busy_until("quiet-window", f"{what} changed {quiet_for:.2f}s ago", grace - quiet_for)
+        return None
+
     def _within_grace(self) -> float:
         """The probe schedule's next wait for unknown or invalid evidence."""
         return unknown_delay(

@@ -276,14 +276,7 @@ def check_turn_status(ev: ClaudeEvaluation) -> Outcome:
 
 def check_quiet_window(ev: ClaudeEvaluation) -> Outcome:
     """The transcript unchanged for ``idle_grace_seconds``."""
-    view = ev.view
-    if view is None:
-        return None
-    grace = ev.settings.idle_grace_seconds
-    quiet_for = ladder.seconds_quiet(ev.now, view.mtime, grace)
-    if quiet_for < grace:
-        return ev.busy_until("quiet-window", f"transcript changed {quiet_for:.2f}s ago", grace - quiet_for)
-    return None
+    return None if ev.view is None else ev.quiet_window(ev.view.mtime, "transcript")
 
 
 LADDER: ladder.Ladder[ClaudeEvaluation] = (

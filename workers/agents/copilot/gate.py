@@ -185,14 +185,9 @@ def check_background(ev: CopilotEvaluation) -> Outcome:
 
 
 def check_quiet_window(ev: CopilotEvaluation) -> Outcome:
-    log = ev.log
-    if log is None or log.shutdown:  # the CLI wrote session.shutdown and exited: nothing more comes
+    if ev.log is None or ev.log.shutdown:  # the CLI wrote session.shutdown and exited: nothing more comes
         return None
-    grace = ev.settings.idle_grace_seconds
-    quiet_for = ladder.seconds_quiet(ev.now, log.mtime, grace)
-    if quiet_for < grace:
-        return ev.busy_until("quiet-window", f"session log changed {quiet_for:.2f}s ago", grace - quiet_for)
-    return None
+    return ev.quiet_window(ev.log.mtime, "session log")
 
 
 LADDER: ladder.Ladder[CopilotEvaluation] = (
