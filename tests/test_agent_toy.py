@@ -20,11 +20,9 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import donebell.workers
-import pytest
 from donebell.shared.statedir import StateDir
 from donebell.workers.agents.protocols import Agent
 from donebell.workers.agents.protocols import Install as InstallCapability
@@ -81,12 +79,6 @@ def differences(root: Path) -> tuple[set[str], list[str]]:
     new = (root / "donebell" / "workers" / "agents" / "registry.py").read_text(encoding="utf-8")
     changed = [line for line in difflib.ndiff(old, new.splitlines(keepends=True)) if line[:2] in ("+ ", "- ")]
     return foreign, changed
-
-
-@pytest.fixture()
-def standin() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as srv:
-        yield srv
 
 
 class Install:
@@ -161,8 +153,8 @@ def test_the_copy_differs_by_the_toy_folder_and_one_line(tmp_path: Path) -> None
     assert changed == ["+ " + REGISTRATION]
 
 
-def test_a_toy_turn_goes_hook_gate_delivery_through_the_real_roles(tmp_path: Path, standin: NtfyStandin) -> None:
-    install = Install(tmp_path, standin.url, package_with_toy(tmp_path / "site"))
+def test_a_toy_turn_goes_hook_gate_delivery_through_the_real_roles(tmp_path: Path, srv: NtfyStandin) -> None:
+    install = Install(tmp_path, srv.url, package_with_toy(tmp_path / "site"))
     log = tmp_path / "toy-session-1.jsonl"
     log.write_text(json.dumps({"turn": "turn-7", "status": "working"}) + "\n", encoding="utf-8")
 
@@ -176,15 +168,15 @@ def test_a_toy_turn_goes_hook_gate_delivery_through_the_real_roles(tmp_path: Pat
     assert [r["key"] for r in install.records("pending")] == [pending["key"]]
     reasons = [entry.get("reason") for entry in install.records("pending")[0]["probe"]["history"]]  # type: ignore[index]
     assert "toy-busy" in reasons
-    assert standin.messages(install.topic) == []
+    assert srv.messages(install.topic) == []
 
     with log.open("a", encoding="utf-8") as f:
         f.write(json.dumps({"turn": "turn-7", "status": "done"}) + "\n")
     deadline = time.monotonic() + 30
-    while not standin.messages(install.topic) and time.monotonic() < deadline:
+    while not srv.messages(install.topic) and time.monotonic() < deadline:
         assert install.run("worker", "delivery", "--once").returncode == 0
         time.sleep(0.2)
-    (message,) = standin.messages(install.topic)
+    (message,) = srv.messages(install.topic)
     assert message["title"] == "Sort the toy box"
     assert "All toys sorted by colour." in message["message"]
     (sent,) = install.records("sent")
@@ -192,9 +184,9 @@ def test_a_toy_turn_goes_hook_gate_delivery_through_the_real_roles(tmp_path: Pat
     assert install.records("pending") == [] and install.records("outbox") == []
 
 
-def test_without_its_line_the_toy_is_unknown(tmp_path: Path, standin: NtfyStandin) -> None:
+def test_without_its_line_the_toy_is_unknown(tmp_path: Path, srv: NtfyStandin) -> None:
     """The registration line is what makes the folder an agent: the package as it is refuses the hook."""
-    install = Install(tmp_path, standin.url, None)
+    install = Install(tmp_path, srv.url, None)
     log = tmp_path / "toy-session-1.jsonl"
     result = install.run("hook", "toy-done", stdin=turn_payload(log))
     assert result.returncode == 0 and b"unknown hook 'toy-done'" in result.stderr
@@ -208,10 +200,10 @@ def _check(install: Install, name: str) -> dict[str, object]:
     return found
 
 
-def test_the_toy_is_installed_doctored_and_uninstalled_from_its_folder(tmp_path: Path, standin: NtfyStandin) -> None:
+def test_the_toy_is_installed_doctored_and_uninstalled_from_its_folder(tmp_path: Path, srv: NtfyStandin) -> None:
     """``install --toy`` writes the toy's hook, ``doctor`` sees it, ``uninstall --toy`` takes it out:
     the toy's setup.py does it all, reached through the registry's one line."""
-    install = Install(tmp_path, standin.url, package_with_toy(tmp_path / "site"))
+    install = Install(tmp_path, srv.url, package_with_toy(tmp_path / "site"))
     (tmp_path / "toy").mkdir()
     hooks = tmp_path / "toy" / "hooks.json"
     assert b"--toy" in install.run("install", "--help").stdout

@@ -4,7 +4,6 @@ role, the ntfy stand-in; each scenario's exact notifications (docs/gate.md, "Cop
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,130 +12,120 @@ from support.hooks_harness import claude_events
 from support.ntfy_standin import NtfyStandin
 
 
-@pytest.fixture()
-def standin() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as srv:
-        yield srv
-
-
-def replay(tmp_path: Path, standin: NtfyStandin, scenario: str, **config: object) -> tuple[Replay, str]:
+def replay(tmp_path: Path, srv: NtfyStandin, scenario: str, **config: object) -> tuple[Replay, str]:
     topic = f"copilot-{secrets.token_hex(4)}"
-    return Replay(tmp_path, scenario, standin.url, topic, **config), topic
+    return Replay(tmp_path, scenario, srv.url, topic, **config), topic
 
 
-def finished(tmp_path: Path, standin: NtfyStandin, scenario: str) -> list[dict[str, object]]:
+def finished(tmp_path: Path, srv: NtfyStandin, scenario: str) -> list[dict[str, object]]:
     """Play the whole run, flush the log, deliver: the stand-in's messages."""
-    run, topic = replay(tmp_path, standin, scenario)
+    run, topic = replay(tmp_path, srv, scenario)
     run.play()
     run.write_log()
     result = run.deliver()
     assert result.returncode == 0, result.stderr
-    return standin.messages(topic)
+    return srv.messages(topic)
 
 
 @pytest.mark.parametrize(
     "scenario", ["print-simple", "print-tool", "print-subagent", "print-detached", "interactive-simple"]
 )
-def test_one_done_notification_per_task(tmp_path: Path, standin: NtfyStandin, scenario: str) -> None:
-    messages = finished(tmp_path, standin, scenario)
+def test_one_done_notification_per_task(tmp_path: Path, srv: NtfyStandin, scenario: str) -> None:
+    messages = finished(tmp_path, srv, scenario)
     assert len(messages) == 1, messages
     assert all("failed" not in str(m.get("title", "")).lower() for m in messages)
 
 
-def test_a_resumed_session_is_a_new_task_with_its_own_notification(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-resume")
+def test_a_resumed_session_is_a_new_task_with_its_own_notification(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-resume")
     run.play_until("sessionEnd")
     stamp = run.calls[run.played - 1]["payload"]["timestamp"]
     run.write_log(float(stamp) + 200)
     run.deliver()
-    assert len(standin.messages(topic)) == 1
+    assert len(srv.messages(topic)) == 1
     run.play()
     run.write_log()
     run.deliver()
-    assert len(standin.messages(topic)) == 2
+    assert len(srv.messages(topic)) == 2
 
 
-def test_the_tui_permission_dialog_is_one_needs_you_push(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "interactive-approval-dialog", desk_grace_seconds=0)
+def test_the_tui_permission_dialog_is_one_needs_you_push(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "interactive-approval-dialog", desk_grace_seconds=0)
     run.play_until("notification")  # permissionRequest, then permission_prompt: the dialog is open
     run.deliver()
-    asked = standin.messages(topic)
+    asked = srv.messages(topic)
     assert len(asked) == 1 and "permission" in str(asked[0]).lower(), asked
     run.play()
     run.write_log()
     run.deliver()
-    assert len(standin.messages(topic)) == 2  # then the task's own done
+    assert len(srv.messages(topic)) == 2  # then the task's own done
 
 
-def test_print_mode_denies_by_itself_so_its_prompt_notification_is_no_push(
-    tmp_path: Path, standin: NtfyStandin
-) -> None:
-    messages = finished(tmp_path, standin, "print-needs_approval-none")
+def test_print_mode_denies_by_itself_so_its_prompt_notification_is_no_push(tmp_path: Path, srv: NtfyStandin) -> None:
+    messages = finished(tmp_path, srv, "print-needs_approval-none")
     assert len(messages) == 1 and "permission" not in str(messages[0].get("title", "")).lower(), messages
 
 
 @pytest.mark.parametrize("scenario", ["print-background", "print-bgagent"])
 def test_background_work_holds_the_task_until_its_completion_turn(
-    tmp_path: Path, standin: NtfyStandin, scenario: str
+    tmp_path: Path, srv: NtfyStandin, scenario: str
 ) -> None:
-    run, topic = replay(tmp_path, standin, scenario)
+    run, topic = replay(tmp_path, srv, scenario)
     run.play_until("sessionEnd")  # agentStop and sessionEnd of the root while the work still runs
     stamp = run.calls[run.played - 1]["payload"]["timestamp"]
     run.write_log(float(stamp) + 100)  # what the CLI had flushed 100 ms later
     run.deliver(until_idle=False)
     run.deliver(until_idle=False)
-    assert standin.messages(topic) == []
+    assert srv.messages(topic) == []
     assert [r["reason"] for r in run.folder("suppressed")] and run.folder("pending"), "held, not dropped"
     run.play()
     run.write_log()
     run.deliver()
-    assert len(standin.messages(topic)) == 1
+    assert len(srv.messages(topic)) == 1
 
 
-def test_a_stop_hook_block_is_one_more_turn_not_a_second_notification(tmp_path: Path, standin: NtfyStandin) -> None:
-    messages = finished(tmp_path, standin, "print-stopblock")
+def test_a_stop_hook_block_is_one_more_turn_not_a_second_notification(tmp_path: Path, srv: NtfyStandin) -> None:
+    messages = finished(tmp_path, srv, "print-stopblock")
     assert len(messages) == 1
 
 
 @pytest.mark.parametrize("scenario", ["print-apierror529", "print-apierror400"])
-def test_an_api_error_is_one_failure_notification(tmp_path: Path, standin: NtfyStandin, scenario: str) -> None:
-    messages = finished(tmp_path, standin, scenario)
+def test_an_api_error_is_one_failure_notification(tmp_path: Path, srv: NtfyStandin, scenario: str) -> None:
+    messages = finished(tmp_path, srv, scenario)
     assert len(messages) == 1
     assert "fail" in (str(messages[0].get("title")) + str(messages[0].get("message"))).lower()
 
 
-def test_an_interrupt_is_stopped_never_done(tmp_path: Path, standin: NtfyStandin) -> None:
-    messages = finished(tmp_path, standin, "print-abort")
+def test_an_interrupt_is_stopped_never_done(tmp_path: Path, srv: NtfyStandin) -> None:
+    messages = finished(tmp_path, srv, "print-abort")
     assert len(messages) == 1
     text = (str(messages[0].get("title")) + str(messages[0].get("message"))).lower()
     assert "stopped" in text and "done" not in text
 
 
-def test_a_claude_hook_run_by_copilot_is_not_a_second_notification(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "claude-project-tool-trusted")
+def test_a_claude_hook_run_by_copilot_is_not_a_second_notification(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "claude-project-tool-trusted")
     for call in run.calls:
         run.hook(call, ["hook", "claude"])
     run.write_log()
     run.deliver()
-    assert standin.messages(topic) == []
+    assert srv.messages(topic) == []
     assert run.folder("pending") == [] and run.folder("outbox") == []
 
 
-def test_a_dialog_answered_at_the_terminal_within_the_desk_grace_is_no_push(
-    tmp_path: Path, standin: NtfyStandin
-) -> None:
-    run, topic = replay(tmp_path, standin, "interactive-approval-dialog", desk_grace_seconds=1)
+def test_a_dialog_answered_at_the_terminal_within_the_desk_grace_is_no_push(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "interactive-approval-dialog", desk_grace_seconds=1)
     run.play_until("notification")
     run.play()  # the user answered the dialog at the terminal; the task went on and ended
     run.write_log()
     run.deliver()
-    messages = standin.messages(topic)
+    messages = srv.messages(topic)
     assert len(messages) == 1 and "permission" not in str(messages[0]).lower(), messages
     assert [r["reason"] for r in run.folder("suppressed") if r.get("notice") == "needs-you"] == ["answered-at-desk"]
 
 
-def test_explain_and_log_name_the_agent(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-simple")
+def test_explain_and_log_name_the_agent(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-simple")
     run.play()
     run.write_log()
     run.deliver()
@@ -146,20 +135,20 @@ def test_explain_and_log_name_the_agent(tmp_path: Path, standin: NtfyStandin) ->
     assert "notified   copilot" in run.cli("log", "--last", "5", check=True).stdout
 
 
-def test_a_session_that_ends_before_any_prompt_is_no_notification(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-simple")
+def test_a_session_that_ends_before_any_prompt_is_no_notification(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-simple")
     start = run.calls[0]["payload"]["timestamp"]  # the sessionStart hook: before the prompt
     run.write_log(float(start))
     ended = {"event": "sessionEnd", "payload": {**run.calls[-1]["payload"], "timestamp": start}, "env": {}}
     run.hook(ended)
     run.deliver()
-    assert standin.messages(topic) == []
+    assert srv.messages(topic) == []
     assert [r["reason"] for r in run.folder("suppressed")] == ["technical-turn"]
 
 
-def test_claude_code_started_from_a_copilot_shell_still_counts(tmp_path: Path, standin: NtfyStandin) -> None:
+def test_claude_code_started_from_a_copilot_shell_still_counts(tmp_path: Path, srv: NtfyStandin) -> None:
     """Its own hooks inherit ``COPILOT_CLI=1`` but send Claude Code's payloads (no ``timestamp``)."""
-    run, topic = replay(tmp_path, standin, "print-simple")
+    run, topic = replay(tmp_path, srv, "print-simple")
     for payload in claude_events("print-tool"):
         run.hook({"event": "claude", "payload": payload, "env": {"COPILOT_CLI": "1"}}, ["hook", "claude"])
     assert [r["provider"] for r in run.folder("pending")] == ["claude"]

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from donebell.workers.agents.copilot.events import iso_ms
 from support.copilot_replay import Replay
 from support.ntfy_standin import NtfyStandin
@@ -18,32 +16,26 @@ from support.ntfy_standin import NtfyStandin
 GRACE = 60.0
 
 
-@pytest.fixture()
-def standin() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as srv:
-        yield srv
-
-
-def played(tmp_path: Path, standin: NtfyStandin, scenario: str) -> tuple[Replay, str]:
+def played(tmp_path: Path, srv: NtfyStandin, scenario: str) -> tuple[Replay, str]:
     topic = f"copilot-{secrets.token_hex(4)}"
-    run = Replay(tmp_path, scenario, standin.url, topic, idle_grace_seconds=GRACE)
+    run = Replay(tmp_path, scenario, srv.url, topic, idle_grace_seconds=GRACE)
     run.play()
     return run, topic
 
 
-def test_a_print_run_is_notified_once_copilot_exited(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = played(tmp_path, standin, "print-simple")
+def test_a_print_run_is_notified_once_copilot_exited(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = played(tmp_path, srv, "print-simple")
     run.write_log()  # every record, session.shutdown last
     assert run.deliver().returncode == 0
-    assert len(standin.messages(topic)) == 1
+    assert len(srv.messages(topic)) == 1
     assert run.folder("pending") == []
 
 
-def test_a_session_still_open_waits_the_quiet_window(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = played(tmp_path, standin, "interactive-simple")
+def test_a_session_still_open_waits_the_quiet_window(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = played(tmp_path, srv, "interactive-simple")
     shutdown = next(json.loads(r) for r in run.records if '"session.shutdown"' in r)
     run.write_log((iso_ms(shutdown["timestamp"]) or 0) - 1)  # the TUI still open: no shutdown yet
     assert run.deliver().returncode == 0
-    assert standin.messages(topic) == []
+    assert srv.messages(topic) == []
     [task] = run.folder("pending")
     assert task["probe"]["history"][-1]["reason"] == "quiet-window", task["probe"]

@@ -9,7 +9,6 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,68 +16,62 @@ from support.copilot_replay import Replay
 from support.ntfy_standin import NtfyStandin
 
 
-@pytest.fixture()
-def standin() -> Iterator[NtfyStandin]:
-    with NtfyStandin() as srv:
-        yield srv
-
-
-def replay(tmp_path: Path, standin: NtfyStandin, scenario: str) -> tuple[Replay, str]:
+def replay(tmp_path: Path, srv: NtfyStandin, scenario: str) -> tuple[Replay, str]:
     topic = f"copilot-{secrets.token_hex(4)}"
-    return Replay(tmp_path, scenario, standin.url, topic), topic
+    return Replay(tmp_path, scenario, srv.url, topic), topic
 
 
-def test_a_task_whose_hooks_never_ran_is_notified_once_from_its_log(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-tool")
+def test_a_task_whose_hooks_never_ran_is_notified_once_from_its_log(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-tool")
     run.write_log()  # Copilot ran without donebell's hooks: only its session log tells
     assert run.scan().returncode == 0
     assert run.scan().returncode == 0  # a second pass over the same log adds nothing
     run.deliver()
-    (message,) = standin.messages(topic)
+    (message,) = srv.messages(topic)
     assert message["title"] == run.project.name  # the project, as the hook's candidate names it
 
 
-def test_hooks_and_log_together_are_still_one_notification(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-tool")
+def test_hooks_and_log_together_are_still_one_notification(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-tool")
     run.play()
     run.write_log()
     run.scan()
     run.deliver()
     run.scan()
     run.deliver()
-    assert len(standin.messages(topic)) == 1
+    assert len(srv.messages(topic)) == 1
 
 
-def test_the_log_watcher_waits_for_background_work(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-background")
+def test_the_log_watcher_waits_for_background_work(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-background")
     first_stop = next(c for c in run.calls if c["event"] == "agentStop")["payload"]["timestamp"]
     run.write_log(float(first_stop) + 100)  # the shell still runs
     run.scan()
     run.deliver(until_idle=False)
-    assert standin.messages(topic) == [] and run.folder("pending") == []
+    assert srv.messages(topic) == [] and run.folder("pending") == []
     run.write_log()
     run.scan()
     run.deliver()
-    assert len(standin.messages(topic)) == 1
+    assert len(srv.messages(topic)) == 1
 
 
-def test_a_subagents_stop_writes_nothing(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, _topic = replay(tmp_path, standin, "print-subagent")
+def test_a_subagents_stop_writes_nothing(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, _topic = replay(tmp_path, srv, "print-subagent")
     sub = next(c for c in run.calls if c["event"] == "agentStop" and "agentId" in c["payload"])
     run.hook(sub)
     assert run.folder("pending") == []
 
 
-def test_permission_prompt_in_print_mode_is_no_request(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, _topic = replay(tmp_path, standin, "print-needs_approval-none")
+def test_permission_prompt_in_print_mode_is_no_request(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, _topic = replay(tmp_path, srv, "print-needs_approval-none")
     for call in run.calls:
         if call["event"] in ("permissionRequest", "notification"):
             run.hook(call)
     assert run.folder("outbox") == [] and run.folder("pending") == []
 
 
-def test_the_dialogs_two_signals_are_one_request(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, _topic = replay(tmp_path, standin, "interactive-approval-dialog")
+def test_the_dialogs_two_signals_are_one_request(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, _topic = replay(tmp_path, srv, "interactive-approval-dialog")
     prompt = next(c for c in run.calls if c["event"] == "notification")
     run.hook(prompt)
     run.hook(prompt)  # the same request again
@@ -88,8 +81,8 @@ def test_the_dialogs_two_signals_are_one_request(tmp_path: Path, standin: NtfySt
 
 
 @pytest.mark.parametrize("payload", [b"", b"not json", b"[]", b'{"timestamp": 1}', b'{"sessionId": "s"}'])
-def test_bad_input_is_logged_and_exits_0(tmp_path: Path, standin: NtfyStandin, payload: bytes) -> None:
-    run, _topic = replay(tmp_path, standin, "print-simple")
+def test_bad_input_is_logged_and_exits_0(tmp_path: Path, srv: NtfyStandin, payload: bytes) -> None:
+    run, _topic = replay(tmp_path, srv, "print-simple")
     done = subprocess.run(
         [sys.executable, "-m", "donebell.supervisor.cli", "hook", "copilot", "agentStop"],
         input=payload,
@@ -104,8 +97,8 @@ def test_bad_input_is_logged_and_exits_0(tmp_path: Path, standin: NtfyStandin, p
     assert any(line.get("level") in ("warning", "info") and line.get("hook") for line in lines), lines
 
 
-def test_the_log_watcher_leaves_sessions_older_than_the_replay_window(tmp_path: Path, standin: NtfyStandin) -> None:
-    run, topic = replay(tmp_path, standin, "print-tool")
+def test_the_log_watcher_leaves_sessions_older_than_the_replay_window(tmp_path: Path, srv: NtfyStandin) -> None:
+    run, topic = replay(tmp_path, srv, "print-tool")
     run.write_log()
     old = time.time() - 30 * 86400
     os.utime(run.log, (old, old))
