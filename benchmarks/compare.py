@@ -8,14 +8,16 @@ during the run hurts both sides alike. Both sides run *this* tree's benchmark co
 is the same; only the donebell it imports and starts differs.
 
 For every numeric figure it prints both medians, each side's spread (min-max over the rounds) and
-the ratio this / REF. A figure is **worse** when the ratio is on its bad side by more than the
-noise measured in this run (the larger relative spread of the two sides, at least
-``MIN_TOLERANCE``) and the two sides' ranges do not overlap; then the exit status is 1.
+the ratio this / REF. A figure is **worse** when its cost (a rate counts as time per unit) is
+higher than REF's by more than the noise measured in this run (the larger relative spread of the
+two sides' costs, at least ``MIN_TOLERANCE``) and the two sides' ranges do not overlap; then the
+exit status is 1.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import site
@@ -65,18 +67,34 @@ class Verdict:
         return statistics.median(self.this) / ref if ref else None
 
     @property
+    def costs(self) -> tuple[list[float], list[float]]:
+        """Both sides as costs: a rate becomes seconds per unit, so a slowdown reads the same way
+        for every metric and the noise is not bounded by 100 % (a rate cannot drop below zero)."""
+        if not self.higher_is_better:
+            return self.this, self.ref
+        return [_per_unit(v) for v in self.this], [_per_unit(v) for v in self.ref]
+
+    @property
     def noise(self) -> float:
-        spreads = [(max(v) - min(v)) / abs(statistics.median(v)) for v in (self.this, self.ref) if statistics.median(v)]
-        return max([MIN_TOLERANCE, *spreads])
+        spreads = [_spread_of(side) for side in self.costs]
+        return max([MIN_TOLERANCE, *(s for s in spreads if math.isfinite(s))])
 
     @property
     def worse(self) -> bool:
-        ratio = self.ratio
-        if ratio is None:
+        this, ref = self.costs
+        ref_median = statistics.median(ref)
+        if not ref_median:
             return False
-        if self.higher_is_better:
-            return ratio < 1 - self.noise and max(self.this) < min(self.ref)
-        return ratio > 1 + self.noise and min(self.this) > max(self.ref)
+        return statistics.median(this) / ref_median > 1 + self.noise and min(this) > max(ref)
+
+
+def _per_unit(rate: float) -> float:
+    return 1 / rate if rate > 0 else math.inf
+
+
+def _spread_of(values: list[float]) -> float:
+    median = statistics.median(values)
+    return (max(values) - min(values)) / abs(median) if median and math.isfinite(median) else math.nan
 
 
 def build_env(tree: Path, into: Path) -> str:

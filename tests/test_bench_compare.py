@@ -49,7 +49,16 @@ def test_a_difference_inside_the_measured_spread_is_not_worse() -> None:
     assert Verdict("b", "drain rate (records/s)", [50.0, 60.0], [100.0, 110.0]).worse
 
 
+def test_a_rate_many_times_slower_is_worse_however_noisy_the_reference() -> None:
+    """Measured in CI under load: REF drained 111-475 records/s, the slowed tree 18. A rate's spread
+    over its median can pass 100 %, which once hid a sixteen-fold slowdown as noise."""
+    assert Verdict("delivery", "drain rate (records/s)", [18.16, 18.16], [111.5, 475.2]).worse
+    assert not Verdict("delivery", "drain rate (records/s)", [200.0, 300.0], [111.5, 475.2]).worse
+    assert Verdict("delivery", "drain rate (records/s)", [0.0, 0.0], [100.0, 110.0]).worse
+
+
 def test_the_noise_is_the_wider_spread_of_the_two_sides() -> None:
     verdict = Verdict("b", "ms", [10.0, 20.0], [10.0, 11.0])
     assert verdict.noise == pytest.approx(10.0 / 15.0)
     assert Verdict("b", "ms", [10.0, 10.0], [10.0, 10.0]).noise == MIN_TOLERANCE
+    assert Verdict("b", "drain rate (records/s)", [10.0, 20.0], [10.0, 10.0]).noise == pytest.approx(0.05 / 0.075)
