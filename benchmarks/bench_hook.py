@@ -21,6 +21,10 @@ and because the console script is the installer's, not donebell's:
 The installed hooks run the console script (``donebell hook ...``); ``python -m`` adds runpy's
 imports (``importlib.util``, ``contextlib``) to the same work and is shown for comparison.
 
+Beside the times, the number of modules each hook imports (donebell's own, and all of them): the
+hook's import budget (issue 35: it may not grow), counted from ``sys.modules`` when the hook
+exits, so ``--compare`` sets it beside REF's.
+
 ``python -m benchmarks hook`` prints the table; ``DONEBELL_BENCH_RUNS`` sets the runs (default 30).
 """
 
@@ -221,6 +225,35 @@ def measure(setup: Setup, runs: int) -> dict[str, tuple[float, float]]:
     }
 
 
+#: Runs the CLI's ``main()`` as the console script does and writes ``sys.modules`` where the hook
+#: ends its process (``os._exit`` skips ``atexit``), or at the interpreter's exit.
+_MODULES_PROBE = (
+    "import atexit, os, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "dump = lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    "atexit.register(dump)\n"
+    "exit_now = os._exit\n"
+    "os._exit = lambda code: (dump(), exit_now(code))\n"
+    "from donebell.supervisor.cli import main\n"
+    "sys.argv[0] = 'donebell'\n"
+    "sys.exit(main())\n"
+)
+
+
+def module_counts(setup: Setup) -> dict[str, tuple[int, int]]:
+    """(donebell's modules, all modules) each hook command imports, doing its real work."""
+    counts = {}
+    out = setup.state.parent / "modules.txt"
+    for name, cmd in setup.commands.items():
+        if not name.endswith("(python -m)"):
+            continue
+        argv = [str(setup.python), "-I", "-c", _MODULES_PROBE, str(out), *cmd[cmd.index("hook") :]]
+        subprocess.run(argv, input=setup.payload(name, -100), env=setup.env, check=True, capture_output=True)
+        modules = out.read_text().split()
+        counts[name.removesuffix(" (python -m)")] = (sum(m.startswith("donebell") for m in modules), len(modules))
+    return counts
+
+
 def main() -> list[dict[str, Any]]:
     runs = int(os.environ.get("DONEBELL_BENCH_RUNS", "30"))
     rows: list[dict[str, Any]] = []
@@ -235,6 +268,10 @@ def main() -> list[dict[str, Any]]:
                 {"benchmark": "hook", "metric": "installed: not measured (wheel install failed)", "value": None}
             )
         medians = {setup.label: measure(setup, runs) for setup in setups}
+        counts = module_counts(setups[0])
+    for hook, (own, every) in counts.items():
+        for kind, value in (("donebell", own), ("all", every)):
+            rows.append({"benchmark": "hook", "metric": f"{hook}: modules imported, {kind}", "value": value})
     for label, result in medians.items():
         base_wall, base_cpu = result["base"]
         rows.append({"benchmark": "hook", "metric": f"{label}: python -I -c pass wall (ms)", "value": base_wall * 1000})

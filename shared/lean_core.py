@@ -30,15 +30,12 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.supervisor.cli",  # the command table: dispatch points down from the top layer
     "donebell.shared.process.hook_signals",  # the builtin _signal only
     "donebell.shared.paths",
-    # the platform seam: the choice (os and sys only) and the four capabilities the hook uses
+    # the platform seam: the choice (os and sys only) and atomic replace; the hook's other platform
+    # choices are implemented where they are used (paths, process.liveness, kit.hook_context)
     "donebell.shared.platform",
-    "donebell.shared.platform.locations",
     "donebell.shared.platform.files",
-    "donebell.shared.platform.identity",
-    "donebell.shared.platform.hook_stdin",
-    "donebell.shared.config.raw_file",
     "donebell.shared.config.fields",  # the generated field table and the one normalizer of every reader
-    "donebell.shared.config.schema",
+    "donebell.shared.config.schema",  # and the config file's reading
     "donebell.shared.config.coerce",
     "donebell.shared.keys",
     "donebell.shared.lean_json",  # json's loads and dumps on its C accelerator: no json package, no re
@@ -71,8 +68,7 @@ HOOK_PATH_MODULES: tuple[str, ...] = (
     "donebell.shared.text.redaction",  # only with include_message (or a StopFailure's error_details)
     "donebell.workers",
     "donebell.workers.kit",  # the package docstring only: importing a part loads no other
-    "donebell.workers.kit.hook_context",  # what every hook run shares (state directory, config keys, log)
-    "donebell.workers.kit.hook_input",  # the payload's bounded reading
+    "donebell.workers.kit.hook_context",  # what every hook run shares: its input, state directory, config keys, log
     "donebell.workers.kit.needs_you",  # the needs-you record (PermissionRequest, needs-type notifications)
     "donebell.workers.kit.approval_wait",  # with approvals on: the wait for the phone's answer
     "donebell.workers.kit.approval_lean",  # while it waits: the sleep between its checks (Linux)

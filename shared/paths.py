@@ -1,5 +1,18 @@
-"""Where donebell keeps its configuration and its state directory (the platform's rule is the
-platform seam's ``shared/platform/locations.py``; the explicit variables win over it).
+"""Where donebell keeps its configuration, its state directory and its service log.
+
+The explicit variables (``DONEBELL_CONFIG``, ``DONEBELL_STATE_DIR``) win; otherwise the host's
+convention, the platform seam's ``locations`` choice (``shared/platform/__init__.py``). A
+convention of the host, not a mechanism: portable mode keeps it, so a forced run finds the same
+files as a native one. Each rule is a function of the environment and the home folder only, so
+every one of them is tested on any platform (``tests/test_platform_portable.py``):
+
+* ``xdg`` (Linux and other POSIX): ``$XDG_CONFIG_HOME/donebell/config.json`` and
+  ``$XDG_STATE_HOME/donebell`` (an unset or relative value falls back to ``~/.config`` and
+  ``~/.local/state``, as the XDG spec says); the service logs to the journal.
+* ``library`` (macOS): ``~/Library/Application Support/donebell/{config.json,state}``; the
+  launchd agent logs to ``~/Library/Logs/donebell.log``.
+* ``appdata`` (Windows): ``%APPDATA%\\donebell\\config.json``, ``%LOCALAPPDATA%\\donebell\\state``;
+  the scheduled task logs into the state folder.
 
 Standard library only: the hook path imports this module. It uses the ``*_str`` variants, which
 build ``os.path`` strings: ``pathlib`` (with ``urllib.parse`` and ``ipaddress`` behind it) costs
@@ -12,13 +25,12 @@ from __future__ import annotations
 import os
 
 from donebell.shared import platform
-from donebell.shared.platform import locations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-APP = locations.APP
+APP = "donebell"
 
 
 class RelativePathError(ValueError):
@@ -50,7 +62,7 @@ def user_home() -> str:
 
 def config_path_str() -> str:
     """The config file: ``$DONEBELL_CONFIG`` (absolute), else the platform's user config dir."""
-    return _explicit("DONEBELL_CONFIG") or locations.config_file()
+    return _explicit("DONEBELL_CONFIG") or default_config_file()
 
 
 def state_dir_str() -> str:
@@ -58,7 +70,47 @@ def state_dir_str() -> str:
 
     Raises :class:`RelativePathError` for a relative ``$DONEBELL_STATE_DIR``.
     """
-    return _explicit("DONEBELL_STATE_DIR") or locations.state_dir()
+    return _explicit("DONEBELL_STATE_DIR") or default_state_dir()
+
+
+def default_config_file(rule: str | None = None) -> str:
+    """The config file by ``rule`` (default: this platform's)."""
+    rule = rule or platform.mechanism("locations")
+    if rule == "appdata":
+        return os.path.join(_appdata("APPDATA", "Roaming"), APP, "config.json")
+    if rule == "library":
+        return os.path.join(_home(), "Library", "Application Support", APP, "config.json")
+    return os.path.join(_xdg("XDG_CONFIG_HOME", ".config"), APP, "config.json")
+
+
+def default_state_dir(rule: str | None = None) -> str:
+    """The state directory root by ``rule`` (default: this platform's)."""
+    rule = rule or platform.mechanism("locations")
+    if rule == "appdata":
+        return os.path.join(_appdata("LOCALAPPDATA", "Local"), APP, "state")
+    if rule == "library":
+        return os.path.join(_home(), "Library", "Application Support", APP, "state")
+    return os.path.join(_xdg("XDG_STATE_HOME", ".local", "state"), APP)
+
+
+def service_log(rule: str | None = None) -> str | None:
+    """The file the background service logs to, or None where it logs to the journal."""
+    rule = rule or platform.mechanism("locations")
+    if rule == "library":
+        return os.path.join(_home(), "Library", "Logs", f"{APP}.log")
+    if rule == "appdata":
+        return os.path.join(default_state_dir(rule), "notify.log")
+    return None
+
+
+def _appdata(name: str, fallback: str) -> str:
+    return os.environ.get(name) or os.path.join(_home(), "AppData", fallback)
+
+
+def _xdg(name: str, *fallback: str) -> str:
+    """An XDG base directory; a relative value is ignored, as the XDG spec says."""
+    value = os.environ.get(name)
+    return value if value and os.path.isabs(value) else os.path.join(_home(), *fallback)
 
 
 def make_private_dirs(path: str) -> list[str]:

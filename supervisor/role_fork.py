@@ -56,7 +56,7 @@ LAZY_IN_PASSES = (
     # every role, as it starts (the CLI's dispatch, its config reading, its waker's inotify)
     "donebell.shared.text.scrubbed_output",
     "donebell.shared.state_dir_check",
-    "donebell.shared.config.raw_file",
+    "donebell.shared.config.schema",
     "donebell.shared.config.rules",
     "ctypes",  # ~1.7 MiB in each role that imported it itself
     "ctypes.util",

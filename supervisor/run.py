@@ -106,7 +106,7 @@ def main(argv: list[str]) -> int:
 
 def _config_at_start(path: object) -> dict[str, str] | None:
     """The fingerprints of the restart keys in the file just checked (``status``: "restart to apply")."""
-    from donebell.shared.config.raw_file import ConfigFileError, read_object
+    from donebell.shared.config.schema import ConfigFileError, read_object
     from donebell.supervisor.commands.config_restart import fingerprints
 
     try:

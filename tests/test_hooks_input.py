@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from donebell.workers.kit.hook_input import MAX_PAYLOAD_BYTES, PayloadError, argv_object, decode_object
+from donebell.workers.kit.hook_context import MAX_PAYLOAD_BYTES, PayloadError, argv_object, decode_object
 from support.hooks_harness import HookEnv, claude_event
 
 #: command -> what it always prints

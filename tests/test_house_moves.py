@@ -60,7 +60,7 @@ def test_each_import_form_is_rewritten() -> None:
 def test_doc_paths_are_rewritten() -> None:
     text = "see `workers/hooks/context.py`, `hooks/stdin.py` and `workers/delivery/ntfy_client.py`"
     assert house_moves.rewrite(text, python=False) == (
-        "see `workers/kit/hook_context.py`, `kit/hook_input.py` and `shared/ntfy/client.py`"
+        "see `workers/kit/hook_context.py`, `kit/hook_context.py` and `shared/ntfy/client.py`"
     )
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from donebell.shared import platform
-from donebell.shared.platform import files, identity, locked
+from donebell.shared.platform import files, locked
 from donebell.shared.platform.watch import new_file_watch
-from donebell.shared.process import groups
+from donebell.shared.process import groups, liveness
 from donebell.shared.process.orphans import die_with_parent
 from donebell.shared.waker import Waker
-from donebell.workers.kit.hook_input import PayloadError, decode_object
+from donebell.workers.kit.hook_context import PayloadError, decode_object
 from support.process_tree import TREE, gone, tree_pids
 from support.waiting import wait_for
 
@@ -149,19 +149,19 @@ def test_procfs_and_psutil_agree_on_a_start_time(portable: None) -> None:
     """Records written by one mechanism are read by the other within the 1 s tolerance."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        by_psutil = identity.create_time(child.pid)
+        by_psutil = liveness.process_create_time(child.pid)
         assert by_psutil is not None
         if platform.host() == "linux":
-            native = identity._procfs_create_time(child.pid)
+            native = liveness._procfs_create_time(child.pid)
             assert native is not None and abs(native - by_psutil) < 1.0
-        assert identity.start_ticks(child.pid) is None  # portable: no clock ticks to compare
-        assert identity.pid_runs(child.pid) is True
-        assert identity.own_start_time() is None  # the hook then stamps the time it ran
+        assert liveness.start_ticks(child.pid) is None  # portable: no clock ticks to compare
+        assert liveness.pid_runs(child.pid) is True
+        assert liveness.own_start_time() is None  # the hook then stamps the time it ran
     finally:
         child.kill()
         child.wait()
-    assert identity.pid_runs(child.pid) is False
-    assert identity.create_time(child.pid) is None
+    assert liveness.pid_runs(child.pid) is False
+    assert liveness.process_create_time(child.pid) is None
 
 
 def test_the_portable_group_kill_finds_the_descendants(tmp_path: Path, portable: None) -> None:
@@ -257,23 +257,23 @@ def test_a_utf16_payload_is_read_in_portable_mode_only(monkeypatch: pytest.Monke
 
 def test_each_platforms_locations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Every rule is a function of the environment and the home folder: all three checked here."""
-    from donebell.shared.platform import locations
+    from donebell.shared import paths as locations  # the rules, each named by the seam's choice
 
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "APPDATA", "LOCALAPPDATA"):
         monkeypatch.delenv(name, raising=False)
-    assert locations.config_file("xdg") == f"{tmp_path}/.config/donebell/config.json"
-    assert locations.state_dir("xdg") == f"{tmp_path}/.local/state/donebell"
+    assert locations.default_config_file("xdg") == f"{tmp_path}/.config/donebell/config.json"
+    assert locations.default_state_dir("xdg") == f"{tmp_path}/.local/state/donebell"
     assert locations.service_log("xdg") is None
     support = f"{tmp_path}/Library/Application Support/donebell"
-    assert (locations.config_file("library"), locations.state_dir("library")) == (
+    assert (locations.default_config_file("library"), locations.default_state_dir("library")) == (
         f"{support}/config.json",
         f"{support}/state",
     )
     assert locations.service_log("library") == f"{tmp_path}/Library/Logs/donebell.log"
     monkeypatch.setenv("APPDATA", "/roaming")
     monkeypatch.setenv("LOCALAPPDATA", "/local")
-    assert locations.config_file("appdata") == os.path.join("/roaming", "donebell", "config.json")
+    assert locations.default_config_file("appdata") == os.path.join("/roaming", "donebell", "config.json")
     assert locations.service_log("appdata") == os.path.join("/local", "donebell", "state", "notify.log")
     monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
-    assert locations.state_dir("xdg") == f"{tmp_path}/.local/state/donebell"
+    assert locations.default_state_dir("xdg") == f"{tmp_path}/.local/state/donebell"

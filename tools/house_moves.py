@@ -28,7 +28,7 @@ from pathlib import Path
 MODULE_MOVES: dict[str, str] = {
     # the kit: role-neutral pieces agents and roles share (imports shared/ only)
     "donebell.workers.hooks.context": "donebell.workers.kit.hook_context",
-    "donebell.workers.hooks.stdin": "donebell.workers.kit.hook_input",
+    "donebell.workers.hooks.stdin": "donebell.workers.kit.hook_context",
     "donebell.workers.hooks.needs_you": "donebell.workers.kit.needs_you",
     "donebell.workers.hooks.approval_wait": "donebell.workers.kit.approval_wait",
     "donebell.workers.hooks.kick": "donebell.workers.hooks",
@@ -78,6 +78,12 @@ MODULE_MOVES: dict[str, str] = {
     "donebell.workers.agents.codex.agent": "donebell.workers.agents.codex",
     "donebell.workers.agents.claude.agent": "donebell.workers.agents.claude",
     "donebell.workers.agents.copilot.agent": "donebell.workers.agents.copilot",
+    # the hook path's module count (issue 35: it may not grow): a platform choice's implementation
+    # lives in the one module whose job it is, and the hook's input is part of its context
+    "donebell.workers.kit.hook_input": "donebell.workers.kit.hook_context",
+    "donebell.shared.platform.identity": "donebell.shared.process.liveness",
+    "donebell.shared.platform.locations": "donebell.shared.paths",
+    "donebell.shared.config.raw_file": "donebell.shared.config.schema",
 }
 
 #: (old module, name) -> new module: a name that moved out of a module that stays.

@@ -7,12 +7,13 @@
   table every reader normalizes with, importable on the hook path.
 * :mod:`.schema` is the one normalizer of values (with :mod:`.coerce`, pydantic's lax coercions in
   the stdlib, and :mod:`.rules`, the URL, topic and credential rules the model shares) and the two
-  readers of file + ``DONEBELL_<KEY>``: strict (roles, CLI) and the hook's, which never raises.
-* :mod:`.raw_file` reads the JSON file; :mod:`.view` gives role processes their settings without
-  pydantic (the type checker reads them as the model).
+  readers of file + ``DONEBELL_<KEY>``: strict (roles, CLI) and the hook's, which never raises;
+  it also reads the JSON file itself (``read_object``).
+* :mod:`.view` gives role processes their settings without pydantic (the type checker reads them
+  as the model).
 
 The contract: every reader accepts and refuses the same values with the same one-line message,
-and the hook path imports none of pydantic, pathlib or typing (only ``raw_file``, ``fields``,
-``schema`` and ``coerce``; ``shared/lean_core.py`` names them). This ``__init__`` imports nothing,
+and the hook path imports none of pydantic, pathlib or typing (only ``fields``, ``schema`` and
+``coerce``; ``shared/lean_core.py`` names them). This ``__init__`` imports nothing,
 so importing one part never loads another.
 """

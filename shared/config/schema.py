@@ -5,7 +5,8 @@ Each key is a :class:`FieldSpec` in the generated table :data:`donebell.shared.c
 :func:`normalize` turns one raw value (from the JSON file, or :func:`env_value` of a
 ``DONEBELL_<KEY>`` string) into the value every reader sees, with pydantic's lax coercions
 (:mod:`.coerce`), bounds, choices and the shared rules (:mod:`.rules`); it raises :class:`Invalid`
-otherwise. Two readers apply it to the file and the environment:
+otherwise. The file is one JSON object (:func:`read_object`, the stdlib only). Two readers apply
+the normalizer to the file and the environment:
 
 * :func:`read_values`, the strict one: every key, refusing the config on the first invalid one
   with one :class:`ConfigError` line. Role processes (:mod:`.view`) and the CLI (:mod:`.model`,
@@ -32,11 +33,16 @@ if TYPE_CHECKING:  # typing costs the hook ~2.5 ms of start-up: annotations only
     from typing import Any
 
 ENV_PREFIX = "DONEBELL_"
+_BOM = b"\xef\xbb\xbf"
 Invalid = coerce.Invalid
 
 
 class ConfigError(Exception):
     """The configuration is invalid; ``str()`` is one line naming the key and the file (or variable)."""
+
+
+class ConfigFileError(Exception):
+    """The config file exists but cannot be read as a JSON object."""
 
 
 class EnvNotJson(Exception):
@@ -173,6 +179,38 @@ def pick(spec: FieldSpec, data: dict[str, Any], env: dict[str, str]) -> Any:
     return data[spec.name] if spec.name in data else spec.fresh_default()
 
 
+def read_file(path: Path | None = None) -> tuple[Path, dict[str, Any] | None]:
+    """``(path, data)``; data is None when the file does not exist (see :func:`read_object`)."""
+    from donebell.shared.paths import RelativePathError, config_path
+
+    try:
+        path = path or config_path()
+    except RelativePathError as exc:
+        raise ConfigFileError(str(exc)) from None
+    return path, read_object(path)
+
+
+def read_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The JSON object in the config file at ``path``; None when it does not exist. A UTF-8 BOM
+    is accepted (Windows editors write one); :class:`ConfigFileError` otherwise."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigFileError(f"{path}: cannot read: {exc.strerror}") from None
+    if raw.startswith(_BOM):  # by hand: the "utf-8-sig" codec is one more module to import
+        raw = raw[len(_BOM) :]
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigFileError(f"{path}: not valid UTF-8 JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError(f"{path}: the top level must be a JSON object")
+    return data
+
+
 def read_keys(
     specs: Iterable[FieldSpec], names: tuple[str, ...], refused: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -182,7 +220,6 @@ def read_keys(
     is invalid reads as its default (see the module docstring); ``refused`` then gets the key and
     the loaders' reason, so the hook can say why it ignored it.
     """
-    from donebell.shared.config.raw_file import ConfigFileError, read_object
     from donebell.shared.paths import RelativePathError, config_path_str
 
     try:
@@ -222,8 +259,6 @@ class ReadValues:
 def read_values(specs: tuple[FieldSpec, ...], legacy: frozenset[str], path: Path | None = None) -> ReadValues:
     """File + environment, every key normalized (secrets as plain strings, watch roots as dicts);
     raise :class:`ConfigError` with one clear line on any problem."""
-    from donebell.shared.config.raw_file import ConfigFileError, read_file
-
     try:
         path, data = read_file(path)
     except ConfigFileError as exc:

@@ -112,14 +112,14 @@ def configured_secrets() -> tuple[list[str], str | None]:
 
     Read without validation, so even a config that is refused (or half-edited) is scrubbed.
     """
-    from donebell.shared.config import raw_file
+    from donebell.shared.config import schema
     from donebell.shared.config.fields import FIELDS
     from donebell.shared.config.rules import SECRET_KEYS
     from donebell.shared.config.schema import overridden
 
     try:
-        _, data = raw_file.read_file()
-    except raw_file.ConfigFileError:
+        _, data = schema.read_file()
+    except schema.ConfigFileError:
         data = None
     merged = overridden(FIELDS, {*SECRET_KEYS, "username", "server"}, data or {})
     secrets = [str(merged[key]) for key in SECRET_KEYS if merged.get(key)]

@@ -1,17 +1,23 @@
 """The platform seam: the only code that asks which operating system donebell runs on.
 
-Every capability that differs by platform has one small module here, with its implementations
-side by side: Linux, macOS, Windows, and a portable one that uses only what every platform has
-(stat polling, psutil, non-blocking probes). This package chooses, per capability, which
-implementation runs (:func:`mechanism`); nothing outside it reads ``sys.platform`` or ``os.name``
-(``tests/test_platform_seam.py`` parses every code folder and fails on one).
+Every capability that differs by platform has its implementations side by side in one small
+module: Linux, macOS, Windows, and a portable one that uses only what every platform has (stat
+polling, psutil, non-blocking probes). Most of those modules are here; a capability that is the
+whole job of a module elsewhere lives in that module, so the hook path loads one module for it,
+not two: process identity in ``shared/process/liveness.py``, process groups and detached starts
+in ``shared/process/groups.py``, parent death in ``shared/process/orphans.py``, where files live
+in ``shared/paths.py``, the hook's payload decoding in ``workers/kit/hook_context.py``, the
+approval wait in ``workers/kit/approval_lean.py``, the role start in ``supervisor/role_fork.py``.
+This package alone chooses, per capability, which implementation runs (:func:`mechanism`);
+nothing outside it reads ``sys.platform`` or ``os.name`` (``tests/test_platform_seam.py`` parses
+every code folder and fails on one).
 
 ``DONEBELL_FORCE_PORTABLE=1`` makes every switchable capability use its portable implementation
 on any platform, so the paths macOS and Windows take are exercised on Linux (the CI runs the
 end-to-end suite again that way). ``donebell doctor`` shows what runs (:func:`mechanisms`).
 
 Two capabilities are conventions of the host, not mechanisms, and have no portable
-implementation: where files live (:mod:`.locations`) and which service manager starts the
+implementation: where files live (``shared/paths.py``) and which service manager starts the
 supervisor (:mod:`.service`). Forcing portable mode keeps them, so a forced run still finds the
 same configuration and state as a native one.
 

@@ -1,6 +1,7 @@
 """Processes: identity, groups, lifetimes and signals.
 
-* :mod:`.liveness`: is a recorded process still the same process (pid + start time)?
+* :mod:`.liveness`: is a recorded process still the same process (pid + start time)? How a
+  start time, a command line or a pid's existence is read (``/proc`` or psutil).
 * :mod:`.groups`: start a process as the leader of its own group, and kill that group.
 * :mod:`.orphans`: helpers that must not outlive the process that started them.
 * :mod:`.hook_signals`: a hook survives the agent's SIGTERM/SIGHUP until its record is durable.

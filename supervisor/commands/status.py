@@ -19,7 +19,7 @@ import re
 import sys
 from typing import Any
 
-from donebell.shared.config import raw_file, secret_text
+from donebell.shared.config import schema, secret_text
 from donebell.shared.config.fields import FIELDS
 from donebell.shared.config.schema import overridden
 from donebell.shared.health import alive, is_stale_written, stale_after, written_age
@@ -234,8 +234,8 @@ def _config_facts() -> tuple[float, list[str], dict[str, Any] | None]:
     """``retry_max_seconds``, the configured secret values (only to scrub them from output) and the
     file's content (to compare the keys that need a restart)."""
     try:
-        _, data = raw_file.read_file()
-    except raw_file.ConfigFileError:
+        _, data = schema.read_file()
+    except schema.ConfigFileError:
         data = None
     merged = overridden(FIELDS, ("retry_max_seconds",), data or {})
     try:

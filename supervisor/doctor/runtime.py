@@ -17,7 +17,7 @@ from typing import Any
 
 from donebell.shared.config import model
 from donebell.shared.config.secret_text import public_url as _public_url
-from donebell.shared.platform import locations
+from donebell.shared.paths import service_log
 from donebell.shared.platform import service as platform_service
 from donebell.shared.process.runner import Runner
 from donebell.shared.statedir import DEAD, LOG_NAME, OUTBOX, InvalidRecord, StateDir, now
@@ -93,7 +93,7 @@ def check_service(runner: Runner, status: dict[str, Any] | None) -> Check:
         )
     step = "check `journalctl --user -u donebell` and run `systemctl --user restart donebell.service`"
     if manager == "launchd":
-        step = f"check {locations.service_log('library')} and run `donebell install` again"
+        step = f"check {service_log('library')} and run `donebell install` again"
     elif manager == "task-scheduler":
         step = "run `schtasks /Run /TN donebell` and check notify.log in the state folder"
     status_word = UNKNOWN if installed == "unknown" else WARN

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from donebell.shared.platform import locations
+from donebell.shared.paths import service_log
 from donebell.shared.platform import service as platform_service
 from donebell.shared.process.runner import Runner
 from donebell.supervisor.install.service_manager import systemd_user_problem
@@ -165,7 +165,7 @@ def plan_install(kind: str, executable: str, runner: Runner) -> ServicePlan:
             plan.messages.append(LINGER_HINT)
     elif kind == "launchd":
         path = plist_path()
-        log_file = locations.service_log("library") or ""
+        log_file = service_log("library") or ""
         text = render_launchd(executable, passed_env(), log_file)
         plan.change = _ours(path, read_text(path), text, "launchd agent")
         service = f"{_launchd_target()}/{LAUNCHD_LABEL}"

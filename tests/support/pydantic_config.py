@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from donebell.shared.config import raw_file, schema
+from donebell.shared.config import schema
 from donebell.shared.config.model import KNOWN_KEYS, LEGACY_UNUSED_KEYS, ConfigError, Loaded, Settings, plain_message
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
@@ -21,8 +21,8 @@ from pydantic_settings import SettingsError
 def load(path: Path | None = None) -> Loaded:
     """pydantic's own reading of ``path`` and ``DONEBELL_<KEY>``, errors in the loaders' one-line form."""
     try:
-        path, data = raw_file.read_file(path)
-    except raw_file.ConfigFileError as exc:
+        path, data = schema.read_file(path)
+    except schema.ConfigFileError as exc:
         raise ConfigError(str(exc)) from None
     data = data or {}
     warnings: list[str] = []

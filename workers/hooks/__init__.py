@@ -3,10 +3,9 @@
 A hook runs inside the agent's turn. Whatever happens it prints its documented output
 (``codex-stop``: exactly ``{}``; the others, ``codex-permission`` included: nothing, no decision) and exits 0; a refused payload or an
 internal error becomes one line in the state directory's log. It never sends anything itself
-and never touches the network. The hook path imports the standard library and
-``donebell.shared.{cli,paths,configfile,keys,statedir,records,ingest,liveness}`` and the agent
-folders' hook modules only, and of the standard library not ``typing``, ``pathlib``, ``contextlib`` or
-``importlib.util`` (``tests/test_import_cost.py``); see docs/hooks.md.
+and never touches the network. The hook path imports the standard library and only the donebell
+modules ``shared/lean_core.py`` names, and of the standard library not ``typing``, ``pathlib``,
+``contextlib`` or ``importlib.util`` (``tests/test_import_cost.py``); see docs/hooks.md.
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ from donebell.shared.process import hook_signals
 from donebell.shared.process.liveness import owner_alive, process_create_time
 from donebell.shared.statedir import LOCKS, StateDir, encode, now
 from donebell.workers.agents.registry import hook_target, hosting_agent, names
-from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.hook_input import PayloadError
+from donebell.workers.kit.hook_context import HookContext, PayloadError
 
 #: Set while a PermissionRequest hook sleeps for the phone's answer (``approval_lean``; imported
 #: only when it is set, so the name is repeated here and held equal by a test).

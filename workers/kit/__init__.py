@@ -1,6 +1,6 @@
 """The kit: what agents and roles share, below both (docs/design.md, "Layers").
 
-Hook input and context (:mod:`.hook_input`, :mod:`.hook_context`), the gate's context, verdict,
+A hook run's input and context (:mod:`.hook_context`), the gate's context, verdict,
 ladder and probe schedule, the JSONL tail and its cursor (:mod:`.jsonl_tail`), the thread view,
 the needs-you record and its answered-evidence, a role pass's result, and what the agents'
 install and doctor wiring is built from (:mod:`.install`). An agent folder imports only this

@@ -31,8 +31,7 @@ from donebell.shared import lean_json as json
 from donebell.shared.keys import content_digest, event_key, sequence_id
 from donebell.shared.records import NEEDS_YOU, base
 from donebell.shared.statedir import OUTBOX, now
-from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.hook_input import message_field, text_field
+from donebell.workers.kit.hook_context import HookContext, message_field, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:

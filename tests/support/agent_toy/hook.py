@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
-from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
+from donebell.workers.kit.hook_context import message_field, stdin_object, text_field
 
 if TYPE_CHECKING:
     from donebell.workers.kit.hook_context import HookContext
@@ -19,7 +18,7 @@ PATH_LIMIT = 4096
 
 
 def done(ctx: HookContext, args: list[str]) -> None:
-    payload = decode_object(read_stream(sys.stdin.buffer))
+    payload = stdin_object()
     key, weak = identity(NAME, text_field(payload, "session"), text_field(payload, "turn"))
     candidate = new_candidate(
         key=key,

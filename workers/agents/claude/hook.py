@@ -25,8 +25,6 @@ Nothing is ever printed: UserPromptSubmit stdout would become context for the mo
 
 from __future__ import annotations
 
-import sys
-
 from donebell.shared.ingest import merge_evidence, submit_candidate
 from donebell.shared.keys import event_key, identity
 from donebell.shared.process.liveness import own_start_time
@@ -34,8 +32,14 @@ from donebell.shared.records import new_candidate
 from donebell.shared.statedir import PENDING, now
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
-from donebell.workers.kit.hook_context import ERROR_LIMIT, MESSAGE_LIMIT, HookContext
-from donebell.workers.kit.hook_input import decode_object, message_field, read_stream, text_field
+from donebell.workers.kit.hook_context import (
+    ERROR_LIMIT,
+    MESSAGE_LIMIT,
+    HookContext,
+    message_field,
+    stdin_object,
+    text_field,
+)
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -43,7 +47,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from donebell.shared.record_types import ClaudeSession
-    from donebell.shared.statedir import StateDir
 
 PATH_LIMIT = 4096
 ACCELERATOR_TYPES = ("idle_prompt", "agent_completed")
@@ -51,7 +54,7 @@ ACCELERATOR_TYPES = ("idle_prompt", "agent_completed")
 
 def claude(ctx: HookContext, argv: list[str]) -> None:
     """Read one Claude hook payload from stdin and handle it."""
-    payload = decode_object(read_stream(getattr(sys.stdin, "buffer", None)))
+    payload = stdin_object()
     event = payload.get("hook_event_name")
     if not ctx.claude_enabled:
         ctx.log("debug", "claude hook ignored: enable_claude_code is false", event=str(event)[:40])
@@ -290,7 +293,8 @@ def _ingest(
         **extra,
     )
     result: str = submit_candidate(state, candidate, refresh=refresh)
-    if session_id and result in ("created", "merged") and _superseded_since(state, key, session_id, epoch):
+    written = result in ("created", "merged")
+    if written and session_id and claude_session.superseded_since(state, key, session_id, epoch):
         result = "superseded"
     ctx.log(
         "info",
@@ -331,14 +335,6 @@ def _session_of(
         session = claude_session.read_session(ctx.state, session_id)
         return session, "current" if session else "no-session"
     return None, "no-session"
-
-
-def _superseded_since(state: StateDir, key: str, session_id: str, epoch: int) -> bool:
-    """A UserPromptSubmit advanced the epoch between our read and our write: finish our candidate."""
-    latest = claude_session.read_session(state, session_id)
-    if latest is None or int(latest["epoch"]) <= epoch:
-        return False
-    return claude_session.supersede_key(state, key, session_id, int(latest["epoch"]))
 
 
 HANDLERS: dict[str, Callable[[HookContext, dict[str, Any]], None]] = {

@@ -20,7 +20,7 @@ import socket
 import stat
 
 from donebell.shared.bounded_read import read_from
-from donebell.shared.platform import identity
+from donebell.shared.process import liveness
 from donebell.workers.agents.claude import claude_config_dir_str
 from donebell.workers.kit.thread_view import SAFE_ID, DaemonError
 
@@ -89,7 +89,7 @@ def _same_process(pid: object, started: object) -> bool:
     reads start ticks, as Claude Code records them; elsewhere the pid alone)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
-    ticks = identity.start_ticks(pid)
+    ticks = liveness.start_ticks(pid)
     if ticks is not None:
         return str(started) == ticks
-    return identity.pid_runs(pid)
+    return liveness.pid_runs(pid)

@@ -26,8 +26,7 @@ import os
 from donebell.shared import lean_json as json
 from donebell.shared.bounded_read import read_from, read_tail
 from donebell.shared.statedir import CLAUDE, now
-from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.hook_input import text_field
+from donebell.workers.kit.hook_context import HookContext, text_field
 from donebell.workers.kit.needs_you import NAME_LIMIT, PATH_LIMIT, file_size, request_key, tool_digest, write_request
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only

@@ -163,6 +163,15 @@ def supersede_older(state: StateDir, session_id: str, epoch: int) -> int:
     return finished
 
 
+def superseded_since(state: StateDir, key: str, session_id: str, epoch: int) -> bool:
+    """A UserPromptSubmit advanced the session past ``epoch`` between a hook's read and its write
+    of ``key``: finish that candidate as superseded (True when it was)."""
+    latest = read_session(state, session_id)
+    if latest is None or int(latest["epoch"]) <= epoch:
+        return False
+    return supersede_key(state, key, session_id, int(latest["epoch"]))
+
+
 def supersede_key(state: StateDir, key: str, session_id: str, epoch: int) -> bool:
     """Under ``key``'s lock: finish it as ``superseded`` if it is still an older pending candidate."""
     with state.mutation_lock(key):

@@ -20,20 +20,18 @@ an unknown one a ``pending/`` candidate (the gate retries unknown classification
 
 from __future__ import annotations
 
-import sys
-
 from donebell.shared.ingest import submit_candidate, submit_suppressed
 from donebell.shared.keys import identity
 from donebell.shared.records import new_candidate
 from donebell.workers.agents.codex.hook_evidence import classify_thread, codex_homes
 from donebell.workers.agents.codex.identity import ThreadIdentity
-from donebell.workers.kit.hook_context import MESSAGE_LIMIT, HookContext
-from donebell.workers.kit.hook_input import (
+from donebell.workers.kit.hook_context import (
+    MESSAGE_LIMIT,
+    HookContext,
     PayloadError,
     argv_object,
-    decode_object,
     message_field,
-    read_stream,
+    stdin_object,
     text_field,
 )
 
@@ -51,7 +49,7 @@ TITLE_PROMPT = "Generate a concise, single-line task title"
 def codex_permission(ctx: HookContext, argv: list[str]) -> None:
     """``PermissionRequest``: the turn waits for an approval; a "needs you" record (docs/approvals.md).
     The caller prints nothing, which Codex reads as no decision (its own approval path goes on)."""
-    payload = decode_object(read_stream(getattr(sys.stdin, "buffer", None)))
+    payload = stdin_object()
     event = payload.get("hook_event_name")
     if event is not None and event != "PermissionRequest":
         ctx.log("debug", "codex permission hook: other event ignored", event=str(event)[:40])
@@ -63,7 +61,7 @@ def codex_permission(ctx: HookContext, argv: list[str]) -> None:
 
 def codex_stop(ctx: HookContext, argv: list[str]) -> None:
     """Ingest one Codex Stop payload from stdin (the caller prints ``{}``)."""
-    payload = decode_object(read_stream(getattr(sys.stdin, "buffer", None)))
+    payload = stdin_object()
     event = payload.get("hook_event_name")
     if event is not None and event != "Stop":
         ctx.log("debug", "codex hook event ignored", event=str(event)[:40])

@@ -11,8 +11,7 @@ record itself is the hooks' (``workers/kit/needs_you.py``).
 
 from __future__ import annotations
 
-from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.hook_input import text_field
+from donebell.workers.kit.hook_context import HookContext, text_field
 from donebell.workers.kit.needs_you import PATH_LIMIT, file_size, write_request
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only

@@ -21,15 +21,13 @@ Nothing is printed unless the phone answered a permission request (``{"behavior"
 from __future__ import annotations
 
 import os
-import sys
 
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import identity
 from donebell.shared.process.liveness import own_start_time
 from donebell.shared.records import new_candidate
 from donebell.workers.agents.copilot import paths
-from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.hook_input import decode_object, read_stream, text_field
+from donebell.workers.kit.hook_context import HookContext, stdin_object, text_field
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
 if TYPE_CHECKING:
@@ -44,7 +42,7 @@ NEEDS_EVENTS = ("notification", "permissionRequest")
 
 def copilot(ctx: HookContext, argv: list[str]) -> None:
     """Read one Copilot hook payload from stdin; ``argv[0]`` names its event."""
-    payload = decode_object(read_stream(getattr(sys.stdin, "buffer", None)))
+    payload = stdin_object()
     event = argv[0] if argv else str(payload.get("hookName") or "")
     if event in NEEDS_EVENTS:
         from donebell.workers.agents.copilot.needs_you import copilot_needs

@@ -25,8 +25,7 @@ import os
 
 from donebell.shared import lean_json as json
 from donebell.shared.statedir import now
-from donebell.workers.kit.hook_context import HookContext
-from donebell.workers.kit.hook_input import text_field
+from donebell.workers.kit.hook_context import HookContext, text_field
 from donebell.workers.kit.needs_you import PATH_LIMIT, request_key, write_request
 
 TYPE_CHECKING = False  # typing costs the hook ~2.5 ms of start-up: annotations only
@@ -139,7 +138,7 @@ def _cli_flags() -> list[str]:
     pid = os.environ.get("COPILOT_LOADER_PID", "")
     if not pid.isdigit():
         return []
-    from donebell.shared.platform.identity import command_line
+    from donebell.shared.process.liveness import command_line
 
     return command_line(int(pid)) or []
 
