@@ -93,6 +93,16 @@ def run_with_importtime(hooks: HookEnv, args: list[str], stdin: bytes = b"", **e
     return reported | loaded
 
 
+#: donebell's own modules a root Stop hook imports (codex-stop, claude Stop): 34 at 81a8c74,
+#: before the house step and the platform seam; issue 35 says the budget may not grow.
+DONEBELL_MODULE_BUDGET = 34
+
+
+def assert_within_count(modules: set[str]) -> None:
+    own = sorted(m for m in modules if m == "donebell" or m.startswith("donebell."))
+    assert len(own) <= DONEBELL_MODULE_BUDGET, f"{len(own)} donebell modules (budget {DONEBELL_MODULE_BUDGET}): {own}"
+
+
 #: The message redactor's regular expressions: only a hook that keeps text (a needs-you request's
 #: tool input, a final message with include_message) may load them.
 REDACTOR_ONLY = {"re"}
@@ -117,7 +127,9 @@ def test_codex_stop_imports_only_the_budget(hooks: HookEnv) -> None:
     """`hook codex-stop` (root Stop, candidate written, kick spawned) stays inside the import budget."""
     kick = json.dumps([sys.executable, "-c", "pass"])
     payload = json.dumps(hooks.stop_payload("simple")).encode()
-    assert_lean(run_with_importtime(hooks, ["codex-stop"], payload, DONEBELL_KICK_COMMAND=kick))
+    modules = run_with_importtime(hooks, ["codex-stop"], payload, DONEBELL_KICK_COMMAND=kick)
+    assert_lean(modules)
+    assert_within_count(modules)
     assert hooks.counts()["pending"] == 1
     assert "started an on-demand delivery worker" in hooks.log_messages()
 
@@ -133,7 +145,9 @@ def test_claude_imports_only_the_budget(hooks: HookEnv, event: str) -> None:
     """`hook claude` (UserPromptSubmit epoch, Stop candidate) stays inside the import budget."""
     hooks.claude(claude_event("print-tool", "UserPromptSubmit"))
     payload = json.dumps(claude_event("print-tool", event)).encode()
-    assert_lean(run_with_importtime(hooks, ["claude"], payload))
+    modules = run_with_importtime(hooks, ["claude"], payload)
+    assert_lean(modules)
+    assert_within_count(modules)
     assert len(list((hooks.state_dir / "claude").glob("*.json"))) == 1
     assert hooks.counts()["pending"] == (1 if event == "Stop" else 0)
 
