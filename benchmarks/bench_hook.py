@@ -50,6 +50,10 @@ ROLLOUTS = REPO / "tests" / "fixtures" / "codex" / "rollouts"
 ROLLOUT = "rollout-2026-11-30T09-56-38-01a22be2-8ff4-7060-90c7-45d2cf0697b5.jsonl"
 TARGET = 2.0  # issue 38
 
+if str(REPO / "tests") not in sys.path:
+    sys.path.insert(0, str(REPO / "tests"))
+from support.import_probe import PROBE  # noqa: E402 - the import-budget tests' own probe
+
 
 def _source_tree() -> Path:
     """The checkout whose donebell this interpreter imports (editable installs map the tree).
@@ -225,21 +229,6 @@ def measure(setup: Setup, runs: int) -> dict[str, tuple[float, float]]:
     }
 
 
-#: Runs the CLI's ``main()`` as the console script does and writes ``sys.modules`` where the hook
-#: ends its process (``os._exit`` skips ``atexit``), or at the interpreter's exit.
-_MODULES_PROBE = (
-    "import atexit, os, sys\n"
-    "out = sys.argv.pop(1)\n"
-    "dump = lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules)))\n"
-    "atexit.register(dump)\n"
-    "exit_now = os._exit\n"
-    "os._exit = lambda code: (dump(), exit_now(code))\n"
-    "from donebell.supervisor.cli import main\n"
-    "sys.argv[0] = 'donebell'\n"
-    "sys.exit(main())\n"
-)
-
-
 def module_counts(setup: Setup) -> dict[str, tuple[int, int]]:
     """(donebell's modules, all modules) each hook command imports, doing its real work."""
     counts = {}
@@ -247,7 +236,7 @@ def module_counts(setup: Setup) -> dict[str, tuple[int, int]]:
     for name, cmd in setup.commands.items():
         if not name.endswith("(python -m)"):
             continue
-        argv = [str(setup.python), "-I", "-c", _MODULES_PROBE, str(out), *cmd[cmd.index("hook") :]]
+        argv = [str(setup.python), "-I", "-c", PROBE, str(out), *cmd[cmd.index("hook") :]]
         subprocess.run(argv, input=setup.payload(name, -100), env=setup.env, check=True, capture_output=True)
         modules = out.read_text().split()
         counts[name.removesuffix(" (python -m)")] = (sum(m.startswith("donebell") for m in modules), len(modules))
