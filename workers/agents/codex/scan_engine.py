@@ -74,6 +74,7 @@ class ScanEngine:
         self.index_retry_at: float | None = None  # monotonic time a throttled index change is due
         self.hot_folders: list[Path] = []
         self.walked = False
+        self._parents: tuple[tuple[dict[str, str | None], tuple[Path, ...]], list[Path]] | None = None
 
     # discovery -------------------------------------------------------------------------
 
@@ -165,14 +166,25 @@ class ScanEngine:
             found = nearest_existing(folder, self.opts.codex_home)
             if found is not None:
                 paths[found] = None
-        hot = set(self.hot_folders)
-        for path in self.index_paths:
-            parent = Path(path).parent
-            if parent not in hot and len(paths) < 64:
-                paths[parent] = None
-        if self.opts.sqlite_home.is_dir():
+        for parent in self._index_parents():
+            if len(paths) >= 64:
+                break
+            paths[parent] = None
+        if os.path.isdir(self.opts.sqlite_home):
             paths[self.opts.sqlite_home] = None
         return list(paths)
+
+    def _index_parents(self) -> list[Path]:
+        """The folders of the index-found rollouts outside the hot folders, in index order; derived
+        again only when the index rows or the hot folders changed (not on every idle pass)."""
+        key = (self.index_paths, tuple(self.hot_folders))
+        cached = self._parents
+        if cached is not None and cached[0][0] is key[0] and cached[0][1] == key[1]:
+            return cached[1]
+        hot = set(self.hot_folders)
+        parents = [p for p in dict.fromkeys(Path(os.path.dirname(path)) for path in self.index_paths) if p not in hot]
+        self._parents = (key, parents)
+        return parents
 
     def snapshot(self) -> dict[str, Any]:
         """What the last pass acted on: the index signature taken before its query, the hot
