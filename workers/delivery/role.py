@@ -78,6 +78,7 @@ class DeliveryRole(Role):
         self._fruitless_cut = False  # the last pass came early for its timer and decided nothing
         self._unseen_streak = 0
         self._health: dict[str, Any] = {}
+        self._queues: list[Path] | None = None
         self._rng = random.Random()  # the retries' jitter: one generator, not one seeded per pass
 
     @classmethod
@@ -104,7 +105,9 @@ class DeliveryRole(Role):
             self.client = None
 
     def watch_paths(self) -> list[Path]:
-        return [self.state.folder(PENDING), self.state.folder(OUTBOX), *self._gate_watch]
+        if self._queues is None:  # built once: this is asked after every pass
+            self._queues = [self.state.folder(PENDING), self.state.folder(OUTBOX)]
+        return [*self._queues, *self._gate_watch]
 
     def health_extra(self) -> dict[str, Any]:
         return dict(self._health)
