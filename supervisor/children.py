@@ -53,6 +53,7 @@ class Child:
         self.started_at = now()
         self.started_mono = time.monotonic()
         self.returncode: int | None = None
+        self.grouped = groups.group_signals()  # how it was started: asked at every turn of the loop
 
     def uptime(self) -> float:
         return time.monotonic() - self.started_mono
@@ -61,7 +62,7 @@ class Child:
         """True once the process has ended; its group's leftovers are then killed and it is reaped."""
         if self.returncode is not None:
             return True
-        if groups.group_signals() and hasattr(os, "waitid"):
+        if self.grouped and hasattr(os, "waitid"):
             try:
                 ended = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
             except ChildProcessError:

@@ -65,7 +65,7 @@ class Intervals:
         return cls(**values)  # type: ignore[arg-type]
 
     def as_dict(self) -> dict[str, float]:
-        return {k: float(v) for k, v in dataclasses.asdict(self).items()}
+        return {f.name: float(getattr(self, f.name)) for f in dataclasses.fields(self)}  # flat: no deep copy
 
 
 @dataclass(frozen=True)

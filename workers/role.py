@@ -229,17 +229,20 @@ def _serve(
     fails (1), or the role lock was lost (:data:`EXIT_LOCK_LOST`); also return the wall-clock start
     of the last pass."""
     pass_started_at = time.time()  # real wall clock: compared with file mtimes
+    announce = lambda: health.update(state="scanning")  # noqa: E731 - one object for every pass
     while not stopping["flag"]:
         if not all(lock.still_held() for lock in held):
             return _stop_on_lost_lock(role, logger), pass_started_at
-        if not (role.waits_in_pass and health.data.get("passes")):
-            health.update(state="scanning" if health.data.get("passes") else "starting")
-        else:
+        if not health.data.get("passes"):
+            health.update(state="starting")
+        elif role.waits_in_pass:
             health.update()  # the heartbeat only: the state stays what the last pass reported
+        else:  # "scanning", once the pass lasts (pass_control): an idle pass writes its health once
+            pass_control.pass_starts(announce)
         started = time.monotonic()
         pass_started_at = time.time()
         try:
-            result = role.run_pass()
+            result = _run_pass(role)
         except StateDirReplaced:  # the fence refused a write mid-pass: not a failed pass
             return _stop_on_lost_lock(role, logger), pass_started_at
         except Exception as exc:  # noqa: BLE001 - one bad pass must not kill the role
@@ -265,6 +268,14 @@ def _serve(
         delay = role.heartbeat_seconds if result.next_in is None else min(result.next_in, role.heartbeat_seconds)
         waker.wait(max(0.0, delay))
     return 0, pass_started_at
+
+
+def _run_pass(role: Role) -> PassResult:
+    """The role's pass; its start is no longer announced once it ended, however it ended."""
+    try:
+        return role.run_pass()
+    finally:
+        pass_control.pass_ends()
 
 
 def _stop_on_lost_lock(role: Role, logger: logging.Logger) -> int:

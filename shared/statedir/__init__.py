@@ -65,6 +65,7 @@ from donebell.shared.statedir._base import (
     UnsafeStateDir,
     decode,
     encode,
+    encode_volatile,
     now,
     operations_done,
 )
@@ -195,8 +196,7 @@ class StateDir(RecordStore):
         return WakeQueue(self)
 
     def answer_box(self) -> AnswerBox:
-        """The answers to permission prompts, ``wake/answers/`` (``_answers``; the wake role and a
-        waiting PermissionRequest hook)."""
+        """Answers to permission prompts, ``wake/answers/`` (``_answers``; wake role, waiting hook)."""
         from donebell.shared.statedir._answers import AnswerBox
 
         return AnswerBox(self)
@@ -205,7 +205,7 @@ class StateDir(RecordStore):
 
     def write_health(self, role: str, health: dict[str, Any]) -> None:
         """Atomically replace ``health/<role>.json``; volatile, so no fsync (daemontools-style)."""
-        self.write_file(self.path(HEALTH, f"{role}.json"), encode(health), durable=False)
+        self.write_file(self.health_file(role), encode_volatile(health), durable=False)
 
     def health_file(self, role: str) -> str:
         """The path of ``health/<role>.json`` (a waiting hook watches the wake role's, ``approval_lean``)."""

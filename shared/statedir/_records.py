@@ -148,7 +148,11 @@ class RecordStore(FileStore):
         Every record write creates a new file (a temp file renamed or linked into place), so an
         unchanged stamp means an unchanged record: a caller may reuse what it derived from it.
         """
-        entries = []
+        return self.listing(folder)[0]
+
+    def listing(self, folder: str) -> tuple[list[tuple[str, tuple[int, int, int]]], list[str]]:
+        """:meth:`stamped_keys` and :meth:`stray_files` from one listing of ``folder``."""
+        entries, strays = [], []
         try:
             with os.scandir(self.path(folder)) as it:
                 for entry in it:
@@ -159,10 +163,12 @@ class RecordStore(FileStore):
                         except FileNotFoundError:
                             continue
                         entries.append((st.st_mtime, name[:-5], (st.st_ino, st.st_mtime_ns, st.st_size)))
+                    else:
+                        strays.append(name)
         except FileNotFoundError:
-            return []
+            return [], []
         entries.sort()
-        return [(key, stamp) for _, key, stamp in entries]
+        return [(key, stamp) for _, key, stamp in entries], strays
 
     def stray_files(self, folder: str) -> list[str]:
         """Names in a record folder that are not ``<key>.json`` (debris to dead-letter)."""

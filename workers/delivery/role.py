@@ -21,6 +21,7 @@ passes until ``pending/`` and ``outbox/`` are empty or all that is left waits mo
 from __future__ import annotations
 
 import argparse
+import random
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -77,6 +78,8 @@ class DeliveryRole(Role):
         self._fruitless_cut = False  # the last pass came early for its timer and decided nothing
         self._unseen_streak = 0
         self._health: dict[str, Any] = {}
+        self._queues: list[Path] | None = None
+        self._rng = random.Random()  # the retries' jitter: one generator, not one seeded per pass
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -102,7 +105,9 @@ class DeliveryRole(Role):
             self.client = None
 
     def watch_paths(self) -> list[Path]:
-        return [self.state.folder(PENDING), self.state.folder(OUTBOX), *self._gate_watch]
+        if self._queues is None:  # built once: this is asked after every pass
+            self._queues = [self.state.folder(PENDING), self.state.folder(OUTBOX)]
+        return [*self._queues, *self._gate_watch]
 
     def health_extra(self) -> dict[str, Any]:
         return dict(self._health)
@@ -194,13 +199,15 @@ class DeliveryRole(Role):
         dues = [t for t in (gate_due, summary.next_due) if t is not None]
         earliest = min(dues) if dues else None
         self._earliest_due = earliest
-        busy = summary.more or self._arrived_during_pass(gate_waiting, summary.left)
+        pending, outbox = self.state.count(PENDING), self.state.count(OUTBOX)  # after the pass: one listing each
+        unseen = pending > gate_waiting or outbox > summary.left
+        busy = summary.more or self._arrived_during_pass(unseen, pending, gate_waiting)
         next_in = 0.0 if busy else (None if earliest is None else max(0.0, earliest - after))
         idle = not busy and (earliest is None or earliest - after > IDLE_HORIZON_SECONDS)
         degraded = degraded or (f"config: {self.config_problem}" if self.config_problem else None)
         self._health = {
-            "pending": self.state.count(PENDING),
-            "outbox": self.state.count(OUTBOX),
+            "pending": pending,
+            "outbox": outbox,
             "next_due_at": earliest,
             "config_problem": self.config_problem,
             "gate": self.gate_state,
@@ -214,28 +221,28 @@ class DeliveryRole(Role):
         """Handover check of a bounded run after it released its lock (see ``run_role``)."""
         return self.state.changed_since(PENDING, wall_time) or self.state.changed_since(OUTBOX, wall_time)
 
-    def _arrived_during_pass(self, gate_waiting: int, outbox_left: int) -> bool:
-        """True when records arrived after the gate or the sender listed their folder.
+    def _arrived_during_pass(self, unseen: bool, pending: int, gate_waiting: int) -> bool:
+        """True when records arrived after the gate or the sender listed their folder (``unseen``:
+        the folders, listed after the pass, hold more than the pass accounted for).
 
         Such a record (a hook's candidate, a `donebell test` record) must get another pass at once:
         a bounded worker that exited now would strand it, because the hook saw a running worker.
         A mismatch that persists (a gate that does not account for a record) stops counting after
         ``UNSEEN_PASSES_MAX`` passes, so it cannot keep a worker spinning.
         """
-        unseen = self.state.count(PENDING) > gate_waiting or self.state.count(OUTBOX) > outbox_left
         self._unseen_streak = self._unseen_streak + 1 if unseen else 0
         if self._unseen_streak == UNSEEN_PASSES_MAX + 1:
             self.state.log(
                 "warning",
                 "records stay in pending/ or outbox/ that no pass accounts for",
-                pending=self.state.count(PENDING),
+                pending=pending,
                 gate_waiting=gate_waiting,
             )
         return unseen and self._unseen_streak <= UNSEEN_PASSES_MAX
 
     def sender(self) -> OutboxSender:
         assert self.client is not None
-        return OutboxSender(self.state, self.settings, self.client, self.auth, self.config_problem)
+        return OutboxSender(self.state, self.settings, self.client, self.auth, self.config_problem, self._rng)
 
     def deliver_one(self, key: str) -> SendOutcome:
         """Attempt one record now, whatever its ``next_attempt_at`` (``donebell test``)."""

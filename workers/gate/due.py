@@ -70,12 +70,13 @@ def load_due(
     due: list[dict[str, Any]] = []
     roots_taken: set[str] = set()
     seen: dict[str, tuple[tuple[int, int, int], str]] = {}
-    for name in state.stray_files(PENDING):
+    stamped, strays = state.listing(PENDING)  # one listing of pending/ per pass
+    for name in strays:
         if not name.endswith(".tmp"):
             state.dead_letter_invalid(PENDING, name, "not a <key>.json record file")
             result.invalid += 1
     capped = pass_control.budgeted()
-    for key, stamp in state.stamped_keys(PENDING):
+    for key, stamp in stamped:
         hint = known.get(key)
         if capped and len(roots_taken) >= MAX_ROOTS_PER_PASS and hint is not None and hint[0] == stamp:
             seen[key] = hint

@@ -46,14 +46,18 @@ def hot_day_folders(codex_home: Path, at: float) -> list[Path]:
 
 
 def nearest_existing(path: Path, stop: Path) -> Path | None:
-    """``path`` or its closest existing ancestor not above ``stop`` (what to watch for creation)."""
-    current = path
+    """``path`` or its closest existing ancestor not above ``stop`` (what to watch for creation).
+
+    On ``os.path`` strings: every idle pass of the local scanner asks this of each hot folder."""
+    start = current = os.fspath(path)
+    end = os.fspath(stop)
     while True:
-        if current.is_dir():
-            return current
-        if current == stop or current.parent == current:
+        if os.path.isdir(current):
+            return path if current == start else Path(current)
+        parent = os.path.dirname(current)
+        if current == end or parent == current:
             return None
-        current = current.parent
+        current = parent
 
 
 @dataclass
@@ -62,9 +66,13 @@ class HotFolders:
 
     codex_home: Path
     _listing: dict[Path, tuple[int, list[str]]] = field(default_factory=dict)
+    _days: tuple[int, list[Path]] = (-1, [])  # the hot folders of one minute: dates change on a minute
 
     def files(self, at: float, *, force: bool = False) -> tuple[list[Path], list[str]]:
-        folders = hot_day_folders(self.codex_home, at)
+        minute = int(at // 60)
+        if self._days[0] != minute:
+            self._days = (minute, hot_day_folders(self.codex_home, at))
+        folders = self._days[1]
         found: list[str] = []
         for folder in folders:
             try:

@@ -74,6 +74,8 @@ class ScanEngine:
         self.index_retry_at: float | None = None  # monotonic time a throttled index change is due
         self.hot_folders: list[Path] = []
         self.walked = False
+        self._nearest_seen: dict[Path, tuple[Path, str | None]] = {}  # hot folder -> (answer, folder below it)
+        self._parents: tuple[tuple[dict[str, str | None], tuple[Path, ...]], list[Path]] | None = None
 
     # discovery -------------------------------------------------------------------------
 
@@ -162,17 +164,45 @@ class ScanEngine:
         """Hot folders (or their nearest existing ancestor), index-found rollout folders, SQLite home."""
         paths: dict[Path, None] = {}
         for folder in self.hot_folders:
-            found = nearest_existing(folder, self.opts.codex_home)
+            found = self._nearest(folder)
             if found is not None:
                 paths[found] = None
-        hot = set(self.hot_folders)
-        for path in self.index_paths:
-            parent = Path(path).parent
-            if parent not in hot and len(paths) < 64:
-                paths[parent] = None
-        if self.opts.sqlite_home.is_dir():
+        for parent in self._index_parents():
+            if len(paths) >= 64:
+                break
+            paths[parent] = None
+        if os.path.isdir(self.opts.sqlite_home):
             paths[self.opts.sqlite_home] = None
         return list(paths)
+
+    def _nearest(self, folder: Path) -> Path | None:
+        """``nearest_existing(folder)``, walked again only when the last answer no longer holds: it
+        is gone, or the folder below it toward ``folder`` now exists (two stats, not one a level)."""
+        cached = self._nearest_seen.get(folder)
+        if cached is not None and os.path.isdir(cached[0]) and (cached[1] is None or not os.path.isdir(cached[1])):
+            return cached[0]
+        found = nearest_existing(folder, self.opts.codex_home)
+        if len(self._nearest_seen) > 16:  # yesterday's hot folders
+            self._nearest_seen.clear()
+        if found is None:
+            self._nearest_seen.pop(folder, None)
+            return None
+        rest = os.path.relpath(folder, found)
+        below = None if rest == os.curdir else os.path.join(found, rest.split(os.sep)[0])
+        self._nearest_seen[folder] = (found, below)
+        return found
+
+    def _index_parents(self) -> list[Path]:
+        """The folders of the index-found rollouts outside the hot folders, in index order; derived
+        again only when the index rows or the hot folders changed (not on every idle pass)."""
+        key = (self.index_paths, tuple(self.hot_folders))
+        cached = self._parents
+        if cached is not None and cached[0][0] is key[0] and cached[0][1] == key[1]:
+            return cached[1]
+        hot = set(self.hot_folders)
+        parents = [p for p in dict.fromkeys(Path(os.path.dirname(path)) for path in self.index_paths) if p not in hot]
+        self._parents = (key, parents)
+        return parents
 
     def snapshot(self) -> dict[str, Any]:
         """What the last pass acted on: the index signature taken before its query, the hot

@@ -50,8 +50,9 @@ class CopilotLocalScan:
 
     def scan(self, full: bool) -> PassResult:
         counters = {"read": 0, "submitted": 0}
-        pattern = os.path.join(self.home, SESSION_STATE, "*", EVENTS_FILE)
-        for path in glob.glob(pattern):
+        sessions = os.path.join(self.home, SESSION_STATE)
+        # No Copilot here (its folder absent): one stat per pass, not a glob.
+        for path in glob.glob(os.path.join(sessions, "*", EVENTS_FILE)) if os.path.isdir(sessions) else ():
             try:
                 stat = os.stat(path)
             except OSError:
