@@ -1,4 +1,4 @@
-"""Issue 38: an idle pass writes its health file once, at its end; a long pass still says
+"""Issue 38: an idle pass writes its health file once, at its end; a pass that beats still says
 ``scanning`` and keeps its heartbeat fresh (``workers/pass_control.py``, ``pass_starts``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import orjson
 
 SCRIPT = textwrap.dedent(
     """
-    import json, signal, sys, time
+    import json, sys, time
     from donebell.shared.statedir import StateDir
     from donebell.workers import pass_control
     from donebell.workers.kit.pass_result import PassResult
@@ -40,16 +40,14 @@ SCRIPT = textwrap.dedent(
             n = len(seen)
             before = len(writes)
             if n == 2:
-                time.sleep(pass_control.ANNOUNCE_AFTER_SECONDS + 0.4)  # a long pass: the timer
+                time.sleep(1.2)  # a long pass that never beats: not announced
             if n == 3:
                 pass_control.heartbeat()  # a pass that beats: announced at its first beat
-            seen.append({"writes_in_pass": writes[before:], "file": self.state.read_health(self.name)["state"],
-                         "itimer": signal.getitimer(signal.ITIMER_REAL)[0] > 0})
+            seen.append({"writes_in_pass": writes[before:], "file": self.state.read_health(self.name)["state"]})
             return PassResult(next_in=0.0, idle=n >= 4)
 
     code = run_role(Probe, [])
-    print(json.dumps({"code": code, "seen": seen, "writes": writes,
-                      "itimer_after": signal.getitimer(signal.ITIMER_REAL)[0]}))
+    print(json.dumps({"code": code, "seen": seen, "writes": writes}))
     """
 )
 
@@ -71,25 +69,16 @@ def test_idle_passes_write_health_once_and_long_passes_still_say_scanning(isolat
     # The first pass announces "starting" before it runs, as always.
     assert seen[0]["file"] == "starting"
     # A quick pass after the first: nothing written before or during it; the file still says
-    # what the last pass ended with, and the timer waits.
-    assert seen[1] == {"writes_in_pass": [], "file": "ready", "itimer": True}
-    # A pass longer than ANNOUNCE_AFTER_SECONDS: the timer wrote "scanning" while it ran.
-    assert seen[2]["writes_in_pass"] == ["scanning"]
-    assert seen[2]["file"] == "scanning"
-    # A pass that beats its heartbeat is announced by the beat.
+    # what the last pass ended with.
+    assert seen[1] == {"writes_in_pass": [], "file": "ready"}
+    # A pass that never beats is not announced either (its health is written at its end).
+    assert seen[2] == {"writes_in_pass": [], "file": "ready"}
+    # A pass that beats its heartbeat is announced by its first beat.
     assert seen[3]["writes_in_pass"] == ["scanning"]
     assert seen[3]["file"] == "scanning"
+    # The announcement ends with its pass: the next quick pass writes nothing before its end.
+    assert seen[4]["writes_in_pass"] == []
     # Otherwise one write per pass, at its end; then "stopped".
     assert out["writes"].count("ready") == 5
-    assert out["writes"].count("scanning") == 2
+    assert out["writes"].count("scanning") == 1
     assert out["writes"][-1] == "stopped"
-    assert out["itimer_after"] == 0.0  # no alarm left armed after a pass
-
-
-def test_without_the_timer_every_pass_is_announced_at_its_start(isolated_env: dict[str, Path]) -> None:
-    """A SIGALRM handler of someone else's (pytest-timeout's): passes announce at once, as before."""
-    foreign = SCRIPT.replace("writes = []", "signal.signal(signal.SIGALRM, lambda *_: None)\nwrites = []", 1)
-    out = _run(foreign)
-    assert [s["file"] for s in out["seen"][1:]] == ["scanning"] * 4
-    assert [s["writes_in_pass"] for s in out["seen"][1:]] == [[], [], ["scanning"], []]  # pass 4's beat
-    assert out["writes"].count("scanning") == 5

@@ -9,85 +9,50 @@ between units of work, leaving the rest for the next pass. Without ``run_role`` 
 role directly) nothing stops a pass early and nothing is beaten.
 
 A pass's start is announced late (:func:`pass_starts`, issue 38): the role's health file says
-``scanning`` only once the pass has run :data:`ANNOUNCE_AFTER_SECONDS` (a one-shot ``SIGALRM``)
-or beaten its heartbeat, whichever comes first. An idle heartbeat pass (a millisecond) then writes
+``scanning`` at the pass's first heartbeat (:func:`heartbeat`, which a pass that lasts calls
+between its units of work), not before it runs. An idle heartbeat pass (a millisecond) then writes
 its health file once, at its end, instead of twice; a long pass shows ``scanning`` and keeps its
-heartbeat fresh as before. Without an interval timer (Windows, not the main thread, or a
-``SIGALRM`` handler of someone else's, e.g. pytest-timeout's) the start is announced at once, as
-it always was.
+heartbeat fresh as before. No timer or signal is involved: the announcement is made by the pass's
+own code, between two units of its work, never in the middle of one.
 """
 
 from __future__ import annotations
 
-import signal
 import time
 from collections.abc import Callable
 
 BEAT_EVERY_SECONDS = 1.0
-#: A pass still running after this long is announced (health ``scanning``) by the timer.
-ANNOUNCE_AFTER_SECONDS = 1.0
 
 _stopping: Callable[[], bool] = lambda: False  # noqa: E731 - replaced by install()
 _beat: Callable[[], None] = lambda: None  # noqa: E731
 _deadline: float | None = None
 _last_beat = 0.0
-_timer = False  # SIGALRM is ours: pass starts are announced late
 _announce: Callable[[], None] | None = None  # the running pass's announcement, not made yet
-_armed = False  # the timer may still fire
 
 
 def install(stopping: Callable[[], bool], beat: Callable[[], None]) -> None:
     """Called once by ``run_role``: how to know SIGTERM arrived, and how to beat the heartbeat."""
-    global _stopping, _beat, _timer
+    global _stopping, _beat
     _stopping, _beat = stopping, beat
-    _timer = False
-    if not hasattr(signal, "setitimer"):
-        return
-    try:
-        # Only a SIGALRM nobody holds (a test runner's timeout may): then passes announce at once.
-        if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, _on_alarm):
-            signal.signal(signal.SIGALRM, _on_alarm)
-            _timer = True
-    except (ValueError, OSError):  # not the main thread: announce at once
-        pass
 
 
 def pass_starts(announce: Callable[[], None]) -> None:
-    """A pass starts: ``announce`` it (the health file's ``scanning``) once it has run
-    :data:`ANNOUNCE_AFTER_SECONDS` or beats its heartbeat; at once without a timer.
+    """A pass starts: ``announce`` it (the health file's ``scanning``) at its first heartbeat.
     :func:`pass_ends` must follow, whatever the pass's outcome."""
-    global _announce, _armed
-    if not _timer:
-        announce()
-        return
-    _announce, _armed = announce, True
-    signal.setitimer(signal.ITIMER_REAL, ANNOUNCE_AFTER_SECONDS)
+    global _announce
+    _announce = announce
 
 
 def pass_ends() -> None:
     """The pass is over: an announcement not made yet never will be (its health is written next)."""
-    global _announce, _armed
+    global _announce
     _announce = None
-    if _armed:
-        _armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)  # no stray alarm in the wait between passes
 
 
 def _take_announcement() -> Callable[[], None] | None:
     global _announce
     announce, _announce = _announce, None
     return announce
-
-
-def _on_alarm(_signum: int, _frame: object) -> None:
-    """The pass outlasted :data:`ANNOUNCE_AFTER_SECONDS`: announce it (runs between two of the
-    main thread's bytecodes; a no-op once :func:`pass_ends` ran). Never raises into the pass."""
-    announce = _take_announcement()
-    if announce is not None:
-        try:
-            announce()
-        except Exception:  # noqa: BLE001 - a health write must not break the pass it interrupts
-            pass
 
 
 def begin(budget_seconds: float | None) -> None:
