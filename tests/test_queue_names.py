@@ -71,7 +71,6 @@ FOLDER_ARGS: dict[str, tuple[int | None, int]] = {
     "finish": (2, 3),
     "keys": (1, 1),
     "stamped_keys": (1, 1),
-    "stray_files": (1, 1),
     "listing": (1, 1),
     "count": (1, 1),
     "sync_folder": (1, 1),

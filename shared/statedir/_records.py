@@ -151,7 +151,8 @@ class RecordStore(FileStore):
         return self.listing(folder)[0]
 
     def listing(self, folder: str) -> tuple[list[tuple[str, tuple[int, int, int]]], list[str]]:
-        """:meth:`stamped_keys` and :meth:`stray_files` from one listing of ``folder``."""
+        """:meth:`stamped_keys`, and the names in ``folder`` that are not ``<key>.json`` (debris to
+        dead-letter; ``.tmp`` files included), from one listing."""
         entries, strays = [], []
         try:
             with os.scandir(self.path(folder)) as it:
@@ -169,14 +170,6 @@ class RecordStore(FileStore):
             return [], []
         entries.sort()
         return [(key, stamp) for _, key, stamp in entries], strays
-
-    def stray_files(self, folder: str) -> list[str]:
-        """Names in a record folder that are not ``<key>.json`` (debris to dead-letter)."""
-        try:
-            names = os.listdir(self.path(folder))
-        except FileNotFoundError:
-            return []
-        return [n for n in names if not (n.endswith(".json") and is_event_key(n[:-5]))]
 
     def changed_since(self, folder: str, wall_time: float) -> bool:
         """True if a record in ``folder`` was written at or after ``wall_time`` (file mtime)."""

@@ -80,12 +80,13 @@ class OutboxSender:
         """Attempt every due record, oldest first; stop early after ``budget_seconds``."""
         summary = SendSummary()
         started = time.monotonic()
-        for name in self.state.stray_files(OUTBOX):  # not <key>.json: never deliverable, set aside
-            self.state.dead_letter_invalid(OUTBOX, name, "not a <key>.json record file")
-            summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
         held = policy_plan(self.state, self.settings, at)  # docs/delivery.md "Notification policies"
         summary.next_due = held.next_due
-        outbox_keys = self.state.keys(OUTBOX)
+        stamped, strays = self.state.listing(OUTBOX)  # after the plan: a digest it formed is sent now
+        for name in strays:  # not <key>.json: never deliverable, set aside
+            self.state.dead_letter_invalid(OUTBOX, name, "not a <key>.json record file")
+            summary.counters["invalid"] = summary.counters.get("invalid", 0) + 1
+        outbox_keys = [key for key, _ in stamped]
         keys = [k for k in outbox_keys if k not in held.skip]
         summary.left += len(outbox_keys) - len(keys)
         for name, value in held.counters.items():
