@@ -15,9 +15,8 @@ import pytest
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key
 from donebell.shared.records import new_candidate
-from donebell.shared.statedir import StateDir
+from donebell.shared.statedir import WATCH_CLAUDE, StateDir
 from donebell.workers.agents.claude.outcome import KILLED_NOTE
-from donebell.workers.agents.claude.tail import FOLDER
 from support.claude_fixtures import cut_after, events_332, place, session_of, transcript_lines
 from support.claude_tail_kit import age, engine, pending, prompts, watching
 from support.hooks_harness import HookEnv
@@ -201,7 +200,7 @@ def test_cursor_survives_a_restart(state: StateDir, claude_dir: Path) -> None:
     path = place(claude_dir, "simple")
     age(path, 5)
     tail.scan(full=False)
-    assert len(pending(state)) == 1 and state.keys(FOLDER)
+    assert len(pending(state)) == 1 and state.keys(WATCH_CLAUDE)
     again = engine(state, claude_dir)
     counters = again.scan(full=True).counters
     assert counters.get("claude_first_sight") is None and counters.get("claude_created") is None

@@ -9,8 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from donebell.shared.statedir import StateDir
-from donebell.workers.agents.claude.tail import FOLDER
+from donebell.shared.statedir import WATCH_CLAUDE, StateDir
 from support.claude_fixtures import cut_after, place, transcript_lines
 from support.claude_tail_kit import age, pending, watching
 
@@ -30,8 +29,8 @@ def test_lines_not_json_or_not_utf8_are_skipped_and_counted(state: StateDir, cla
     age(path, 5)
     report = tail.scan(full=False)
     assert report.counters["claude_invalid_lines"] == 3 and report.counters["claude_created"] == 1
-    [cursor_key] = state.keys(FOLDER)
-    assert state.read(FOLDER, cursor_key)["invalid_lines"] == 3  # type: ignore[index]
+    [cursor_key] = state.keys(WATCH_CLAUDE)
+    assert state.read(WATCH_CLAUDE, cursor_key)["invalid_lines"] == 3  # type: ignore[index]
 
 
 def test_fifo_in_place_of_a_transcript_never_blocks(state: StateDir, claude_dir: Path) -> None:

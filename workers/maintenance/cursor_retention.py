@@ -33,20 +33,17 @@ from donebell.workers.scanners.remote_root_summary import SUMMARY_KIND
 
 DAY = 86400.0
 CURSOR_MAX_AGE_DAYS = 30.0
-LOCAL_FOLDER = WATCH_LOCAL
-CLAUDE_FOLDER = WATCH_CLAUDE  # Claude transcript cursors (workers/agents/claude/tail.py): local paths
-REMOTE_FOLDER = WATCH_REMOTE
 _ROOT_HASH = re.compile(r"^[0-9a-f]{32}$")
 
 
 def remote_folders(state: StateDir) -> list[str]:
     """``watch/remote/<root-hash>`` namespaces present (plain directories only, no symlinks)."""
     try:
-        with os.scandir(state.folder(REMOTE_FOLDER)) as it:
+        with os.scandir(state.folder(WATCH_REMOTE)) as it:
             names = [e.name for e in it if _ROOT_HASH.match(e.name) and e.is_dir(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [f"{REMOTE_FOLDER}/{name}" for name in sorted(names)]
+    return [f"{WATCH_REMOTE}/{name}" for name in sorted(names)]
 
 
 class CursorRetention:
@@ -59,8 +56,8 @@ class CursorRetention:
         self.counters = {"cursors_gone": 0, "cursors_expired": 0, "cursors_invalid": 0}
 
     def run(self) -> dict[str, int]:
-        self.sweep(LOCAL_FOLDER, local=True)
-        self.sweep(CLAUDE_FOLDER, local=True)
+        self.sweep(WATCH_LOCAL, local=True)
+        self.sweep(WATCH_CLAUDE, local=True)
         for folder in remote_folders(self.state):
             self.sweep(folder, local=False)
         return self.counters

@@ -45,7 +45,6 @@ _TASK_ID_CLOSE = "</task-id>"
 _MAX_TRACKED_TASKS = 64
 #: Tools that schedule a later prompt in the session (the Stop payload's ``session_crons``).
 CRON_TOOLS = ("CronCreate", "ScheduleWakeup")
-INDEX_FOLDER = WATCH_CLAUDE
 
 
 def new_fold() -> dict[str, Any]:
@@ -269,7 +268,7 @@ def transcript_index(state: StateDir, path: str) -> dict[str, Any] | None:
     ``offset``, so a reader need not look further back than that (docs/hooks.md).
     """
     try:
-        record = state.read(INDEX_FOLDER, transcript_index_key(path))
+        record = state.read(WATCH_CLAUDE, transcript_index_key(path))
         st = os.stat(path)
     except (InvalidRecord, OSError):
         return None

@@ -17,7 +17,6 @@ from donebell.workers.kit.jsonl_tail import cursor_updated_at
 
 DAY = 86400.0
 SESSION_MAX_AGE_DAYS = 30.0
-FOLDER = CLAUDE
 
 
 def _sessions_in_use(state: StateDir) -> set[str]:
@@ -39,12 +38,12 @@ def expire_claude_sessions(state: StateDir, at: float) -> dict[str, int]:
     cutoff = at - SESSION_MAX_AGE_DAYS * DAY
     expired = invalid = 0
     in_use: set[str] | None = None
-    for key in state.keys(FOLDER):
+    for key in state.keys(CLAUDE):
         try:
-            rec = state.read(FOLDER, key)
+            rec = state.read(CLAUDE, key)
         except InvalidRecord as exc:
             with state.mutation_lock(key):
-                state.dead_letter_invalid(FOLDER, f"{key}.json", f"claude session record: {exc}")
+                state.dead_letter_invalid(CLAUDE, f"{key}.json", f"claude session record: {exc}")
             invalid += 1
             continue
         stamp = cursor_updated_at(rec) if rec else None
@@ -56,10 +55,10 @@ def expire_claude_sessions(state: StateDir, at: float) -> dict[str, int]:
             continue
         with state.mutation_lock(key):
             try:
-                again = state.read(FOLDER, key)
+                again = state.read(CLAUDE, key)
             except InvalidRecord:
                 continue
             again_stamp = cursor_updated_at(again) if again else None
-            if again is not None and (again_stamp is None or again_stamp < cutoff) and state.remove(FOLDER, key):
+            if again is not None and (again_stamp is None or again_stamp < cutoff) and state.remove(CLAUDE, key):
                 expired += 1
     return {"expired_claude_sessions": expired, "claude_invalid": invalid}

@@ -38,14 +38,13 @@ from donebell.shared.bounded_read import parse_record, read_tail
 from donebell.shared.ingest import submit_candidate
 from donebell.shared.keys import event_key, transcript_index_key
 from donebell.shared.records import base, new_candidate
-from donebell.shared.statedir import StateDir, now
+from donebell.shared.statedir import WATCH_CLAUDE, StateDir, now
 from donebell.workers.agents.claude import cursor as claude_cursor
 from donebell.workers.agents.claude import outcome as claude_outcome
 from donebell.workers.agents.claude import session as claude_session
 from donebell.workers.kit.hook_context import MESSAGE_LIMIT
 from donebell.workers.kit.jsonl_tail import FileStat, LineReader, close_quietly, open_rollout
 
-FOLDER = claude_outcome.INDEX_FOLDER
 SOURCE = "claude-transcript"
 HOT_SECONDS = 2 * 86400.0
 FIRST_SIGHT_CAP = 1 << 20
@@ -89,7 +88,7 @@ class ClaudeTail:
         self.state, self.projects = state, config_dir / "projects"
         self.idle_grace, self.origin, self.include_message = idle_grace, origin, include_message
         self.replay_seconds = replay_seconds
-        state.ensure_folder(FOLDER)
+        state.ensure_folder(WATCH_CLAUDE)
         self.dirs: dict[str, int] = {}  # project folder -> mtime_ns it was listed at
         self.files: dict[str, Tailed] = {}
         self.root_sig: int | None = None
@@ -186,7 +185,7 @@ class ClaudeTail:
             self._decide(tailed, st, report, wall)
 
     def _tail(self, tailed: Tailed, st: FileStat, report: TailReport) -> None:
-        cur = tailed.cursor or claude_cursor.load(self.state, FOLDER, tailed.path)
+        cur = tailed.cursor or claude_cursor.load(self.state, WATCH_CLAUDE, tailed.path)
         f = open_rollout(tailed.path)
         try:
             restarted = cur is not None and not claude_cursor.continues(cur, st, f)
@@ -210,7 +209,7 @@ class ClaudeTail:
         cur.update(size=st.size, mtime_ns=st.mtime_ns)
         if cur["offset"] != before or tailed.cursor is None:
             cur["updated_at"] = now()
-            self.state.replace(FOLDER, cur)
+            self.state.replace(WATCH_CLAUDE, cur)
             report.counters["claude_cursors_advanced"] += 1
         tailed.cursor = cur
 
@@ -272,7 +271,7 @@ class ClaudeTail:
         report.counters[f"claude_{result}"] += 1
         cur["submitted"] = found["prompt_id"]
         cur["updated_at"] = now()
-        self.state.replace(FOLDER, cur)
+        self.state.replace(WATCH_CLAUDE, cur)
 
     @staticmethod
     def _soon(report: TailReport, seconds: float) -> None:
