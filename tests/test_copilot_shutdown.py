@@ -1,5 +1,5 @@
 """A Copilot session log that ends with ``session.shutdown`` needs no quiet window: the CLI wrote
-it as it exited, and nothing more comes (docs/gate.md, "Copilot decision order", step 10). A
+it as it exited, and nothing more comes (docs/gate.md, "Copilot decision order", step 9). A
 session still open (the TUI before /exit) waits the window as before."""
 
 from __future__ import annotations

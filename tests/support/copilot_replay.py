@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +111,6 @@ class Replay:
 
     def deliver(self, *, until_idle: bool = True) -> subprocess.CompletedProcess[str]:
         """The delivery role (gate + sender), as its own process: ``--until-idle`` or one pass."""
-        time.sleep(0.6)  # past the gate's settle: the log of a real run is flushed by then
         return self.cli("worker", "delivery", "--until-idle" if until_idle else "--once")
 
     def scan(self) -> subprocess.CompletedProcess[str]:

@@ -150,7 +150,7 @@ def check_newer_task(ev: CopilotEvaluation) -> Outcome:
 
 
 def check_ended(ev: CopilotEvaluation) -> Outcome:
-    """An API error or an interrupt ends the task: nothing of it runs on (after the settle)."""
+    """An API error or an interrupt ends the task: nothing of it runs on once the log is idle."""
     task = ev.task
     if task is not None and (task.error or task.aborted) and ev.log is not None and not ev.log.busy:
         return SKIP_REST
