@@ -174,6 +174,22 @@ def test_claude_tui_answered_at_the_desk_within_the_grace_sends_nothing(tmp_path
         assert not (home.workdir / "desk-one.txt").exists()
 
 
+def approve_at_the_desk(tui: CodexTui, marker: Path) -> None:
+    """Press "y" a second after the dialog is drawn: a key that arrives while the TUI still draws it
+    can be lost (seen once under a loaded CI: the call never ran, the turn never ended). If the
+    approved command's own file has not appeared 15 s later, the key was lost: press it again
+    (``CodexTui.close`` kills the TUI, so a "y" left in the composer is never submitted)."""
+    for _ in range(2):
+        time.sleep(1.0)  # not wait_quiet: the TUI's status line may keep ticking under the dialog
+        os.write(tui.master, b"y")
+        ran_by = time.monotonic() + 15
+        while time.monotonic() < ran_by:
+            if marker.exists():
+                return
+            time.sleep(0.2)
+    raise AssertionError(f"the approved command never ran:\n{tui.screen_text()[-2000:]}")
+
+
 def test_codex_tui_approval_then_done_leaves_no_stray_candidate(tmp_path: Path) -> None:
     """Approved at the terminal ("y"), the call runs and the turn ends: one needs-you, one done.
     The TUI also names the new thread by a turn of a helper thread of its own (no rollout, no
@@ -189,7 +205,7 @@ def test_codex_tui_approval_then_done_leaves_no_stray_candidate(tmp_path: Path) 
             while "Yes,proceed(y)" not in "".join(tui.screen_text().split()):
                 assert time.monotonic() < deadline, tui.screen_text()[-2000:]
                 time.sleep(0.2)
-            os.write(tui.master, b"y")  # approved at the desk
+            approve_at_the_desk(tui, home.workdir / "approval-marker.txt")
             got = product.expect_matching(2, deadline=60, settle=3.0)
             assert sorted((m.get("tags") or [""])[0] for m in got) == ["raising_hand", "white_check_mark"], got
             assert (home.workdir / "approval-marker.txt").exists()
